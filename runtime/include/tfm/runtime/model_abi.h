@@ -1,0 +1,72 @@
+/*===- model_abi.h - The C ABI between a generated model and the runtime ---===*
+ *
+ * Every library tfmc writes exports exactly one symbol, tfm_model_get(), that
+ * returns a description of the compiled model and its two entry points. The
+ * runtime dlopens the library (or, for `tfmc --emit exe`, links it in) and
+ * talks to it only through this struct.
+ *
+ * Memory is owned by the caller:
+ *  - weights: one pointer per manifest tensor, in manifest order, each to the
+ *    tensor's data in the manifest's dtype and row-major shape;
+ *  - kv_cache: kv_cache_bytes, zero-initialised once per sequence; its layout
+ *    is private to the generated code;
+ *  - arena: arena_bytes of scratch for activations, 64-byte aligned.
+ * The generated code never allocates per call.
+ *
+ * Both entry points return 0 on success, or a non-zero error code (a Halide
+ * runtime error code, or TFM_ERR_* below).
+ *===----------------------------------------------------------------------===*/
+#ifndef TFM_RUNTIME_MODEL_ABI_H
+#define TFM_RUNTIME_MODEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any change to tfm_model below. */
+#define TFM_ABI_VERSION 1
+
+/* Returned when a call's positions do not fit the context. */
+#define TFM_ERR_CONTEXT (-1000)
+
+typedef struct tfm_model {
+  uint32_t abi_version;      /* TFM_ABI_VERSION of the compiler that wrote it */
+  const char *name;          /* config name */
+  const char *config_hash;   /* stableHash of the canonical config, target, schedule */
+  const char *target;        /* Halide target string the kernels were built for */
+  const char *schedule;      /* schedule set name */
+  const char *manifest_json; /* the same text as manifest.json */
+  uint32_t n_weights;        /* number of manifest tensors */
+  uint32_t vocab_size;
+  uint32_t context_length;
+  uint32_t prefill_chunk;    /* prefill processes tokens in chunks of this size */
+  uint64_t kv_cache_bytes;
+  uint64_t arena_bytes;
+
+  /* Processes tokens[0..n_tokens) at positions pos..pos+n_tokens-1, appending
+   * their keys and values to the cache, and writes the logits of the last
+   * token to logits[vocab_size]. */
+  int (*prefill)(const void *const *weights, void *kv_cache, void *arena,
+                 const int32_t *tokens, int32_t n_tokens, int32_t pos,
+                 float *logits);
+
+  /* One token at position pos; same contract as prefill with n_tokens = 1,
+   * through kernels scheduled for a single row. */
+  int (*decode)(const void *const *weights, void *kv_cache, void *arena,
+                int32_t token, int32_t pos, float *logits);
+
+  /* Threads the kernels may use (Halide's thread pool). */
+  void (*set_num_threads)(int n);
+} tfm_model;
+
+/* The one exported symbol of a generated library. */
+const tfm_model *tfm_model_get(void);
+typedef const tfm_model *(*tfm_model_get_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TFM_RUNTIME_MODEL_ABI_H */
