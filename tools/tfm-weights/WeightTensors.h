@@ -1,0 +1,48 @@
+//===- WeightTensors.h - The tensors a model config implies -----*- C++ -*-===//
+//
+// What tensors a model has and how their random values are drawn, independent
+// of any file format. A format writer (llama2.c today, safetensors or GGUF
+// later) picks the tensors it needs by name and lays them out its own way.
+// Names follow GGUF's convention ("blk.3.attn_q.weight").
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_WEIGHTS_WEIGHTTENSORS_H
+#define TFM_WEIGHTS_WEIGHTTENSORS_H
+
+#include "tfm/Config/ModelSpec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfm {
+
+/// How a tensor's values are drawn. The scales keep activations of any depth
+/// well-conditioned: unit-variance embeddings, projections that preserve the
+/// scale of their input, norm gains near one.
+enum class InitKind {
+  UnitNormal,   // approximately N(0, 1)
+  Uniform,      // uniform in [-bound, bound], bound = 1/sqrt(fan_in)
+  NormGain,     // uniform in [0.9, 1.1]
+};
+
+struct WeightTensor {
+  std::string name;
+  std::vector<int64_t> shape; // row-major; for matrices [out, in]
+  InitKind init = InitKind::Uniform;
+  double bound = 0.0;         // for Uniform only
+
+  int64_t numElements() const;
+};
+
+/// Every tensor of a Llama-family model, in the order: embeddings, then per
+/// layer (attention norm, q, k, v, output, ffn norm, gate, down, up), then the
+/// final norm and, for an untied head, the output projection.
+std::vector<WeightTensor> llamaWeightTensors(const ModelSpec &spec);
+
+/// The block name of layer `layer`'s tensor `suffix`, e.g. "blk.3.attn_q.weight".
+std::string layerTensorName(int64_t layer, const char *suffix);
+
+} // namespace tfm
+
+#endif // TFM_WEIGHTS_WEIGHTTENSORS_H
