@@ -16,7 +16,8 @@
 //    call at position pos is token r - pos. Its shape's first entry is the
 //    number of rows the kernel is specialised for: 1 (decode) or
 //    kDynamicRows (prefill, up to Program::prefillChunk rows).
-//  * Cache tensors are one layer's keys or values, [contextLength, kvDim].
+//  * Cache tensors are one layer's keys or values, logically
+//    [contextLength, kvDim] (keys are stored transposed: see isKeyCache).
 //    A kernel writes cache rows pos..pos+T-1 (an output parameter) and reads
 //    rows 0..pos+T-1 (an input parameter).
 //
@@ -52,6 +53,11 @@ struct KernelParam {
   bool isOutput = false;
   bool tokenRows = false; // rows are positions of the call (see above)
   bool isCache = false;   // one layer of the KV cache (see above)
+  /// A key cache. Keys are stored transposed, [kvDim, contextLength], so
+  /// that attention reads each key dimension across positions contiguously.
+  /// Set by the code generator from the launches (Storage::KCache), not by
+  /// the MLIR half: the physical layout is the kernels' and driver's affair.
+  bool isKeyCache = false;
 };
 
 /// A primitive op inside a kernel. Operands index the kernel's values: the
