@@ -1,0 +1,126 @@
+"""Helpers shared by every scripted test (CTest runs them with TFM_TEST_ENV).
+
+Environment (set by tests/CMakeLists.txt):
+  TFM_BIN_DIR     where the built tools are (tfmc, tfm-run, tfm-weights, tfm-logits)
+  TFM_SOURCE_DIR  the repository root
+  TFM_SHARED_DIR  real checkpoints, tokenizers and goldens (../shared)
+  TFM_WORK_DIR    scratch space for compiled models and outputs
+Exit code 77 means "skipped" to CTest (SKIP_RETURN_CODE 77).
+"""
+
+import os
+import shlex
+import subprocess
+import sys
+
+SKIP_EXIT_CODE = 77
+DEFAULT_TIMEOUT_S = 600
+
+
+def _env_dir(variable):
+    value = os.environ.get(variable)
+    if not value:
+        raise RuntimeError(
+            f"environment variable {variable} is not set; run this test through "
+            "ctest, or set it as tests/CMakeLists.txt's TFM_TEST_ENV does")
+    return value
+
+
+def source_path(relpath):
+    """Path of a file in the repository."""
+    return os.path.join(_env_dir("TFM_SOURCE_DIR"), relpath)
+
+
+def shared_path(relpath):
+    """Path of real data under TFM_SHARED_DIR. When it is missing the test
+    cannot run: under CI that is a failure (exit 1), elsewhere a skip (exit 77)."""
+    shared_dir = os.environ.get("TFM_SHARED_DIR", "")
+    path = os.path.join(shared_dir, relpath)
+    if shared_dir and os.path.exists(path):
+        return path
+    missing = f"{path} does not exist" if shared_dir else f"TFM_SHARED_DIR is not set (need {relpath})"
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {missing}; CI needs the shared data", flush=True)
+        sys.exit(1)
+    print(f"SKIP: {missing} (set TFM_SHARED_DIR)", flush=True)
+    sys.exit(SKIP_EXIT_CODE)
+
+
+def bin(name):
+    """Path of a built tool; raises when it has not been built."""
+    path = os.path.join(_env_dir("TFM_BIN_DIR"), name)
+    if not os.access(path, os.X_OK):
+        raise FileNotFoundError(f"{path}: tool '{name}' is not built (ninja {name})")
+    return path
+
+
+def work_dir(name):
+    """A scratch folder TFM_WORK_DIR/name, created if needed. Kept between
+    runs so that compiled models can be reused (see compile_model)."""
+    path = os.path.join(_env_dir("TFM_WORK_DIR"), name)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def run(cmd, timeout=DEFAULT_TIMEOUT_S, input=None, cwd=None, env=None):
+    """Runs cmd (a list) and returns (returncode, stdout, stderr) as text.
+    A negative return code means the process died of a signal."""
+    cmd = [str(c) for c in cmd]
+    try:
+        done = subprocess.run(cmd, input=input, capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, env=env)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"timed out after {timeout} s: {shlex.join(cmd)}") from e
+    return done.returncode, done.stdout, done.stderr
+
+
+def check_run(cmd, **kwargs):
+    """Runs cmd and returns its stdout; raises with its stderr when it fails."""
+    returncode, stdout, stderr = run(cmd, **kwargs)
+    if returncode != 0:
+        raise AssertionError(
+            f"{shlex.join(str(c) for c in cmd)} exited with {describe_exit(returncode)}:\n{stderr}")
+    return stdout
+
+
+def describe_exit(returncode):
+    if returncode < 0:
+        return f"signal {-returncode}"
+    return f"status {returncode}"
+
+
+def assert_clean_failure(result, mentions=(), what="command"):
+    """Asserts that a run() result is a refusal: a non-zero exit status that
+    is not a crash (signal), with a message on stderr that contains every
+    string in `mentions`."""
+    returncode, _, stderr = result
+    if returncode == 0:
+        raise AssertionError(f"{what}: expected a non-zero exit, got success")
+    if returncode < 0 or returncode >= 128:
+        raise AssertionError(f"{what}: crashed ({describe_exit(returncode)}) instead of "
+                             f"refusing cleanly; stderr:\n{stderr}")
+    for text in mentions:
+        if text not in stderr:
+            raise AssertionError(f"{what}: stderr does not mention {text!r}:\n{stderr}")
+
+
+def compile_model(config_path, out_dir, extra_args=()):
+    """Runs `tfmc CONFIG -o OUT_DIR [extra_args]` unless OUT_DIR already holds
+    the result of the same command that is newer than the config and tfmc.
+    Raises with tfmc's stderr on failure; returns out_dir."""
+    tfmc = bin("tfmc")
+    cmd = [tfmc, str(config_path), "-o", str(out_dir), *map(str, extra_args)]
+    manifest = os.path.join(out_dir, "manifest.json")
+    stamp = os.path.join(out_dir, ".tfmc-command")
+    command_text = shlex.join(cmd)
+    if os.path.exists(manifest) and os.path.exists(stamp):
+        with open(stamp) as f:
+            same_command = f.read() == command_text
+        manifest_time = os.path.getmtime(manifest)
+        if (same_command and manifest_time > os.path.getmtime(config_path)
+                and manifest_time > os.path.getmtime(tfmc)):
+            return out_dir
+    check_run(cmd)
+    with open(stamp, "w") as f:
+        f.write(command_text)
+    return out_dir
