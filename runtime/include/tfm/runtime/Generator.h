@@ -1,0 +1,46 @@
+//===- Generator.h - Prompt in, streamed text out ---------------*- C++ -*-===//
+#ifndef TFM_RUNTIME_GENERATOR_H
+#define TFM_RUNTIME_GENERATOR_H
+
+#include "tfm/runtime/Sampler.h"
+#include "tfm/runtime/Session.h"
+#include "tfm/runtime/Tokenizer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tfm::rt {
+
+struct GenerateOptions {
+  int64_t maxNewTokens = 0;
+  bool stopAtEos = true;
+  int32_t eosTokenId = 2;
+};
+
+struct GenerationResult {
+  std::vector<int32_t> ids; // the prompt (with BOS), then every generated token
+  int64_t prefillTokens = 0;
+  double prefillSeconds = 0;
+  int64_t decodeCalls = 0; // the first new token comes from prefill's logits
+  double decodeSeconds = 0;
+};
+
+/// Prefills `prompt` (BOS included) in one call, then samples up to
+/// maxNewTokens, feeding each back through decode except the last. Text
+/// (the prompt's, then each new token's) goes to `out` as it is produced,
+/// flushed per token, ending with a newline. An EOS token, when stopping at
+/// it, is recorded in the ids but not printed.
+llvm::Expected<GenerationResult> generate(Session &session, const Tokenizer &tokenizer,
+                                          Sampler &sampler,
+                                          const std::vector<int32_t> &prompt,
+                                          const GenerateOptions &options,
+                                          llvm::raw_ostream &out);
+
+/// "prefill: 7 tokens, 812.3 tok/s | decode: 199 tokens, 61.2 tok/s"
+std::string formatSpeed(const GenerationResult &result);
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_GENERATOR_H

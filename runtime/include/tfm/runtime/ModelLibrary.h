@@ -1,0 +1,54 @@
+//===- ModelLibrary.h - A generated model, loaded and checked ---*- C++ -*-===//
+//
+// Wraps the tfm_model a generated library exports: either dlopened from a
+// model folder written by tfmc, or linked into a standalone executable. On
+// load the ABI version, the embedded manifest and (when present) the
+// manifest.json beside the library are checked against each other, so a
+// stale or mismatched library is refused before any weight is bound.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_MODELLIBRARY_H
+#define TFM_RUNTIME_MODELLIBRARY_H
+
+#include "tfm/runtime/Manifest.h"
+#include "tfm/runtime/model_abi.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace tfm::rt {
+
+class ModelLibrary {
+public:
+  /// Opens `<dir>/lib<name>.so` (the one lib*.so in dir; when several, the
+  /// one named by dir/manifest.json).
+  static llvm::Expected<std::unique_ptr<ModelLibrary>> open(const std::string &dir);
+
+  /// Wraps a model linked into this executable.
+  static llvm::Expected<std::unique_ptr<ModelLibrary>> fromLinked(const tfm_model *model);
+
+  ~ModelLibrary();
+  ModelLibrary(const ModelLibrary &) = delete;
+  ModelLibrary &operator=(const ModelLibrary &) = delete;
+
+  const tfm_model &model() const { return *model_; }
+  const Manifest &manifest() const { return manifest_; }
+  /// Where the model came from, for messages.
+  const std::string &source() const { return source_; }
+
+private:
+  ModelLibrary() = default;
+  static llvm::Expected<std::unique_ptr<ModelLibrary>>
+  check(std::unique_ptr<ModelLibrary> lib);
+
+  void *handle_ = nullptr; // dlopen handle; null for a linked model
+  const tfm_model *model_ = nullptr;
+  Manifest manifest_;
+  std::string source_;
+};
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_MODELLIBRARY_H

@@ -1,0 +1,58 @@
+//===- Session.h - One sequence through a generated model -------*- C++ -*-===//
+//
+// Owns what the generated code borrows for a sequence: the KV cache (zeroed)
+// and the scratch arena (64-byte aligned), plus the logits buffer. Tracks the
+// position and refuses calls that would run past the context.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_SESSION_H
+#define TFM_RUNTIME_SESSION_H
+
+#include "tfm/runtime/model_abi.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace tfm::rt {
+
+class Session {
+public:
+  /// `weights` holds one pointer per manifest tensor; the data must outlive
+  /// the session. Fails when the cache or arena cannot be allocated.
+  static llvm::Expected<std::unique_ptr<Session>> create(const tfm_model &model,
+                                                         std::vector<const void *> weights);
+
+  /// Runs `tokens` from the current position; logits() then holds the last
+  /// token's logits.
+  llvm::Error prefill(const std::vector<int32_t> &tokens);
+  /// Runs one token at the current position.
+  llvm::Error decode(int32_t token);
+
+  const float *logits() const { return logits_.data(); }
+  int64_t vocabSize() const { return model.vocab_size; }
+  /// The next position to be written.
+  int64_t position() const { return pos; }
+
+private:
+  struct FreeDeleter {
+    void operator()(void *p) const { std::free(p); }
+  };
+
+  Session(const tfm_model &model, std::vector<const void *> weights);
+  llvm::Error checkCall(const char *entry, int status, int64_t nTokens);
+
+  const tfm_model &model;
+  std::vector<const void *> weights;
+  std::unique_ptr<void, FreeDeleter> kvCache;
+  std::unique_ptr<void, FreeDeleter> arena;
+  std::vector<float> logits_;
+  int64_t pos = 0;
+};
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_SESSION_H

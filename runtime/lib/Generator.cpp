@@ -1,0 +1,66 @@
+//===- Generator.cpp - Prefill, sample, decode, stream --------------------===//
+#include "tfm/runtime/Generator.h"
+
+#include "llvm/Support/Format.h"
+
+#include <chrono>
+
+using namespace tfm::rt;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+llvm::Expected<GenerationResult>
+tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler,
+                  const std::vector<int32_t> &prompt, const GenerateOptions &options,
+                  llvm::raw_ostream &out) {
+  GenerationResult result;
+  result.ids = prompt;
+  for (size_t i = 1; i < prompt.size(); ++i)
+    out << tokenizer.decode(prompt[i - 1], prompt[i]);
+  out.flush();
+
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error e = session.prefill(prompt))
+    return std::move(e);
+  result.prefillSeconds = secondsSince(start);
+  result.prefillTokens = static_cast<int64_t>(prompt.size());
+
+  for (int64_t produced = 0; produced < options.maxNewTokens; ++produced) {
+    int32_t next = sampler.sample(session.logits(), session.vocabSize());
+    int32_t previous = result.ids.back();
+    result.ids.push_back(next);
+    if (options.stopAtEos && next == options.eosTokenId)
+      break;
+    out << tokenizer.decode(previous, next);
+    out.flush();
+    if (produced + 1 == options.maxNewTokens)
+      break; // the last token is never fed back
+    start = std::chrono::steady_clock::now();
+    if (llvm::Error e = session.decode(next))
+      return std::move(e);
+    result.decodeSeconds += secondsSince(start);
+    ++result.decodeCalls;
+  }
+  out << "\n";
+  out.flush();
+  return result;
+}
+
+std::string tfm::rt::formatSpeed(const GenerationResult &r) {
+  auto rate = [](int64_t tokens, double seconds) {
+    return seconds > 0 ? tokens / seconds : 0.0;
+  };
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "prefill: " << r.prefillTokens << " tokens, "
+     << llvm::format("%.1f", rate(r.prefillTokens, r.prefillSeconds))
+     << " tok/s | decode: " << r.decodeCalls << " tokens, "
+     << llvm::format("%.1f", rate(r.decodeCalls, r.decodeSeconds)) << " tok/s";
+  return s;
+}

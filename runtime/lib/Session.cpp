@@ -1,0 +1,78 @@
+//===- Session.cpp - KV cache, arena and positions for one sequence -------===//
+#include "tfm/runtime/Session.h"
+
+#include <cmath>
+#include <string>
+
+using namespace tfm::rt;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// At least one byte, so a model that needs no scratch still gets a pointer.
+size_t roundUp64(uint64_t bytes) { return static_cast<size_t>((bytes + 64) / 64 * 64); }
+
+} // namespace
+
+Session::Session(const tfm_model &model, std::vector<const void *> weights)
+    : model(model), weights(std::move(weights)),
+      kvCache(std::calloc(roundUp64(model.kv_cache_bytes), 1)),
+      arena(std::aligned_alloc(64, roundUp64(model.arena_bytes))),
+      logits_(model.vocab_size) {}
+
+llvm::Expected<std::unique_ptr<Session>>
+Session::create(const tfm_model &model, std::vector<const void *> weights) {
+  std::unique_ptr<Session> s(new Session(model, std::move(weights)));
+  if (!s->kvCache || !s->arena)
+    return failure("cannot allocate the KV cache (" + std::to_string(model.kv_cache_bytes) +
+                   " bytes) and arena (" + std::to_string(model.arena_bytes) + " bytes)");
+  return std::move(s);
+}
+
+llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens) {
+  if (status == TFM_ERR_CONTEXT)
+    return failure(std::string("model ") + entry + " refused positions " +
+                   std::to_string(pos) + ".." + std::to_string(pos + nTokens - 1) +
+                   ": past the context of " + std::to_string(model.context_length));
+  if (status != 0)
+    return failure(std::string("model ") + entry + " failed with code " +
+                   std::to_string(status) + " at position " + std::to_string(pos));
+  for (float v : logits_)
+    if (!std::isfinite(v))
+      return failure(std::string("model ") + entry + " produced a non-finite logit at position " +
+                     std::to_string(pos + nTokens - 1) + " (bad weights?)");
+  pos += nTokens;
+  return llvm::Error::success();
+}
+
+llvm::Error Session::prefill(const std::vector<int32_t> &tokens) {
+  if (tokens.empty())
+    return failure("prefill needs at least one token");
+  if (pos + static_cast<int64_t>(tokens.size()) > model.context_length)
+    return failure("prefill of " + std::to_string(tokens.size()) + " tokens at position " +
+                   std::to_string(pos) + " runs past the context of " +
+                   std::to_string(model.context_length));
+  for (int32_t t : tokens)
+    if (t < 0 || t >= static_cast<int64_t>(model.vocab_size))
+      return failure("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                     std::to_string(model.vocab_size - 1) + ")");
+  int status = model.prefill(weights.data(), kvCache.get(), arena.get(), tokens.data(),
+                             static_cast<int32_t>(tokens.size()),
+                             static_cast<int32_t>(pos), logits_.data());
+  return checkCall("prefill", status, static_cast<int64_t>(tokens.size()));
+}
+
+llvm::Error Session::decode(int32_t token) {
+  if (pos >= static_cast<int64_t>(model.context_length))
+    return failure("decode at position " + std::to_string(pos) +
+                   " runs past the context of " + std::to_string(model.context_length));
+  if (token < 0 || token >= static_cast<int64_t>(model.vocab_size))
+    return failure("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
+                   std::to_string(model.vocab_size - 1) + ")");
+  int status = model.decode(weights.data(), kvCache.get(), arena.get(), token,
+                            static_cast<int32_t>(pos), logits_.data());
+  return checkCall("decode", status, 1);
+}

@@ -1,0 +1,141 @@
+//===- tfm_logits.cpp - Logits of a compiled model, for the reference tests -===//
+//
+// tfm-logits --model DIR --weights FILE --tokens 1,5,9,... --prefill P
+//            --out F.npy [--threads N]
+// Prefills tokens[0:P] in one call, then decodes the remaining tokens one at
+// a time, and writes a float32 .npy of shape [1+K, vocab] (K = count - P):
+// row 0 holds the logits after the prefill, row j those after decoding
+// tokens[P+j-1]. The reference tests compare them with an independent
+// PyTorch forward pass.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/runtime/Llama2cCheckpoint.h"
+#include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/Session.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tfm::rt;
+namespace cl = llvm::cl;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<std::vector<int32_t>> parseTokens(llvm::StringRef list) {
+  std::vector<int32_t> tokens;
+  llvm::SmallVector<llvm::StringRef> fields;
+  list.split(fields, ',');
+  for (llvm::StringRef field : fields) {
+    int32_t id;
+    if (field.trim().getAsInteger(10, id))
+      return failure("--tokens: '" + field.str() +
+                     "' is not a token id; expected comma-separated integers like 1,5,9");
+    tokens.push_back(id);
+  }
+  return tokens;
+}
+
+/// A float32 .npy (format 1.0) of shape [rows, cols], C order.
+llvm::Error writeNpy(const std::string &path, const std::vector<float> &data, size_t rows,
+                     size_t cols) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return failure(path + ": cannot write: " + ec.message());
+  out << "\x93NUMPY" << '\x01' << '\x00';
+  uint16_t length = static_cast<uint16_t>(header.size());
+  out << static_cast<char>(length & 0xff) << static_cast<char>(length >> 8) << header;
+  out.write(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
+  out.close();
+  if (out.has_error())
+    return failure(path + ": write failed: " + out.error().message());
+  return llvm::Error::success();
+}
+
+llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
+                const std::string &tokenList, int64_t prefillCount, const std::string &outPath,
+                int threads) {
+  if (threads < 1)
+    return failure("--threads is " + std::to_string(threads) + ", expected at least 1");
+  llvm::Expected<std::vector<int32_t>> tokens = parseTokens(tokenList);
+  if (!tokens)
+    return tokens.takeError();
+  const int64_t count = static_cast<int64_t>(tokens->size());
+  if (prefillCount < 1 || prefillCount > count)
+    return failure("--prefill is " + std::to_string(prefillCount) + ", expected 1.." +
+                   std::to_string(count) + " (the number of --tokens)");
+
+  auto library = ModelLibrary::open(modelDir);
+  if (!library)
+    return library.takeError();
+  const tfm_model &model = (*library)->model();
+  if (count > static_cast<int64_t>(model.context_length))
+    return failure("--tokens holds " + std::to_string(count) +
+                   " tokens, more than the context of " + std::to_string(model.context_length));
+  for (int32_t t : *tokens)
+    if (t < 0 || t >= static_cast<int64_t>(model.vocab_size))
+      return failure("--tokens: id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                     std::to_string(model.vocab_size - 1) + ")");
+  llvm::Expected<BoundWeights> weights =
+      bindLlama2cCheckpoint(weightsPath, (*library)->manifest());
+  if (!weights)
+    return weights.takeError();
+
+  if (model.set_num_threads)
+    model.set_num_threads(threads);
+  auto session = Session::create(model, weights->pointers);
+  if (!session)
+    return session.takeError();
+
+  const size_t vocab = model.vocab_size;
+  std::vector<float> rows;
+  std::vector<int32_t> prompt(tokens->begin(), tokens->begin() + prefillCount);
+  if (llvm::Error e = (*session)->prefill(prompt))
+    return e;
+  rows.insert(rows.end(), (*session)->logits(), (*session)->logits() + vocab);
+  for (int64_t i = prefillCount; i < count; ++i) {
+    if (llvm::Error e = (*session)->decode((*tokens)[i]))
+      return e;
+    rows.insert(rows.end(), (*session)->logits(), (*session)->logits() + vocab);
+  }
+  return writeNpy(outPath, rows, rows.size() / vocab, vocab);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::OptionCategory category("tfm-logits options");
+  cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
+                                cl::value_desc("dir"), cl::Required, cl::cat(category));
+  cl::opt<std::string> weights("weights", cl::desc("llama2.c checkpoint (.bin)"),
+                               cl::value_desc("file"), cl::Required, cl::cat(category));
+  cl::opt<std::string> tokenList("tokens", cl::desc("Comma-separated token ids"),
+                                 cl::value_desc("ids"), cl::Required, cl::cat(category));
+  cl::opt<int64_t> prefill("prefill", cl::desc("How many leading tokens go through prefill"),
+                           cl::Required, cl::cat(category));
+  cl::opt<std::string> out("out", cl::desc("Output .npy, float32 [1+K, vocab]"),
+                           cl::value_desc("file"), cl::Required, cl::cat(category));
+  cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"), cl::init(1),
+                       cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "tfm-logits: logits of a compiled model\n");
+
+  if (llvm::Error e = run(modelDir, weights, tokenList, prefill, out, threads)) {
+    llvm::errs() << "tfm-logits: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  return 0;
+}
