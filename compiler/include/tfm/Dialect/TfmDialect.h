@@ -1,0 +1,9 @@
+//===- TfmDialect.h - The tfm dialect ---------------------------*- C++ -*-===//
+#ifndef TFM_DIALECT_TFMDIALECT_H
+#define TFM_DIALECT_TFMDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "tfm/Dialect/TfmDialect.h.inc"
+
+#endif // TFM_DIALECT_TFMDIALECT_H
