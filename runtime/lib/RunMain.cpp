@@ -5,6 +5,7 @@
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/Llama2cTokenizer.h"
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/OptionNames.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/JSON.h"
@@ -111,6 +112,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
 } // namespace
 
 int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
+  claimOptionName("threads");
   cl::OptionCategory category("tfm-run options");
   cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
                                 cl::value_desc("dir"), cl::cat(category));

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -117,6 +118,7 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
 } // namespace
 
 int main(int argc, char **argv) {
+  claimOptionName("threads");
   cl::OptionCategory category("tfm-logits options");
   cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
                                 cl::value_desc("dir"), cl::Required, cl::cat(category));
