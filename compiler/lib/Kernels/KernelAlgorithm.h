@@ -1,0 +1,66 @@
+//===- KernelAlgorithm.h - A kernel's ops as Halide Funcs -------*- C++ -*-===//
+//
+// The algorithm half of a kernel: each primitive op of a Program kernel
+// becomes one Halide Func (plus the helper Funcs a reduction needs), with no
+// scheduling at all. Schedules (Schedules.h) then decide where each Func is
+// computed; they find the Funcs through the records kept here.
+//
+// Every 2-D value is a Func (col, row) whose row is an absolute position in
+// the sequence; a 1-D value is a Func (col).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_KERNELS_KERNELALGORITHM_H
+#define TFM_KERNELS_KERNELALGORITHM_H
+
+#include "tfm/Codegen/Program.h"
+
+#include "Halide.h"
+
+#include <vector>
+
+namespace tfm::kernels {
+
+/// The Funcs behind one attention op, for the schedule to place.
+struct AttentionFuncs {
+  Halide::Func dot;      // (s, h, row): q . k
+  Halide::Func score;    // (s, h, row): dot / sqrt(head_dim), masked causally
+  Halide::Func maxScore; // (h, row)
+  Halide::Func weight;   // (s, h, row): exp(score - max)
+  Halide::Func denom;    // (h, row): sum of weights
+  Halide::Func mixed;    // (d, h, row): sum over s of weight * v
+  Halide::RDom overDim;  // d in [0, head_dim)
+  Halide::RDom overKeys; // s in [0, rows in the cache window)
+  Halide::Var s, h, d;
+  int headDim = 0;
+};
+
+/// One value of the kernel: a parameter or an op result.
+struct Value {
+  const KernelOp *op = nullptr; // null for parameters
+  int param = -1;               // parameter index, for parameters
+  Halide::Func func;
+  std::vector<int64_t> shape;
+  bool tokenRows = false;
+  // Reductions expose their domain and inputs to the schedule.
+  Halide::RDom reduction;       // linear: over K; rms_norm: over D
+  Halide::Func rowScale;        // rms_norm: 1/rms per row
+  Halide::ImageParam weight;    // linear: W [N,K]
+  AttentionFuncs attention;     // attention only
+};
+
+struct KernelAlgorithm {
+  Halide::Var col{"col"}, row{"row"};
+  std::vector<Halide::ImageParam> inputs; // input parameters, params order
+  std::vector<Value> values;              // params first, then op results
+  std::vector<Halide::Func> outputs;      // output parameters, params order
+  std::vector<int> outputValues;          // value feeding each output
+  std::vector<const KernelParam *> outputParams;
+};
+
+/// Builds the algorithm. Throws std::runtime_error naming the kernel and op
+/// on malformed input.
+KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel);
+
+} // namespace tfm::kernels
+
+#endif // TFM_KERNELS_KERNELALGORITHM_H

@@ -1,0 +1,25 @@
+//===- PlainSchedule.cpp - The obviously right schedule ------------------===//
+//
+// Every op's Func is computed at the root over everything its consumers
+// need, in serial scalar loops. It is the baseline the fast schedules are
+// checked and timed against.
+//
+//===----------------------------------------------------------------------===//
+#include "Schedules.h"
+
+using namespace tfm::kernels;
+
+void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
+  for (Value &v : ctx.algorithm.values) {
+    if (!v.op)
+      continue;
+    v.func.compute_root();
+    if (v.rowScale.defined())
+      v.rowScale.compute_root();
+    AttentionFuncs &at = v.attention;
+    if (at.dot.defined()) {
+      for (Halide::Func f : {at.dot, at.score, at.maxScore, at.weight, at.denom, at.mixed})
+        f.compute_root();
+    }
+  }
+}
