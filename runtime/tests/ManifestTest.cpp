@@ -1,0 +1,59 @@
+//===- ManifestTest.cpp - Parsing a generated model's manifest -----------===//
+#include "tfm/runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+using namespace tfm::rt;
+
+namespace {
+
+const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "config_hash": "0123456789abcdef",
+ "target": "x86-64-linux", "schedule": "fast",
+ "config": {"dim":8,"hidden_dim":12,"n_layers":1,"n_heads":2,"n_kv_heads":1,"head_dim":4,
+            "vocab_size":16,"context_length":4,"norm_eps":1e-5,"rope_theta":10000,
+            "tied_embeddings":true,"dtype":"f32","bos_token_id":1,"eos_token_id":2,
+            "family":"llama","name":"tiny"},
+ "tensors": [{"name": "token_embd.weight", "shape": [16, 8], "dtype": "f32"},
+             {"name": "output_norm.weight", "shape": [8], "dtype": "f32"}]})";
+
+std::string parseError(const std::string &text) {
+  auto m = parseManifest(text, "manifest.json");
+  return m ? "" : llvm::toString(m.takeError());
+}
+
+std::string replaced(std::string text, const std::string &from, const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST(Manifest, ParsesEveryField) {
+  auto m = parseManifest(kManifest, "manifest.json");
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->abiVersion, 1);
+  EXPECT_EQ(m->name, "tiny");
+  EXPECT_EQ(m->configHash, "0123456789abcdef");
+  EXPECT_EQ(m->schedule, "fast");
+  EXPECT_EQ(m->config.hiddenDim, 12);
+  EXPECT_EQ(m->config.nKvHeads, 1);
+  EXPECT_TRUE(m->config.tiedEmbeddings);
+  EXPECT_EQ(m->config.eosTokenId, 2);
+  ASSERT_EQ(m->tensors.size(), 2u);
+  EXPECT_EQ(m->tensors[0].shape, (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(m->tensors[0].elementCount(), 128);
+}
+
+TEST(Manifest, NamesMissingAndMistypedFields) {
+  std::string e = parseError(replaced(kManifest, R"("hidden_dim":12,)", ""));
+  EXPECT_NE(e.find("manifest.json: field 'config.hidden_dim': missing"), std::string::npos) << e;
+  e = parseError(replaced(kManifest, R"("shape": [8])", R"("shape": [8, -1])"));
+  EXPECT_NE(e.find("field 'tensors[1].shape'"), std::string::npos) << e;
+  e = parseError(replaced(kManifest, R"("shape": [8], "dtype": "f32")", R"("shape": [8], "dtype": "f16")"));
+  EXPECT_NE(e.find("field 'tensors[1].dtype': found \"f16\""), std::string::npos) << e;
+  e = parseError(replaced(kManifest, R"("eos_token_id":2)", R"("eos_token_id":99)"));
+  EXPECT_NE(e.find("config.eos_token_id"), std::string::npos) << e;
+  e = parseError("{not json");
+  EXPECT_NE(e.find("manifest.json: not valid JSON"), std::string::npos) << e;
+}
