@@ -13,7 +13,7 @@ using namespace tfm;
 namespace {
 
 uint64_t fnv1a(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;

@@ -162,7 +162,7 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
 } // namespace
 
 std::string tfm::stableHash(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;

@@ -1,0 +1,350 @@
+//===- ModelSpecTest.cpp - parseModelSpec: clear errors, real configs -----===//
+//
+// Every refusal must name the file and the field so a user can fix the config
+// without reading our code; a config.json downloaded from Hugging Face must
+// parse unedited.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Config/ModelSpec.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using tfm::ModelSpec;
+using tfm::ParsedSpec;
+using tfm::parseModelSpec;
+
+namespace {
+
+const char *const kPath = "models/tiny/config.json";
+
+/// A valid small Llama config; tests change or remove one field at a time.
+llvm::json::Object validConfig() {
+  return llvm::json::Object{{"model_type", "llama"},
+                            {"hidden_size", 256},
+                            {"intermediate_size", 688},
+                            {"num_hidden_layers", 2},
+                            {"num_attention_heads", 8},
+                            {"num_key_value_heads", 2},
+                            {"vocab_size", 1000},
+                            {"max_position_embeddings", 512},
+                            {"rms_norm_eps", 1e-5},
+                            {"rope_theta", 10000.0},
+                            {"tie_word_embeddings", false}};
+}
+
+std::string text(llvm::json::Object obj) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::json::Value(std::move(obj));
+  return s;
+}
+
+ParsedSpec parse(llvm::json::Object obj) { return parseModelSpec(text(std::move(obj)), kPath); }
+
+/// Asserts a refusal whose message names the file and `field`.
+void expectRefusal(const ParsedSpec &parsed, const std::string &field) {
+  ASSERT_FALSE(parsed.ok) << "expected a refusal naming '" << field << "'";
+  EXPECT_NE(parsed.error.find(kPath), std::string::npos) << parsed.error;
+  EXPECT_NE(parsed.error.find("'" + field + "'"), std::string::npos) << parsed.error;
+}
+
+TEST(ModelSpecTest, ValidConfigGivesEveryField) {
+  ParsedSpec parsed = parse(validConfig());
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &s = parsed.spec;
+  EXPECT_EQ(s.family, "llama");
+  EXPECT_EQ(s.dim, 256);
+  EXPECT_EQ(s.hiddenDim, 688);
+  EXPECT_EQ(s.nLayers, 2);
+  EXPECT_EQ(s.nHeads, 8);
+  EXPECT_EQ(s.nKvHeads, 2);
+  EXPECT_EQ(s.headDim, 32);
+  EXPECT_EQ(s.qDim(), 256);
+  EXPECT_EQ(s.kvDim(), 64);
+  EXPECT_EQ(s.vocabSize, 1000);
+  EXPECT_EQ(s.contextLength, 512);
+  EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
+  EXPECT_DOUBLE_EQ(s.ropeTheta, 10000.0);
+  EXPECT_FALSE(s.tiedEmbeddings);
+  EXPECT_EQ(s.name, "tiny"); // a folder's config.json is named after the folder
+}
+
+TEST(ModelSpecTest, OptionalFieldsTakeHuggingFaceDefaults) {
+  llvm::json::Object obj = validConfig();
+  for (const char *field : {"num_key_value_heads", "rms_norm_eps", "rope_theta", "tie_word_embeddings"})
+    obj.erase(field);
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.nKvHeads, parsed.spec.nHeads);
+  EXPECT_DOUBLE_EQ(parsed.spec.normEps, 1e-6);
+  EXPECT_DOUBLE_EQ(parsed.spec.ropeTheta, 10000.0);
+  EXPECT_FALSE(parsed.spec.tiedEmbeddings);
+}
+
+TEST(ModelSpecTest, ExplicitHeadDimIsKept) {
+  llvm::json::Object obj = validConfig();
+  obj["head_dim"] = 64;
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.headDim, 64);
+  EXPECT_EQ(parsed.spec.qDim(), 512);
+}
+
+TEST(ModelSpecTest, RefusesHiddenSizeNotDivisibleByHeads) {
+  llvm::json::Object obj = validConfig();
+  obj["hidden_size"] = 250;
+  expectRefusal(parse(std::move(obj)), "hidden_size");
+}
+
+TEST(ModelSpecTest, RefusesKvHeadsThatDoNotDivideHeads) {
+  llvm::json::Object obj = validConfig();
+  obj["num_key_value_heads"] = 3;
+  expectRefusal(parse(std::move(obj)), "num_key_value_heads");
+}
+
+TEST(ModelSpecTest, RefusesMoreKvHeadsThanHeads) {
+  llvm::json::Object obj = validConfig();
+  obj["num_key_value_heads"] = 16;
+  expectRefusal(parse(std::move(obj)), "num_key_value_heads");
+}
+
+TEST(ModelSpecTest, RefusesOddHeadDim) {
+  llvm::json::Object obj = validConfig();
+  obj["head_dim"] = 33;
+  expectRefusal(parse(std::move(obj)), "head_dim");
+}
+
+TEST(ModelSpecTest, RefusesEachMissingRequiredField) {
+  for (const char *field : {"model_type", "hidden_size", "intermediate_size", "num_hidden_layers",
+                            "num_attention_heads", "vocab_size", "max_position_embeddings"}) {
+    SCOPED_TRACE(field);
+    llvm::json::Object obj = validConfig();
+    obj.erase(field);
+    ParsedSpec parsed = parse(std::move(obj));
+    expectRefusal(parsed, field);
+    EXPECT_NE(parsed.error.find("missing"), std::string::npos) << parsed.error;
+  }
+}
+
+TEST(ModelSpecTest, RefusesNullRequiredField) {
+  llvm::json::Object obj = validConfig();
+  obj["vocab_size"] = nullptr;
+  expectRefusal(parse(std::move(obj)), "vocab_size");
+}
+
+TEST(ModelSpecTest, RefusesMistypedFields) {
+  const std::pair<const char *, llvm::json::Value> mistyped[] = {
+      {"hidden_size", "256"},
+      {"num_hidden_layers", 2.5},
+      {"num_attention_heads", llvm::json::Array{8}},
+      {"rms_norm_eps", "1e-5"},
+      {"rope_theta", true},
+      {"tie_word_embeddings", 1},
+      {"model_type", 7},
+      {"hidden_act", 3},
+  };
+  for (const auto &[field, value] : mistyped) {
+    SCOPED_TRACE(field);
+    llvm::json::Object obj = validConfig();
+    obj[field] = value;
+    ParsedSpec parsed = parse(std::move(obj));
+    expectRefusal(parsed, field);
+    EXPECT_NE(parsed.error.find("expected"), std::string::npos) << parsed.error;
+  }
+}
+
+TEST(ModelSpecTest, RefusesNonPositiveSizes) {
+  for (int64_t bad : {0, -4}) {
+    SCOPED_TRACE(bad);
+    llvm::json::Object obj = validConfig();
+    obj["num_hidden_layers"] = bad;
+    ParsedSpec parsed = parse(std::move(obj));
+    expectRefusal(parsed, "num_hidden_layers");
+    EXPECT_NE(parsed.error.find(std::to_string(bad)), std::string::npos) << parsed.error;
+  }
+}
+
+TEST(ModelSpecTest, RefusesUnknownModelType) {
+  llvm::json::Object obj = validConfig();
+  obj["model_type"] = "mamba";
+  ParsedSpec parsed = parse(std::move(obj));
+  expectRefusal(parsed, "model_type");
+  EXPECT_NE(parsed.error.find("mamba"), std::string::npos) << parsed.error;
+}
+
+TEST(ModelSpecTest, RefusesFeaturesItDoesNotCompile) {
+  const std::pair<const char *, llvm::json::Value> unsupported[] = {
+      {"hidden_act", "gelu"},
+      {"attention_bias", true},
+      {"mlp_bias", true},
+      {"rope_scaling", llvm::json::Object{{"type", "linear"}, {"factor", 2.0}}},
+  };
+  for (const auto &[field, value] : unsupported) {
+    SCOPED_TRACE(field);
+    llvm::json::Object obj = validConfig();
+    obj[field] = value;
+    expectRefusal(parse(std::move(obj)), field);
+  }
+}
+
+TEST(ModelSpecTest, RefusesInvalidJson) {
+  ParsedSpec parsed = parseModelSpec("{\"model_type\": \"llama\", \"hidden_size\": }", kPath);
+  ASSERT_FALSE(parsed.ok);
+  EXPECT_NE(parsed.error.find(kPath), std::string::npos) << parsed.error;
+  EXPECT_NE(parsed.error.find("JSON"), std::string::npos) << parsed.error;
+}
+
+TEST(ModelSpecTest, RefusesNonObjectTopLevel) {
+  ParsedSpec parsed = parseModelSpec("[1, 2, 3]", kPath);
+  ASSERT_FALSE(parsed.ok);
+  EXPECT_NE(parsed.error.find(kPath), std::string::npos) << parsed.error;
+  EXPECT_NE(parsed.error.find("object"), std::string::npos) << parsed.error;
+}
+
+TEST(ModelSpecTest, LoadNamesAMissingFile) {
+  ParsedSpec parsed = tfm::loadModelSpec("no/such/config.json");
+  ASSERT_FALSE(parsed.ok);
+  EXPECT_NE(parsed.error.find("no/such/config.json"), std::string::npos) << parsed.error;
+}
+
+// meta-llama/Llama-2-7b-hf's config.json as published, every field kept.
+const char *const kLlama2HfConfig = R"({
+  "_name_or_path": "meta-llama/Llama-2-7b-hf",
+  "architectures": ["LlamaForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "pad_token_id": null,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.31.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+TEST(ModelSpecTest, HuggingFaceLlama2ConfigParsesUnedited) {
+  ParsedSpec parsed = parseModelSpec(kLlama2HfConfig, "hub/Llama-2-7b-hf/config.json");
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &s = parsed.spec;
+  EXPECT_EQ(s.name, "Llama_2_7b_hf");
+  EXPECT_EQ(s.dim, 4096);
+  EXPECT_EQ(s.hiddenDim, 11008);
+  EXPECT_EQ(s.nLayers, 32);
+  EXPECT_EQ(s.nHeads, 32);
+  EXPECT_EQ(s.nKvHeads, 32);
+  EXPECT_EQ(s.headDim, 128);
+  EXPECT_EQ(s.vocabSize, 32000);
+  EXPECT_EQ(s.contextLength, 4096);
+  EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
+  EXPECT_FALSE(s.tiedEmbeddings);
+  EXPECT_EQ(s.bosTokenId, 1);
+  EXPECT_EQ(s.eosTokenId, 2);
+}
+
+// TinyLlama/TinyLlama-1.1B-Chat-v1.0's config.json: grouped-query attention
+// and the newer fields (attention_bias, attention_dropout, rope_theta).
+const char *const kTinyLlamaHfConfig = R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 5632,
+  "max_position_embeddings": 2048,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 22,
+  "num_key_value_heads": 4,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.35.0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+TEST(ModelSpecTest, HuggingFaceGroupedQueryConfigParsesUnedited) {
+  ParsedSpec parsed = parseModelSpec(kTinyLlamaHfConfig, "TinyLlama-1.1B/config.json");
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.nKvHeads, 4);
+  EXPECT_EQ(parsed.spec.headDim, 64);
+  EXPECT_EQ(parsed.spec.kvDim(), 256);
+  EXPECT_EQ(parsed.spec.nLayers, 22);
+}
+
+TEST(ModelSpecTest, CanonicalJsonIdentifiesTheConfig) {
+  ParsedSpec a = parse(validConfig());
+  llvm::json::Object changed = validConfig();
+  changed["rope_theta"] = 500000.0;
+  ParsedSpec b = parse(std::move(changed));
+  ASSERT_TRUE(a.ok && b.ok);
+  EXPECT_EQ(a.spec.canonicalJson(), parse(validConfig()).spec.canonicalJson());
+  EXPECT_NE(tfm::stableHash(a.spec.canonicalJson()), tfm::stableHash(b.spec.canonicalJson()));
+}
+
+TEST(ModelSpecTest, StableHashIsFnv1a64) {
+  // Published FNV-1a 64-bit test vectors.
+  EXPECT_EQ(tfm::stableHash(""), "cbf29ce484222325");
+  EXPECT_EQ(tfm::stableHash("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(tfm::stableHash("foobar"), "85944171f73967e8");
+}
+
+// Every config in the repository parses: presets and reference shapes.
+TEST(ModelSpecTest, RepositoryConfigsParse) {
+  namespace fs = std::filesystem;
+  int count = 0;
+  for (const char *folder : {"configs", "tests/reference/configs"}) {
+    for (const fs::directory_entry &entry : fs::directory_iterator(fs::path(TFM_SOURCE_DIR) / folder)) {
+      if (entry.path().extension() != ".json")
+        continue;
+      SCOPED_TRACE(entry.path().string());
+      ParsedSpec parsed = tfm::loadModelSpec(entry.path().string());
+      EXPECT_TRUE(parsed.ok) << parsed.error;
+      ++count;
+    }
+  }
+  EXPECT_GT(count, 0);
+}
+
+TEST(ModelSpecTest, PresetShapes) {
+  ParsedSpec seventy = tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama2-70b.json");
+  ASSERT_TRUE(seventy.ok) << seventy.error;
+  EXPECT_EQ(seventy.spec.dim, 8192);
+  EXPECT_EQ(seventy.spec.hiddenDim, 28672);
+  EXPECT_EQ(seventy.spec.nLayers, 80);
+  EXPECT_EQ(seventy.spec.nHeads, 64);
+  EXPECT_EQ(seventy.spec.nKvHeads, 8);
+  EXPECT_EQ(seventy.spec.headDim, 128);
+
+  ParsedSpec bench = tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama-110m.json");
+  ASSERT_TRUE(bench.ok) << bench.error;
+  EXPECT_EQ(bench.spec.name, "llama_110m");
+  EXPECT_EQ(bench.spec.dim, 768);
+  EXPECT_EQ(bench.spec.nLayers, 12);
+  EXPECT_EQ(bench.spec.hiddenDim, 2048);
+  EXPECT_EQ(bench.spec.contextLength, 1024);
+}
+
+} // namespace
