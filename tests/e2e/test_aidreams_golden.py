@@ -1,0 +1,69 @@
+"""tfm-run reproduces llama2.c's greedy output on the real aidreams260k
+model: every token id and the printed text of every line of
+goldens/aidreams260k-greedy.jsonl.
+
+llama2.c's `steps` counts positions: it runs the model at positions
+0..steps-1 and records the token each one produces, so a full run holds
+steps + 1 ids (BOS, the prompt, the generated tokens). It stops early only
+when it samples BOS; then the golden holds fewer ids. It never stops at EOS,
+so tfm-run runs with --ignore-eos here."""
+
+import json
+import sys
+
+import aidreams
+import testlib
+
+
+def prompt_args(prompt):
+    # An empty prompt means "from BOS alone", which tfm-run wants said explicitly.
+    return ["--from-bos"] if prompt == "" else ["-p", prompt]
+
+
+def run_ids(prompt, n):
+    stdout = testlib.check_run([
+        testlib.bin("tfm-run"), "--model", aidreams.model_dir(),
+        "--weights", aidreams.checkpoint(), "--tokenizer", aidreams.tokenizer(),
+        "--temp", "0", "--ids", "--ignore-eos", "--threads", "1", "-n", str(n),
+        *prompt_args(prompt)])
+    text, _, ids_line = stdout.rstrip("\n").rpartition("\n")
+    return text + "\n", json.loads(ids_line)
+
+
+def main():
+    golden_path = testlib.shared_path("goldens/aidreams260k-greedy.jsonl")
+    with open(golden_path) as f:
+        goldens = [json.loads(line) for line in f if line.strip()]
+    assert goldens, f"{golden_path}: no cases"
+
+    failures = []
+    for case in goldens:
+        prompt, golden = case["prompt"], case["ids"]
+        assert case["temperature"] == 0, f"{golden_path}: case {prompt!r} is not greedy"
+        if case["steps"] != aidreams.CONTEXT_LENGTH:
+            failures.append(f"{prompt!r}: golden steps {case['steps']} != context "
+                            f"{aidreams.CONTEXT_LENGTH}; this test assumes a full context")
+            continue
+        # -n 0 prints the prompt's ids alone: BOS and the encoded prompt.
+        _, prompt_ids = run_ids(prompt, 0)
+        n = len(golden) - len(prompt_ids)
+        text, ids = run_ids(prompt, n)
+        if ids != golden:
+            first = next((i for i, (a, b) in enumerate(zip(ids, golden)) if a != b),
+                         min(len(ids), len(golden)))
+            failures.append(f"{prompt!r}: ids differ from position {first}: "
+                            f"got {ids[first:first + 8]}, golden {golden[first:first + 8]} "
+                            f"({len(ids)} vs {len(golden)} ids)")
+        elif text != case["text"]:
+            failures.append(f"{prompt!r}: same ids but printed text differs:\n"
+                            f"got    {text!r}\ngolden {case['text']!r}")
+        else:
+            print(f"ok: {prompt!r}: {len(ids)} ids")
+
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

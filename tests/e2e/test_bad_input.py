@@ -1,0 +1,110 @@
+"""tfm-run refuses bad input with a clear message and a non-zero exit,
+never a crash. One CTest test per case: test_bad_input.py CASE."""
+
+import json
+import os
+import sys
+
+import aidreams
+import testlib
+
+
+def scratch(name):
+    return os.path.join(testlib.work_dir("e2e-bad-input"), name)
+
+
+def random_checkpoint(config_path, name):
+    """A llama2.c checkpoint of random weights from tfm-weights."""
+    out = scratch(name)
+    testlib.check_run([testlib.bin("tfm-weights"), config_path, "-o", out, "--seed", "3"])
+    return out
+
+
+def aidreams_config_with(name, **changes):
+    """configs/aidreams260k.json with some fields changed, written to scratch."""
+    with open(aidreams.config()) as f:
+        config = json.load(f)
+    config.update(changes)
+    path = scratch(name + ".json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def truncated_checkpoint():
+    whole = random_checkpoint(aidreams.config(), "aidreams-random.bin")
+    # The random checkpoint of the right shape runs; cut, it must not.
+    testlib.check_run([testlib.bin("tfm-run"), "--model", aidreams.model_dir(),
+                       "--weights", whole, "--tokenizer", aidreams.tokenizer(),
+                       "-p", "hello", "-n", "2", "--threads", "1"])
+    cut = scratch("aidreams-truncated.bin")
+    with open(whole, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", weights=cut)
+    testlib.assert_clean_failure(result, [cut, "tensor", "truncated"], "truncated checkpoint")
+
+
+def other_shape_checkpoint():
+    other = random_checkpoint(aidreams_config_with("wider", hidden_size=96, name="wider"),
+                              "wider-random.bin")
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", weights=other)
+    testlib.assert_clean_failure(
+        result, [other, "header field dim is 96", "expects 64"], "checkpoint of another shape")
+
+
+def missing_checkpoint():
+    missing = scratch("no-such-model.bin")
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", weights=missing)
+    testlib.assert_clean_failure(result, [missing], "missing checkpoint")
+
+
+def missing_tokenizer():
+    missing = scratch("no-such-tokenizer.bin")
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", tok=missing)
+    testlib.assert_clean_failure(result, [missing], "missing tokenizer")
+
+
+def foreign_tokenizer():
+    foreign = testlib.shared_path("models/llama2-tokenizer/tokenizer.bin")
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", tok=foreign)
+    testlib.assert_clean_failure(result, [foreign, "foreign tokenizer", "32000", "512"],
+                                 "foreign tokenizer")
+
+
+def empty_prompt():
+    result = aidreams.tfm_run("-p", "", "-n", "4")
+    testlib.assert_clean_failure(result, ["empty prompt", "--from-bos"], "empty prompt")
+
+
+def prompt_past_context():
+    long_prompt = " ".join(["whispers of vectors"] * 60)
+    result = aidreams.tfm_run("-p", long_prompt, "-n", "1")
+    testlib.assert_clean_failure(result, ["prompt", "context of 128"], "prompt past the context")
+
+
+def steps_past_context():
+    result = aidreams.tfm_run("-p", "Echoes of", "-n", "200")
+    testlib.assert_clean_failure(result, ["-n asks for 200", "the context is 128"],
+                                 "-n past the context")
+
+
+def model_dir_without_library():
+    empty = scratch("empty-model-dir")
+    os.makedirs(empty, exist_ok=True)
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", model=empty)
+    testlib.assert_clean_failure(result, [empty, "lib<name>.so"], "model folder without a library")
+
+
+CASES = {f.__name__: f for f in [
+    truncated_checkpoint, other_shape_checkpoint, missing_checkpoint, missing_tokenizer,
+    foreign_tokenizer, empty_prompt, prompt_past_context, steps_past_context,
+    model_dir_without_library]}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print(f"usage: {sys.argv[0]} CASE, CASE one of: {', '.join(CASES)}")
+        sys.exit(2)
+    CASES[sys.argv[1]]()
+    print(f"ok: {sys.argv[1]} refused cleanly")
