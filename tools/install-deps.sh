@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages tfmc needs, and only those that are missing.
+# Safe to run any number of times.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache       # build
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # MLIR/LLVM 22, TableGen, lit, FileCheck
+  libhalide14-0-dev                              # kernels
+  libgtest-dev                                   # unit tests
+  python3 python3-numpy python3-torch            # the reference oracle
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
