@@ -8,7 +8,9 @@
 
 #include "tfm/Dialect/TfmDialect.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace tfm {
 
@@ -21,7 +23,17 @@ namespace tfm {
 /// Schedule names every kernel generator knows (see TfmSelectSchedules).
 llvm::ArrayRef<llvm::StringRef> knownSchedules();
 
-/// canonicalize/cse -> fuse -> outline -> plan memory -> select schedules.
+/// One named step of the pipeline; tfmc dumps the IR after each.
+struct PipelineStage {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> addPasses;
+};
+
+/// canonicalize/cse -> fuse norm+linear -> fuse epilogues -> outline kernels
+/// -> plan memory -> select schedules.
+std::vector<PipelineStage> pipelineStages(llvm::StringRef schedule);
+
+/// All stages into one pass manager.
 void buildTfmPipeline(mlir::OpPassManager &pm, llvm::StringRef schedule);
 
 /// Registers the individual passes and the `tfm-pipeline` pipeline.

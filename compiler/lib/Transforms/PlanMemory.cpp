@@ -1,0 +1,127 @@
+//===- PlanMemory.cpp - static arena offsets for values between launches --===//
+#include "tfm/Dialect/TfmOps.h"
+#include "tfm/Transforms/Passes.h"
+
+namespace tfm {
+#define GEN_PASS_DEF_TFMPLANMEMORY
+#include "tfm/Transforms/Passes.h.inc"
+} // namespace tfm
+
+using namespace mlir;
+
+namespace tfm {
+namespace {
+
+constexpr int64_t kAlignment = 64;
+constexpr int64_t kElementBytes = 4;
+
+int64_t alignUp(int64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// One arena value: live from the launch that defines it to its last reader,
+/// both inclusive (a kernel's inputs and outputs are live at the same time).
+struct Interval {
+  Value value;
+  int64_t first, last, bytes;
+  int64_t offset = -1;
+  bool overlaps(const Interval &other) const {
+    return first <= other.last && other.first <= last;
+  }
+};
+
+struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<int64_t> chunk;
+    if (auto attr = module->getAttrOfType<IntegerAttr>(attrs::kPrefillChunk))
+      chunk = attr.getInt();
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr(attrs::kEntry) && failed(planEntry(fn, chunk)))
+        return signalPassFailure();
+  }
+
+  LogicalResult planEntry(func::FuncOp entry, std::optional<int64_t> chunk) {
+    SmallVector<LaunchOp> launches(entry.getOps<LaunchOp>());
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (auto [index, launch] : llvm::enumerate(launches))
+      position[launch] = index;
+
+    std::vector<Interval> intervals;
+    for (auto [index, launch] : llvm::enumerate(launches)) {
+      for (Value result : launch.getResults()) {
+        bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
+          return isa<func::ReturnOp>(user);
+        });
+        if (returned) // the logits: caller's buffer
+          continue;
+        auto type = cast<RankedTensorType>(result.getType());
+        int64_t elements = 1;
+        for (int64_t dim : type.getShape()) {
+          if (ShapedType::isDynamic(dim)) {
+            if (!chunk)
+              return launch.emitError()
+                     << "result type " << type
+                     << " has dynamic rows but the module has no "
+                     << attrs::kPrefillChunk << " to bound them";
+            dim = *chunk;
+          }
+          elements *= dim;
+        }
+        int64_t last = index;
+        for (Operation *user : result.getUsers()) {
+          auto it = position.find(user);
+          if (it == position.end())
+            return user->emitError()
+                   << "arena values may only be read by tfm.launch or "
+                      "returned; found "
+                   << user->getName();
+          last = std::max(last, it->second);
+        }
+        intervals.push_back({result, static_cast<int64_t>(index), last,
+                             alignUp(elements * kElementBytes)});
+      }
+    }
+
+    int64_t arenaBytes = firstFit(intervals);
+
+    llvm::DenseMap<Value, int64_t> offsets;
+    for (const Interval &interval : intervals)
+      offsets[interval.value] = interval.offset;
+    Builder b(&getContext());
+    for (LaunchOp launch : launches) {
+      SmallVector<int64_t> resultOffsets;
+      for (Value result : launch.getResults())
+        resultOffsets.push_back(offsets.lookup_or(result, -1));
+      launch.setArenaOffsetsAttr(b.getDenseI64ArrayAttr(resultOffsets));
+    }
+    entry->setAttr(attrs::kArenaBytes, b.getI64IntegerAttr(arenaBytes));
+    return success();
+  }
+
+  /// Places values in definition order at the lowest offset that no
+  /// simultaneously live, already placed value occupies. Returns the size.
+  static int64_t firstFit(std::vector<Interval> &intervals) {
+    int64_t arenaBytes = 0;
+    for (size_t i = 0; i < intervals.size(); ++i) {
+      std::vector<std::pair<int64_t, int64_t>> taken; // [begin, end)
+      for (size_t j = 0; j < i; ++j)
+        if (intervals[j].overlaps(intervals[i]))
+          taken.push_back({intervals[j].offset,
+                           intervals[j].offset + intervals[j].bytes});
+      llvm::sort(taken);
+      int64_t offset = 0;
+      for (auto [begin, end] : taken) {
+        if (offset + intervals[i].bytes <= begin)
+          break;
+        offset = std::max(offset, end);
+      }
+      intervals[i].offset = offset;
+      arenaBytes = std::max(arenaBytes, offset + intervals[i].bytes);
+    }
+    return arenaBytes;
+  }
+};
+
+} // namespace
+} // namespace tfm
