@@ -8,6 +8,7 @@ steps + 1 ids (BOS, the prompt, the generated tokens). It stops early only
 when it samples BOS; then the golden holds fewer ids. It never stops at EOS,
 so tfm-run runs with --ignore-eos here."""
 
+import argparse
 import json
 import sys
 
@@ -20,9 +21,9 @@ def prompt_args(prompt):
     return ["--from-bos"] if prompt == "" else ["-p", prompt]
 
 
-def run_ids(prompt, n):
+def run_ids(model, prompt, n):
     stdout = testlib.check_run([
-        testlib.bin("tfm-run"), "--model", aidreams.model_dir(),
+        testlib.bin("tfm-run"), "--model", model,
         "--weights", aidreams.checkpoint(), "--tokenizer", aidreams.tokenizer(),
         "--temp", "0", "--ids", "--ignore-eos", "--threads", "1", "-n", str(n),
         *prompt_args(prompt)])
@@ -31,6 +32,11 @@ def run_ids(prompt, n):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a model folder to use instead of compiling "
+                        "configs/aidreams260k.json with tfmc")
+    model = parser.parse_args().model or aidreams.model_dir()
+
     golden_path = testlib.shared_path("goldens/aidreams260k-greedy.jsonl")
     with open(golden_path) as f:
         goldens = [json.loads(line) for line in f if line.strip()]
@@ -45,9 +51,9 @@ def main():
                             f"{aidreams.CONTEXT_LENGTH}; this test assumes a full context")
             continue
         # -n 0 prints the prompt's ids alone: BOS and the encoded prompt.
-        _, prompt_ids = run_ids(prompt, 0)
+        _, prompt_ids = run_ids(model, prompt, 0)
         n = len(golden) - len(prompt_ids)
-        text, ids = run_ids(prompt, n)
+        text, ids = run_ids(model, prompt, n)
         if ids != golden:
             first = next((i for i, (a, b) in enumerate(zip(ids, golden)) if a != b),
                          min(len(ids), len(golden)))
