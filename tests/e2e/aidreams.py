@@ -22,8 +22,15 @@ def tokenizer():
     return testlib.shared_path("models/aidreams260k/tokenizer.bin")
 
 
+# Set by a test's --model flag: a model folder to use instead of tfmc's.
+model_override = None
+
+
 def model_dir():
-    """generated/aidreams260k under the work dir, compiled by tfmc once."""
+    """The model folder: model_override, or aidreams260k compiled by tfmc
+    once under the work dir."""
+    if model_override:
+        return model_override
     out = os.path.join(testlib.work_dir("e2e"), "aidreams260k")
     return testlib.compile_model(config(), out)
 

@@ -35,7 +35,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a model folder to use instead of compiling "
                         "configs/aidreams260k.json with tfmc")
-    model = parser.parse_args().model or aidreams.model_dir()
+    aidreams.model_override = parser.parse_args().model
+    model = aidreams.model_dir()
 
     golden_path = testlib.shared_path("goldens/aidreams260k-greedy.jsonl")
     with open(golden_path) as f:

@@ -1,6 +1,7 @@
 """tfm-run refuses bad input with a clear message and a non-zero exit,
 never a crash. One CTest test per case: test_bad_input.py CASE."""
 
+import argparse
 import json
 import os
 import sys
@@ -20,12 +21,12 @@ def random_checkpoint(config_path, name):
     return out
 
 
-def aidreams_config_with(name, **changes):
+def aidreams_config_with(file_stem, **changes):
     """configs/aidreams260k.json with some fields changed, written to scratch."""
     with open(aidreams.config()) as f:
         config = json.load(f)
     config.update(changes)
-    path = scratch(name + ".json")
+    path = scratch(file_stem + ".json")
     with open(path, "w") as f:
         json.dump(config, f)
     return path
@@ -103,8 +104,11 @@ CASES = {f.__name__: f for f in [
     model_dir_without_library]}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print(f"usage: {sys.argv[0]} CASE, CASE one of: {', '.join(CASES)}")
-        sys.exit(2)
-    CASES[sys.argv[1]]()
-    print(f"ok: {sys.argv[1]} refused cleanly")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("case", choices=CASES)
+    parser.add_argument("--model", help="a model folder to use instead of compiling "
+                        "configs/aidreams260k.json with tfmc")
+    args = parser.parse_args()
+    aidreams.model_override = args.model
+    CASES[args.case]()
+    print(f"ok: {args.case} refused cleanly")
