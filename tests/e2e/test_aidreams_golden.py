@@ -21,10 +21,9 @@ def prompt_args(prompt):
     return ["--from-bos"] if prompt == "" else ["-p", prompt]
 
 
-def run_ids(model, prompt, n):
+def run_ids(program, prompt, n):
     stdout = testlib.check_run([
-        testlib.bin("tfm-run"), "--model", model,
-        "--weights", aidreams.checkpoint(), "--tokenizer", aidreams.tokenizer(),
+        *program, "--weights", aidreams.checkpoint(), "--tokenizer", aidreams.tokenizer(),
         "--temp", "0", "--ids", "--ignore-eos", "--threads", "1", "-n", str(n),
         *prompt_args(prompt)])
     text, _, ids_line = stdout.rstrip("\n").rpartition("\n")
@@ -35,8 +34,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a model folder to use instead of compiling "
                         "configs/aidreams260k.json with tfmc")
-    aidreams.model_override = parser.parse_args().model
-    model = aidreams.model_dir()
+    parser.add_argument("--exe", help="a standalone executable with the model linked "
+                        "in (tfmc --emit exe) to run instead of tfm-run --model")
+    args = parser.parse_args()
+    if args.exe:
+        program = [args.exe]
+    else:
+        aidreams.model_override = args.model
+        program = [testlib.bin("tfm-run"), "--model", aidreams.model_dir()]
 
     golden_path = testlib.shared_path("goldens/aidreams260k-greedy.jsonl")
     with open(golden_path) as f:
@@ -52,9 +57,9 @@ def main():
                             f"{aidreams.CONTEXT_LENGTH}; this test assumes a full context")
             continue
         # -n 0 prints the prompt's ids alone: BOS and the encoded prompt.
-        _, prompt_ids = run_ids(model, prompt, 0)
+        _, prompt_ids = run_ids(program, prompt, 0)
         n = len(golden) - len(prompt_ids)
-        text, ids = run_ids(model, prompt, n)
+        text, ids = run_ids(program, prompt, n)
         if ids != golden:
             first = next((i for i, (a, b) in enumerate(zip(ids, golden)) if a != b),
                          min(len(ids), len(golden)))
