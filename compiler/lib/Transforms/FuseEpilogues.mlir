@@ -1,0 +1,106 @@
+// RUN: tfm-opt %s --split-input-file --tfm-fuse-epilogues | FileCheck %s
+
+// A linear with no norm before it (attn_output, ffn_down) gets a region of
+// its own, and the residual add joins it.
+
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[A:.*]]: tensor<1x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      %[[O:.*]] = tfm.linear %[[A]], %[[W]]
+// CHECK-NEXT:      %[[S:.*]] = tfm.add %[[X]], %[[O]]
+// CHECK-NEXT:      tfm.yield %[[S]] : tensor<1x64xf32>
+// CHECK:         return %[[R]]
+func.func @residual(%x: tensor<1x64xf32>, %a: tensor<1x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x64xf32> {
+  %o = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+  %s = tfm.add %x, %o : tensor<1x64xf32>
+  return %s : tensor<1x64xf32>
+}
+
+// -----
+
+// RoPE and both cache stores join the q/k/v region; attention, which reads
+// the caches, stays outside and after it.
+
+// CHECK-LABEL: func.func @attention_input
+// CHECK:         %[[KC:.*]] = tfm.kv_cache key layer 0
+// CHECK:         %[[VC:.*]] = tfm.kv_cache value layer 0
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      %[[Q0:.*]] = tfm.linear
+// CHECK-NEXT:      %[[K0:.*]] = tfm.linear
+// CHECK-NEXT:      %[[V:.*]] = tfm.linear
+// CHECK-NEXT:      %[[Q:.*]] = tfm.rope %[[Q0]]
+// CHECK-NEXT:      %[[K:.*]] = tfm.rope %[[K0]]
+// CHECK-NEXT:      tfm.kv_store %[[K]], %[[KC]]
+// CHECK-NEXT:      tfm.kv_store %[[V]], %[[VC]]
+// CHECK-NEXT:      tfm.yield %[[Q]] : tensor<1x64xf32>
+// CHECK:         tfm.attention %[[R]], %[[KC]], %[[VC]]
+func.func @attention_input(%h: tensor<1x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>) -> tensor<1x64xf32> {
+  %qkv:3 = tfm.fusion -> tensor<1x64xf32>, tensor<1x32xf32>, tensor<1x32xf32> {
+    %q = tfm.linear %h, %wq : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+    %k = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+    %v = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+    tfm.yield %q, %k, %v : tensor<1x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>
+  }
+  %q = tfm.rope %qkv#0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x64xf32>
+  %k = tfm.rope %qkv#1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x32xf32>
+  %kc = tfm.kv_cache key layer 0 : tensor<48x32xf32>
+  %vc = tfm.kv_cache value layer 0 : tensor<48x32xf32>
+  tfm.kv_store %k, %kc : tensor<1x32xf32>, tensor<48x32xf32>
+  tfm.kv_store %qkv#2, %vc : tensor<1x32xf32>, tensor<48x32xf32>
+  %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x64xf32>, tensor<48x32xf32>, tensor<48x32xf32> -> tensor<1x64xf32>
+  return %a : tensor<1x64xf32>
+}
+
+// -----
+
+// SiLU(gate) * up lands with the gate/up projections.
+
+// CHECK-LABEL: func.func @gated_ffn
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x96xf32> {
+// CHECK-NEXT:      %[[G:.*]] = tfm.linear
+// CHECK-NEXT:      %[[U:.*]] = tfm.linear
+// CHECK-NEXT:      %[[S:.*]] = tfm.silu %[[G]]
+// CHECK-NEXT:      %[[M:.*]] = tfm.mul %[[S]], %[[U]]
+// CHECK-NEXT:      tfm.yield %[[M]] : tensor<1x96xf32>
+// CHECK:         return %[[R]]
+func.func @gated_ffn(%h: tensor<1x64xf32>, %wg: tensor<96x64xf32>, %wu: tensor<96x64xf32>) -> tensor<1x96xf32> {
+  %gu:2 = tfm.fusion -> tensor<1x96xf32>, tensor<1x96xf32> {
+    %g = tfm.linear %h, %wg : tensor<1x64xf32>, tensor<96x64xf32> -> tensor<1x96xf32>
+    %u = tfm.linear %h, %wu : tensor<1x64xf32>, tensor<96x64xf32> -> tensor<1x96xf32>
+    tfm.yield %g, %u : tensor<1x96xf32>, tensor<1x96xf32>
+  }
+  %s = tfm.silu %gu#0 : tensor<1x96xf32>
+  %m = tfm.mul %s, %gu#1 : tensor<1x96xf32>
+  return %m : tensor<1x96xf32>
+}
+
+// -----
+
+// A store after an attention that reads the same cache must not move above
+// it: the store stays where it is, outside the region.
+
+// CHECK-LABEL: func.func @store_after_read
+// CHECK:         %[[R:.*]] = tfm.fusion
+// CHECK-NEXT:      tfm.linear
+// CHECK-NEXT:      tfm.yield
+// CHECK:         tfm.attention
+// CHECK-NEXT:    tfm.kv_store %[[R]]
+func.func @store_after_read(%h: tensor<1x64xf32>, %wk: tensor<32x64xf32>, %q: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %kc = tfm.kv_cache key layer 0 : tensor<48x32xf32>
+  %k = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  %a = tfm.attention %q, %kc, %kc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x64xf32>, tensor<48x32xf32>, tensor<48x32xf32> -> tensor<1x64xf32>
+  tfm.kv_store %k, %kc : tensor<1x32xf32>, tensor<48x32xf32>
+  return %a : tensor<1x64xf32>
+}
+
+// -----
+
+// Elementwise ops that read no region stay alone.
+
+// CHECK-LABEL: func.func @no_producer
+// CHECK-NOT:     tfm.fusion
+// CHECK:         tfm.silu
+func.func @no_producer(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %s = tfm.silu %x : tensor<1x64xf32>
+  return %s : tensor<1x64xf32>
+}
