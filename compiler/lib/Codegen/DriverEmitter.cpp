@@ -131,11 +131,11 @@ std::string tfm::emitDriverSource(const Program &p, const LibraryOptions &option
     c << ");\n";
   }
   c << R"C(
-static const halide_type_t F32 = {halide_type_float, 32, 1};
-static const halide_type_t I32 = {halide_type_int, 32, 1};
+static const struct halide_type_t F32 = {halide_type_float, 32, 1};
+static const struct halide_type_t I32 = {halide_type_int, 32, 1};
 
 static halide_buffer_t *view1(halide_buffer_t *b, halide_dimension_t *d, const void *host,
-                              halide_type_t t, int32_t min0, int32_t ext0) {
+                              struct halide_type_t t, int32_t min0, int32_t ext0) {
   memset(b, 0, sizeof *b);
   memset(d, 0, sizeof *d);
   d[0].min = min0; d[0].extent = ext0; d[0].stride = 1;
@@ -144,7 +144,7 @@ static halide_buffer_t *view1(halide_buffer_t *b, halide_dimension_t *d, const v
 }
 
 static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const void *host,
-                              halide_type_t t, int32_t cols, int32_t stride0,
+                              struct halide_type_t t, int32_t cols, int32_t stride0,
                               int32_t min1, int32_t ext1, int32_t stride1) {
   memset(b, 0, sizeof *b);
   memset(d, 0, 2 * sizeof *d);
