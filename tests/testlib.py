@@ -8,6 +8,7 @@ Environment (set by tests/CMakeLists.txt):
 Exit code 77 means "skipped" to CTest (SKIP_RETURN_CODE 77).
 """
 
+import fcntl
 import os
 import shlex
 import subprocess
@@ -108,6 +109,15 @@ def compile_model(config_path, out_dir, extra_args=()):
     """Runs `tfmc CONFIG -o OUT_DIR [extra_args]` unless OUT_DIR already holds
     the result of the same command that is newer than the config and tfmc.
     Raises with tfmc's stderr on failure; returns out_dir."""
+    # CTest runs tests in parallel and several share one compiled model:
+    # one compiles while the others wait on the lock, then reuse it.
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, ".tfmc-lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _compile_model_locked(config_path, out_dir, extra_args)
+
+
+def _compile_model_locked(config_path, out_dir, extra_args):
     tfmc = bin("tfmc")
     cmd = [tfmc, str(config_path), "-o", str(out_dir), *map(str, extra_args)]
     manifest = os.path.join(out_dir, "manifest.json")

@@ -9,6 +9,7 @@ when it samples BOS; then the golden holds fewer ids. It never stops at EOS,
 so tfm-run runs with --ignore-eos here."""
 
 import argparse
+import os
 import json
 import sys
 
@@ -34,11 +35,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a model folder to use instead of compiling "
                         "configs/aidreams260k.json with tfmc")
-    parser.add_argument("--exe", help="a standalone executable with the model linked "
-                        "in (tfmc --emit exe) to run instead of tfm-run --model")
+    parser.add_argument("--emit-exe", action="store_true",
+                        help="compile a standalone executable (tfmc --emit exe) and run "
+                        "it instead of tfm-run --model")
     args = parser.parse_args()
-    if args.exe:
-        program = [args.exe]
+    if args.emit_exe:
+        out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-exe")
+        testlib.compile_model(aidreams.config(), out, ("--emit", "exe"))
+        program = [os.path.join(out, "aidreams260k")]
     else:
         aidreams.model_override = args.model
         program = [testlib.bin("tfm-run"), "--model", aidreams.model_dir()]
