@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -30,19 +31,13 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-cl::OptionCategory category("tfm-bench options");
-cl::list<std::string> modelDirs(cl::Positional, cl::OneOrMore, cl::desc("<model dir>..."),
-                                cl::cat(category));
-cl::opt<std::string> weightsPath("weights", cl::Required,
-                                 cl::desc("llama2.c checkpoint (tfm-weights writes one)"),
-                                 cl::cat(category));
-cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
-cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
-                          cl::cat(category));
-cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
-                          cl::cat(category));
-cl::opt<int> repeats("repeat", cl::desc("Runs per model; medians are reported (default 5)"),
-                     cl::init(5), cl::cat(category));
+/// The command line, read once in main.
+struct Options {
+  std::vector<std::string> modelDirs;
+  std::string weightsPath;
+  int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
+};
+Options opt;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -95,7 +90,7 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   if (!lib)
     return lib.takeError();
   const tfm_model &model = (*lib)->model();
-  auto weights = tfm::rt::bindLlama2cCheckpoint(weightsPath, (*lib)->manifest());
+  auto weights = tfm::rt::bindLlama2cCheckpoint(opt.weightsPath, (*lib)->manifest());
   if (!weights)
     return weights.takeError();
   schedule = model.schedule;
@@ -109,20 +104,20 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   for (const auto &t : tensors)
     if (!(untied && t.name == "token_embd.weight"))
       weightBytes += 4.0 * t.elementCount();
-  if (promptTokens + decodeTokens > int(model.context_length))
+  if (opt.promptTokens + opt.decodeTokens > int(model.context_length))
     return createStringError(inconvertibleErrorCode(),
                              "--prompt + --decode = %d exceeds the context (%u)",
-                             promptTokens + decodeTokens, model.context_length);
-  model.set_num_threads(threads);
+                             opt.promptTokens + opt.decodeTokens, model.context_length);
+  model.set_num_threads(opt.threads);
 
-  std::vector<int32_t> prompt(promptTokens);
+  std::vector<int32_t> prompt(opt.promptTokens);
   uint64_t state = 42;
   for (int32_t &t : prompt) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     t = int32_t((state >> 33) % model.vocab_size);
   }
   std::vector<double> prefillRates, decodeRates;
-  for (int run = 0; run < repeats; ++run) {
+  for (int run = 0; run < opt.repeats; ++run) {
     auto session = tfm::rt::Session::create(model, weights->pointers);
     if (!session)
       return session.takeError();
@@ -132,14 +127,14 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
     double prefillSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     start = Clock::now();
     int32_t token = prompt.back();
-    for (int i = 0; i < decodeTokens; ++i) {
+    for (int i = 0; i < opt.decodeTokens; ++i) {
       if (Error e = (*session)->decode(token))
         return std::move(e);
       token = int32_t((token + 7919) % model.vocab_size);
     }
     double decodeSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    prefillRates.push_back(promptTokens / prefillSeconds);
-    decodeRates.push_back(decodeTokens / decodeSeconds);
+    prefillRates.push_back(opt.promptTokens / prefillSeconds);
+    decodeRates.push_back(opt.decodeTokens / decodeSeconds);
   }
   return Result{median(prefillRates), median(decodeRates)};
 }
@@ -147,18 +142,39 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
 } // namespace
 
 int main(int argc, char **argv) {
+  // libLLVM registers its own -threads; ours takes the name.
+  tfm::rt::claimOptionName("threads");
+  cl::OptionCategory category("tfm-bench options");
+  cl::list<std::string> modelDirs(cl::Positional, cl::OneOrMore, cl::desc("<model dir>..."),
+                                  cl::cat(category));
+  cl::opt<std::string> weightsPath("weights", cl::Required,
+                                   cl::desc("llama2.c checkpoint (tfm-weights writes one)"),
+                                   cl::cat(category));
+  cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
+  cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
+                            cl::cat(category));
+  cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
+                            cl::cat(category));
+  cl::opt<int> repeats("repeat", cl::desc("Runs per model; medians are reported (default 5)"),
+                       cl::init(5), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "tfm-bench: compiled models side by side\n");
-  if (threads < 1 || repeats < 1 || promptTokens < 1 || decodeTokens < 1) {
+  opt = {std::vector<std::string>(modelDirs.begin(), modelDirs.end()),
+         weightsPath,
+         threads,
+         promptTokens,
+         decodeTokens,
+         repeats};
+  if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
     errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode must be >= 1\n";
     return 1;
   }
-  double bandwidth = measureReadBandwidth(threads);
-  outs() << formatv("read bandwidth, {0} threads: {1:f1} GB/s\n", int(threads), bandwidth);
+  double bandwidth = measureReadBandwidth(opt.threads);
+  outs() << formatv("read bandwidth, {0} threads: {1:f1} GB/s\n", opt.threads, bandwidth);
   outs() << formatv("{0,-28} {1,-8} {2,14} {3,13} {4,12} {5,10}\n", "model", "schedule",
                     "prefill tok/s", "decode tok/s", "decode GB/s", "% of read");
   int status = 0;
-  for (const std::string &dir : modelDirs) {
+  for (const std::string &dir : opt.modelDirs) {
     double bytes = 0;
     std::string schedule, target;
     Expected<Result> r = bench(dir, bytes, schedule, target);
@@ -171,7 +187,7 @@ int main(int argc, char **argv) {
     outs() << formatv("{0,-28} {1,-8} {2,14:f1} {3,13:f1} {4,12:f1} {5,9:f0}%\n", dir, schedule,
                       r->prefill, r->decode, gbs, 100.0 * gbs / bandwidth);
   }
-  outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps\n",
-                    int(repeats), int(promptTokens), int(decodeTokens));
+  outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps\n", opt.repeats,
+                    opt.promptTokens, opt.decodeTokens);
   return status;
 }

@@ -27,8 +27,11 @@ using namespace tfm::kernels;
 
 namespace {
 
-/// Columns per parallel task in a matrix-vector product.
+/// Columns whose reductions run together in a matrix-vector product (their
+/// accumulators fill the vector registers), and columns per parallel task
+/// (enough work per task that dispatch costs little).
 constexpr int kMatvecBlock = 8;
+constexpr int kMatvecTask = 64;
 
 /// Ops reached from an output through inlined elementwise ops that need a
 /// placement of their own.
@@ -71,9 +74,13 @@ int reductionExtent(const Value &v) {
 
 void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
-  Var co("co"), ci("ci");
+  Var task("task"), co("co"), ci("ci");
   int block = std::min(kMatvecBlock, cols);
-  out.split(a.col, co, ci, block, TailStrategy::ShiftInwards).parallel(co).vectorize(ci);
+  int perTask = std::min(kMatvecTask, cols / block * block);
+  out.split(a.col, task, co, perTask, TailStrategy::ShiftInwards)
+      .split(co, co, ci, block, TailStrategy::ShiftInwards)
+      .parallel(task)
+      .vectorize(ci);
   for (Value *lin : linears) {
     int lanes = lanesDividing(reductionExtent(*lin), ctx.vectorLanes);
     Func prod = lin->func;
