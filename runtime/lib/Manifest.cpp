@@ -42,26 +42,6 @@ public:
     return 0;
   }
 
-  double number(const char *field) {
-    const json::Value *v = require(field, "a number");
-    if (!v)
-      return 0;
-    if (auto d = v->getAsNumber())
-      return *d;
-    fail(field, "found " + describe(*v) + ", expected a number");
-    return 0;
-  }
-
-  bool boolean(const char *field) {
-    const json::Value *v = require(field, "true or false");
-    if (!v)
-      return false;
-    if (auto b = v->getAsBoolean())
-      return *b;
-    fail(field, "found " + describe(*v) + ", expected true or false");
-    return false;
-  }
-
   std::string string(const char *field) {
     const json::Value *v = require(field, "a string");
     if (!v)
@@ -88,34 +68,15 @@ private:
 
 llvm::Error parseConfig(const json::Object &obj, const std::string &source,
                         tfm::ModelSpec &c) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(json::Object(obj));
+  tfm::ParsedSpec parsed = tfm::parseCanonicalSpec(os.str(), source, "config.");
+  if (!parsed.ok)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), parsed.error);
+  c = parsed.spec;
   ManifestReader r(obj, source, "config.");
-  c.name = r.string("name");
-  c.family = r.string("family");
-  c.dim = r.integer("dim");
-  c.hiddenDim = r.integer("hidden_dim");
-  c.nLayers = r.integer("n_layers");
-  c.nHeads = r.integer("n_heads");
-  c.nKvHeads = r.integer("n_kv_heads");
-  c.headDim = r.integer("head_dim");
-  c.vocabSize = r.integer("vocab_size");
-  c.contextLength = r.integer("context_length");
-  c.normEps = r.number("norm_eps");
-  c.ropeTheta = r.number("rope_theta");
-  c.tiedEmbeddings = r.boolean("tied_embeddings");
-  c.dtype = r.string("dtype");
-  c.bosTokenId = r.integer("bos_token_id");
-  c.eosTokenId = r.integer("eos_token_id");
-  if (r.failed())
-    return r.takeError();
-  // The runtime sizes buffers and indexes token tables with these.
-  const std::pair<const char *, int64_t> mustBePositive[] = {
-      {"dim", c.dim},         {"hidden_dim", c.hiddenDim},
-      {"n_layers", c.nLayers}, {"n_heads", c.nHeads},
-      {"n_kv_heads", c.nKvHeads}, {"head_dim", c.headDim},
-      {"vocab_size", c.vocabSize}, {"context_length", c.contextLength}};
-  for (const auto &[field, value] : mustBePositive)
-    if (value <= 0)
-      r.fail(field, "found " + std::to_string(value) + ", expected a positive integer");
+  // The runtime indexes token tables with these.
   if (c.bosTokenId < 0 || c.bosTokenId >= c.vocabSize)
     r.fail("bos_token_id", "found " + std::to_string(c.bosTokenId) +
                                ", expected a token id below vocab_size " +

@@ -18,15 +18,15 @@ namespace {
 /// phrased as "<file>: field '<name>': found ..., expected ...".
 class FieldReader {
 public:
-  FieldReader(const json::Object &obj, std::string path)
-      : obj(obj), path(std::move(path)) {}
+  FieldReader(const json::Object &obj, std::string path, std::string prefix = "")
+      : obj(obj), path(std::move(path)), prefix(std::move(prefix)) {}
 
   bool failed() const { return !error.empty(); }
   const std::string &message() const { return error; }
 
   void fail(const std::string &field, const std::string &what) {
     if (error.empty())
-      error = path + ": field '" + field + "': " + what;
+      error = path + ": field '" + prefix + field + "': " + what;
   }
 
   int64_t integer(const char *field, bool required, int64_t fallback = 0) {
@@ -94,6 +94,7 @@ public:
 private:
   const json::Object &obj;
   std::string path;
+  std::string prefix; // where the object sits in its file, e.g. "config."
   std::string error;
 };
 
@@ -193,6 +194,47 @@ std::string ModelSpec::canonicalJson() const {
   llvm::raw_string_ostream os(s);
   os << json::Value(std::move(o)); // llvm::json prints object keys sorted
   return s;
+}
+
+ParsedSpec tfm::parseCanonicalSpec(const std::string &jsonText, const std::string &source,
+                                   const std::string &fieldPrefix) {
+  ParsedSpec result;
+  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  const json::Object *obj = parsed ? parsed->getAsObject() : nullptr;
+  if (!obj) {
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    result.error = source + ": field '" + fieldPrefix + "': expected a JSON object";
+    return result;
+  }
+  // The same keys canonicalJson() writes, all required.
+  FieldReader r(*obj, source, fieldPrefix);
+  ModelSpec &s = result.spec;
+  s.name = r.string("name", true);
+  s.family = r.string("family", true);
+  s.dim = r.positive("dim", true);
+  s.hiddenDim = r.positive("hidden_dim", true);
+  s.nLayers = r.positive("n_layers", true);
+  s.nHeads = r.positive("n_heads", true);
+  s.nKvHeads = r.positive("n_kv_heads", true);
+  s.headDim = r.positive("head_dim", true);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("context_length", true);
+  s.normEps = r.number("norm_eps", s.normEps);
+  s.ropeTheta = r.number("rope_theta", s.ropeTheta);
+  s.tiedEmbeddings = r.boolean("tied_embeddings", false);
+  s.dtype = r.string("dtype", true);
+  s.bosTokenId = r.integer("bos_token_id", true);
+  s.eosTokenId = r.integer("eos_token_id", true);
+  for (const char *field : {"norm_eps", "rope_theta", "tied_embeddings"})
+    if (!obj->get(field))
+      r.fail(field, "missing");
+  if (r.failed()) {
+    result.error = r.message();
+    return result;
+  }
+  result.ok = true;
+  return result;
 }
 
 ParsedSpec tfm::parseModelSpec(const std::string &jsonText, const std::string &path) {

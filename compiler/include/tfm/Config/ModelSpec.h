@@ -53,6 +53,12 @@ struct ParsedSpec {
 /// `path` is used in error messages only.
 ParsedSpec parseModelSpec(const std::string &jsonText, const std::string &path);
 
+/// Parses the output of ModelSpec::canonicalJson() (as embedded in a
+/// generated library's manifest). Every field is required; errors name
+/// `fieldPrefix` + the field, e.g. "config.dim".
+ParsedSpec parseCanonicalSpec(const std::string &jsonText, const std::string &source,
+                              const std::string &fieldPrefix);
+
 /// Reads and parses a config file.
 ParsedSpec loadModelSpec(const std::string &path);
 
