@@ -165,6 +165,47 @@ def rope(x, positions, theta):
     return torch.view_as_real(pairs * rotation).reshape(x.shape)
 
 
+def rope_half(x, positions, theta):
+    """Hugging Face's form of RoPE ("rotate_half"): pairs dimension i with
+    i + head_dim/2 instead of 2i with 2i+1. Hugging Face checkpoints store the
+    q and k rows in the order that makes this equal to the interleaved form."""
+    half = x.shape[-1] // 2
+    exponents = torch.arange(0, half, dtype=torch.float64) * 2 / x.shape[-1]
+    angles = positions.double()[:, None] * theta ** (-exponents)[None, :]  # [T, half]
+    cos, sin = torch.cos(angles)[:, None, :], torch.sin(angles)[:, None, :]
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+# Hugging Face names of the oracle's tensors: (name pattern, per-layer).
+_HF_NAMES = {
+    "token_embedding": "model.embed_tokens.weight",
+    "rms_att": "model.layers.{}.input_layernorm.weight",
+    "wq": "model.layers.{}.self_attn.q_proj.weight",
+    "wk": "model.layers.{}.self_attn.k_proj.weight",
+    "wv": "model.layers.{}.self_attn.v_proj.weight",
+    "wo": "model.layers.{}.self_attn.o_proj.weight",
+    "rms_ffn": "model.layers.{}.post_attention_layernorm.weight",
+    "w1": "model.layers.{}.mlp.gate_proj.weight",
+    "w2": "model.layers.{}.mlp.down_proj.weight",
+    "w3": "model.layers.{}.mlp.up_proj.weight",
+    "rms_final": "model.norm.weight",
+}
+
+
+def weights_from_hf(tensors, config):
+    """The oracle's tensors from a Hugging Face Llama state dict (q/k rows in
+    rotate-half order: use with LlamaOracle(..., rope_style="half"))."""
+    weights = {}
+    for key, pattern in _HF_NAMES.items():
+        if "{}" in pattern:
+            weights[key] = torch.stack([tensors[pattern.format(i)] for i in range(config.n_layers)])
+        else:
+            weights[key] = tensors[pattern]
+    weights["wcls"] = weights["token_embedding"] if config.tied_embeddings else tensors["lm_head.weight"]
+    return weights
+
+
 def causal_attention(q, k, v, q_positions):
     """q [T, n_heads, hd] at absolute positions q_positions; k, v [S, n_kv_heads, hd]
     for positions 0..S-1. Query head h reads kv head h // (n_heads / n_kv_heads)."""
@@ -186,9 +227,10 @@ def swiglu(x, w1, w2, w3):
 
 
 class LlamaOracle:
-    def __init__(self, config, weights):
+    def __init__(self, config, weights, rope_style="interleaved"):
         self.config = config
         self.w = weights
+        self.rope = rope if rope_style == "interleaved" else rope_half
 
     def new_cache(self):
         """Per layer, the keys and values of every position seen so far."""
@@ -210,8 +252,8 @@ class LlamaOracle:
             q = (n @ w["wq"][layer].T).reshape(T, c.n_heads, c.head_dim)
             k = (n @ w["wk"][layer].T).reshape(T, c.n_kv_heads, c.head_dim)
             v = (n @ w["wv"][layer].T).reshape(T, c.n_kv_heads, c.head_dim)
-            q = rope(q, positions, c.rope_theta)
-            k = rope(k, positions, c.rope_theta)
+            q = self.rope(q, positions, c.rope_theta)
+            k = self.rope(k, positions, c.rope_theta)
             cache[layer][0] = torch.cat([cache[layer][0], k])
             cache[layer][1] = torch.cat([cache[layer][1], v])
             attended = causal_attention(q, cache[layer][0], cache[layer][1], positions)

@@ -17,8 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import testlib  # noqa: E402
+import gpt2_oracle  # noqa: E402
 from llama_oracle import (LlamaConfig, LlamaOracle, OracleError, causal_attention,  # noqa: E402
-                          load_config, read_llama2c, rms_norm, rope,
+                          load_config, read_llama2c, rms_norm, rope, rope_half,
                           swiglu)
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
@@ -55,6 +56,31 @@ class HandCheckedParts(unittest.TestCase):
     def test_rope_at_position_zero_is_identity(self):
         x = t([[[0.3, -1.2, 2.5, 0.7]]])
         self.assertClose(rope(x, torch.tensor([0]), 10000.0), x.tolist())
+
+    def test_rope_half_pairs_i_with_i_plus_half(self):
+        # head_dim 4, theta 100: (x0, x2) turns by pos * 1, (x1, x3) by pos * 0.1
+        out = rope_half(t([[[1.0, 0.0, 0.0, 1.0]]]), torch.tensor([2]), 100.0)
+        self.assertClose(out, [[[math.cos(2), -math.sin(0.2), math.sin(2), math.cos(0.2)]]])
+
+    def test_rope_half_on_permuted_rows_is_interleaved_rope(self):
+        # Hugging Face's q/k row order: interleaved row 2i+j sits at row j*hd/2+i.
+        x = torch.randn(3, 2, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+        positions = torch.tensor([0, 5, 9])
+        hf_order = x.reshape(3, 2, 4, 2).transpose(2, 3).reshape(3, 2, 8)
+        expected = rope(x, positions, 500.0).reshape(3, 2, 4, 2).transpose(2, 3).reshape(3, 2, 8)
+        torch.testing.assert_close(rope_half(hf_order, positions, 500.0), expected,
+                                   rtol=0, atol=1e-12)
+
+    def test_layer_norm_uses_the_biased_variance(self):
+        # [1, 3]: mean 2, variance 1 -> [-1, 1], then * [2, 3] + [0.5, 0]
+        out = gpt2_oracle.layer_norm(t([1.0, 3.0]), t([2.0, 3.0]), t([0.5, 0.0]), 0.0)
+        self.assertClose(out, [-1.5, 3.0])
+
+    def test_gelu_forms(self):
+        tanh_form = 0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * 1.044715))
+        erf_form = 0.5 * (1 + math.erf(1 / math.sqrt(2)))
+        self.assertClose(gpt2_oracle.gelu(t([1.0]), "gelu_new"), [tanh_form])
+        self.assertClose(gpt2_oracle.gelu(t([1.0]), "gelu"), [erf_form])
 
     def test_attention_scaling_and_softmax(self):
         # head_dim 2: scores q.k / sqrt(2) = 0 and ln 3, so weights 1/4 and 3/4
