@@ -101,6 +101,44 @@ TEST(ModelSpecTest, RefusesHiddenSizeNotDivisibleByHeads) {
   expectRefusal(parse(std::move(obj)), "hidden_size");
 }
 
+TEST(ModelSpecTest, ExplicitHeadDimNeedNotDivideHiddenSize) {
+  llvm::json::Object obj = validConfig();
+  obj["hidden_size"] = 250;
+  obj["head_dim"] = 32;
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.dim, 250);
+  EXPECT_EQ(parsed.spec.headDim, 32);
+  EXPECT_EQ(parsed.spec.qDim(), 256);
+  EXPECT_EQ(parsed.spec.kvDim(), 64);
+}
+
+TEST(ModelSpecTest, TokenIdListTakesTheFirst) {
+  llvm::json::Object obj = validConfig();
+  obj["eos_token_id"] = llvm::json::Array{128001, 128009};
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.eosTokenId, 128001);
+
+  for (llvm::json::Value bad : {llvm::json::Value(llvm::json::Array{}),
+                                llvm::json::Value(llvm::json::Array{"2"})}) {
+    llvm::json::Object refused = validConfig();
+    refused["eos_token_id"] = std::move(bad);
+    expectRefusal(parse(std::move(refused)), "eos_token_id");
+  }
+}
+
+TEST(ModelSpecTest, LlamaFeatures) {
+  ParsedSpec parsed = parse(validConfig());
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.norm, "rms_norm");
+  EXPECT_EQ(parsed.spec.activation, "silu");
+  EXPECT_EQ(parsed.spec.positions, "rope");
+  EXPECT_FALSE(parsed.spec.projectionBias);
+  EXPECT_TRUE(parsed.spec.gatedFfn());
+  EXPECT_FALSE(parsed.spec.fusedQkv());
+}
+
 TEST(ModelSpecTest, RefusesKvHeadsThatDoNotDivideHeads) {
   llvm::json::Object obj = validConfig();
   obj["num_key_value_heads"] = 3;
@@ -311,6 +349,191 @@ TEST(ModelSpecTest, StableHashIsFnv1a64) {
   EXPECT_EQ(tfm::stableHash("foobar"), "85944171f73967e8");
 }
 
+// openai-community/gpt2's config.json as published, every field kept.
+const char *const kGpt2HfConfig = R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257
+})";
+
+TEST(ModelSpecTest, HuggingFaceGpt2ConfigParsesUnedited) {
+  ParsedSpec parsed = parseModelSpec(kGpt2HfConfig, "hub/gpt2/config.json");
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &s = parsed.spec;
+  EXPECT_EQ(s.name, "gpt2");
+  EXPECT_EQ(s.family, "gpt2");
+  EXPECT_EQ(s.dim, 768);
+  EXPECT_EQ(s.hiddenDim, 3072);
+  EXPECT_EQ(s.nLayers, 12);
+  EXPECT_EQ(s.nHeads, 12);
+  EXPECT_EQ(s.nKvHeads, 12);
+  EXPECT_EQ(s.headDim, 64);
+  EXPECT_EQ(s.vocabSize, 50257);
+  EXPECT_EQ(s.contextLength, 1024);
+  EXPECT_EQ(s.norm, "layer_norm");
+  EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
+  EXPECT_EQ(s.activation, "gelu_tanh");
+  EXPECT_EQ(s.positions, "learned");
+  EXPECT_TRUE(s.projectionBias);
+  EXPECT_TRUE(s.tiedEmbeddings);
+  EXPECT_TRUE(s.fusedQkv());
+  EXPECT_FALSE(s.gatedFfn());
+  EXPECT_EQ(s.bosTokenId, 50256);
+  EXPECT_EQ(s.eosTokenId, 50256);
+}
+
+/// The fields GPT2Config has no default for in our reading; tests add or
+/// change one at a time.
+llvm::json::Object minimalGpt2() {
+  return llvm::json::Object{{"model_type", "gpt2"}, {"n_embd", 200},  {"n_layer", 2},
+                            {"n_head", 5},          {"vocab_size", 1000}, {"n_positions", 64}};
+}
+
+TEST(ModelSpecTest, Gpt2DefaultsAreGpt2Config) {
+  ParsedSpec parsed = parse(minimalGpt2());
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &s = parsed.spec;
+  EXPECT_EQ(s.headDim, 40);
+  EXPECT_EQ(s.hiddenDim, 800); // n_inner absent: 4 * n_embd
+  EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
+  EXPECT_EQ(s.activation, "gelu_tanh");
+  EXPECT_TRUE(s.tiedEmbeddings);
+  EXPECT_EQ(s.bosTokenId, 50256);
+  EXPECT_EQ(s.eosTokenId, 50256);
+
+  llvm::json::Object nullInner = minimalGpt2();
+  nullInner["n_inner"] = nullptr;
+  EXPECT_EQ(parse(std::move(nullInner)).spec.hiddenDim, 800);
+
+  llvm::json::Object set = minimalGpt2();
+  set["n_inner"] = 512;
+  set["layer_norm_epsilon"] = 1e-6;
+  set["tie_word_embeddings"] = false;
+  ParsedSpec changed = parse(std::move(set));
+  ASSERT_TRUE(changed.ok) << changed.error;
+  EXPECT_EQ(changed.spec.hiddenDim, 512);
+  EXPECT_DOUBLE_EQ(changed.spec.normEps, 1e-6);
+  EXPECT_FALSE(changed.spec.tiedEmbeddings);
+}
+
+TEST(ModelSpecTest, Gpt2ActivationForms) {
+  const std::pair<const char *, const char *> forms[] = {
+      {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"gelu", "gelu"}};
+  for (const auto &[given, activation] : forms) {
+    SCOPED_TRACE(given);
+    llvm::json::Object obj = minimalGpt2();
+    obj["activation_function"] = given;
+    ParsedSpec parsed = parse(std::move(obj));
+    ASSERT_TRUE(parsed.ok) << parsed.error;
+    EXPECT_EQ(parsed.spec.activation, activation);
+  }
+  llvm::json::Object relu = minimalGpt2();
+  relu["activation_function"] = "relu";
+  ParsedSpec parsed = parse(std::move(relu));
+  expectRefusal(parsed, "activation_function");
+  EXPECT_NE(parsed.error.find("\"relu\""), std::string::npos) << parsed.error;
+}
+
+TEST(ModelSpecTest, Gpt2NCtxIsAnAliasOfNPositions) {
+  llvm::json::Object onlyCtx = minimalGpt2();
+  onlyCtx.erase("n_positions");
+  onlyCtx["n_ctx"] = 128;
+  ParsedSpec parsed = parse(std::move(onlyCtx));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_EQ(parsed.spec.contextLength, 128);
+
+  llvm::json::Object equal = minimalGpt2();
+  equal["n_ctx"] = 64;
+  EXPECT_TRUE(parse(std::move(equal)).ok);
+
+  llvm::json::Object mismatch = minimalGpt2();
+  mismatch["n_ctx"] = 128;
+  ParsedSpec refused = parse(std::move(mismatch));
+  expectRefusal(refused, "n_ctx");
+  EXPECT_NE(refused.error.find("128"), std::string::npos) << refused.error;
+  EXPECT_NE(refused.error.find("64"), std::string::npos) << refused.error;
+}
+
+TEST(ModelSpecTest, Gpt2RefusesEachMissingRequiredField) {
+  for (const char *field : {"n_embd", "n_layer", "n_head", "vocab_size", "n_positions"}) {
+    SCOPED_TRACE(field);
+    llvm::json::Object obj = minimalGpt2();
+    obj.erase(field);
+    ParsedSpec parsed = parse(std::move(obj));
+    expectRefusal(parsed, field);
+    EXPECT_NE(parsed.error.find("missing"), std::string::npos) << parsed.error;
+  }
+}
+
+TEST(ModelSpecTest, Gpt2RefusesWhatItDoesNotCompile) {
+  const std::pair<const char *, llvm::json::Value> unsupported[] = {
+      {"scale_attn_weights", false},
+      {"scale_attn_by_inverse_layer_idx", true},
+      {"add_cross_attention", true},
+      {"n_embd", 201},  // not a multiple of n_head
+      {"n_inner", 0},
+      {"layer_norm_epsilon", "1e-5"},
+      {"activation_function", 1},
+  };
+  for (const auto &[field, value] : unsupported) {
+    SCOPED_TRACE(field);
+    llvm::json::Object obj = minimalGpt2();
+    obj[field] = value;
+    expectRefusal(parse(std::move(obj)), field);
+  }
+}
+
+TEST(ModelSpecTest, CanonicalJsonRoundTrips) {
+  for (ParsedSpec parsed : {parse(validConfig()), parse(minimalGpt2())}) {
+    ASSERT_TRUE(parsed.ok) << parsed.error;
+    std::string canonical = parsed.spec.canonicalJson();
+    SCOPED_TRACE(canonical);
+    ParsedSpec back = tfm::parseCanonicalSpec(canonical, "manifest.json", "config.");
+    ASSERT_TRUE(back.ok) << back.error;
+    EXPECT_EQ(back.spec.canonicalJson(), canonical);
+    EXPECT_EQ(back.spec.norm, parsed.spec.norm);
+    EXPECT_EQ(back.spec.activation, parsed.spec.activation);
+    EXPECT_EQ(back.spec.positions, parsed.spec.positions);
+    EXPECT_EQ(back.spec.projectionBias, parsed.spec.projectionBias);
+  }
+}
+
+TEST(ModelSpecTest, CanonicalSpecRequiresEveryField) {
+  std::string canonical = parse(minimalGpt2()).spec.canonicalJson();
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(canonical);
+  ASSERT_TRUE(bool(value));
+  for (const auto &entry : *value->getAsObject()) {
+    std::string key = entry.first.str();
+    SCOPED_TRACE(key);
+    llvm::json::Object without = *value->getAsObject();
+    without.erase(key);
+    ParsedSpec parsed = tfm::parseCanonicalSpec(text(std::move(without)), "lib/manifest.json",
+                                                "config.");
+    ASSERT_FALSE(parsed.ok);
+    EXPECT_NE(parsed.error.find("lib/manifest.json"), std::string::npos) << parsed.error;
+    EXPECT_NE(parsed.error.find("'config." + key + "'"), std::string::npos) << parsed.error;
+  }
+}
+
 // Every config in the repository parses: presets and reference shapes.
 TEST(ModelSpecTest, RepositoryConfigsParse) {
   namespace fs = std::filesystem;
@@ -345,6 +568,29 @@ TEST(ModelSpecTest, PresetShapes) {
   EXPECT_EQ(bench.spec.nLayers, 12);
   EXPECT_EQ(bench.spec.hiddenDim, 2048);
   EXPECT_EQ(bench.spec.contextLength, 1024);
+
+  struct Gpt2Preset {
+    const char *file;
+    int64_t dim, heads, layers;
+  };
+  for (const Gpt2Preset &preset : {Gpt2Preset{"gpt2-small", 768, 12, 12},
+                                   Gpt2Preset{"gpt2-medium", 1024, 16, 24},
+                                   Gpt2Preset{"gpt2-large", 1280, 20, 36},
+                                   Gpt2Preset{"gpt2-xl", 1600, 25, 48}}) {
+    SCOPED_TRACE(preset.file);
+    ParsedSpec gpt2 =
+        tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/" + preset.file + ".json");
+    ASSERT_TRUE(gpt2.ok) << gpt2.error;
+    EXPECT_EQ(gpt2.spec.family, "gpt2");
+    EXPECT_EQ(gpt2.spec.dim, preset.dim);
+    EXPECT_EQ(gpt2.spec.nHeads, preset.heads);
+    EXPECT_EQ(gpt2.spec.nLayers, preset.layers);
+    EXPECT_EQ(gpt2.spec.headDim, 64);
+    EXPECT_EQ(gpt2.spec.hiddenDim, 4 * preset.dim);
+    EXPECT_EQ(gpt2.spec.vocabSize, 50257);
+    EXPECT_EQ(gpt2.spec.contextLength, 1024);
+    EXPECT_EQ(gpt2.spec.activation, "gelu_tanh");
+  }
 }
 
 } // namespace

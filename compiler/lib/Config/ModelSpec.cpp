@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 using namespace tfm;
@@ -84,6 +85,12 @@ public:
 
   const json::Value *raw(const char *field) const { return obj.get(field); }
 
+  /// Present and not null.
+  bool has(const char *field) const {
+    const json::Value *v = obj.get(field);
+    return v && v->kind() != json::Value::Null;
+  }
+
   static std::string describe(const json::Value &v) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -108,8 +115,27 @@ std::string sanitizeName(const std::string &raw) {
   return out;
 }
 
+/// A token id. Some configs list several ids (Llama 3 names two end-of-turn
+/// tokens as eos_token_id); generation stops at one id, so the first is taken.
+int64_t tokenId(FieldReader &r, const char *field, int64_t fallback) {
+  if (const json::Value *v = r.raw(field))
+    if (const json::Array *list = v->getAsArray()) {
+      std::optional<int64_t> first =
+          list->empty() ? std::nullopt : (*list)[0].getAsInteger();
+      if (!first)
+        r.fail(field, "found " + FieldReader::describe(*v) +
+                          ", expected an integer or a non-empty list of integers");
+      return first.value_or(fallback);
+    }
+  return r.integer(field, false, fallback);
+}
+
 void parseLlama(FieldReader &r, ModelSpec &s) {
   s.family = "llama";
+  s.norm = "rms_norm";
+  s.activation = "silu";
+  s.positions = "rope";
+  s.projectionBias = false;
   s.dim = r.positive("hidden_size", true);
   s.hiddenDim = r.positive("intermediate_size", true);
   s.nLayers = r.positive("num_hidden_layers", true);
@@ -120,8 +146,8 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
   s.normEps = r.number("rms_norm_eps", 1e-6);
   s.ropeTheta = r.number("rope_theta", 10000.0);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
-  s.bosTokenId = r.integer("bos_token_id", false, 1);
-  s.eosTokenId = r.integer("eos_token_id", false, 2);
+  s.bosTokenId = tokenId(r, "bos_token_id", 1);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2);
   if (r.failed())
     return;
 
@@ -141,13 +167,18 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
   if (r.failed())
     return;
 
-  if (s.dim % s.nHeads != 0) {
+  // An explicit head_dim decouples the heads from the hidden size (q is
+  // n_heads*head_dim wide, attn_output maps it back to hidden_size).
+  if (r.has("head_dim")) {
+    s.headDim = r.positive("head_dim", true);
+  } else if (s.dim % s.nHeads != 0) {
     r.fail("hidden_size", "found " + std::to_string(s.dim) +
                               ", expected a multiple of num_attention_heads (" +
-                              std::to_string(s.nHeads) + ")");
+                              std::to_string(s.nHeads) + ") or an explicit head_dim");
     return;
+  } else {
+    s.headDim = s.dim / s.nHeads;
   }
-  s.headDim = r.positive("head_dim", false, s.dim / s.nHeads);
   if (r.failed())
     return;
   if (s.headDim % 2 != 0)
@@ -159,6 +190,119 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
                ", expected a divisor of num_attention_heads (" +
                std::to_string(s.nHeads) + ")");
 }
+
+/// GPT-2 as Hugging Face's GPT2Config describes it. Fields that do not change
+/// the forward pass (dropout rates, summary_* of the classification head,
+/// task_specific_params, use_cache, reorder_and_upcast_attn, which only moves
+/// an upcast that f32 does not need) are not read.
+void parseGpt2(FieldReader &r, ModelSpec &s) {
+  s.family = "gpt2";
+  s.norm = "layer_norm";
+  s.positions = "learned";
+  s.ropeTheta = 0.0;
+  s.projectionBias = true;
+  s.dim = r.positive("n_embd", true);
+  s.nLayers = r.positive("n_layer", true);
+  s.nHeads = r.positive("n_head", true);
+  s.nKvHeads = s.nHeads;
+  s.vocabSize = r.positive("vocab_size", true);
+  // n_ctx is the older name of n_positions; configs carry both, equal.
+  s.contextLength = r.positive("n_positions", !r.has("n_ctx"));
+  if (r.has("n_ctx") && !r.failed()) {
+    int64_t nCtx = r.positive("n_ctx", true);
+    if (!r.has("n_positions"))
+      s.contextLength = nCtx;
+    else if (!r.failed() && nCtx != s.contextLength)
+      r.fail("n_ctx", "found " + std::to_string(nCtx) + ", expected n_positions (" +
+                          std::to_string(s.contextLength) +
+                          "): the attention window and the position table must agree");
+  }
+  s.hiddenDim = r.positive("n_inner", false, 4 * s.dim); // null: 4 * n_embd
+  s.normEps = r.number("layer_norm_epsilon", 1e-5);
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 50256);
+  s.eosTokenId = tokenId(r, "eos_token_id", 50256);
+  if (r.failed())
+    return;
+
+  std::string act = r.string("activation_function", false, "gelu_new");
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+    s.activation = "gelu_tanh";
+  else if (act == "gelu")
+    s.activation = "gelu";
+  else if (!r.failed())
+    r.fail("activation_function",
+           "found \"" + act +
+               "\", expected \"gelu_new\" or \"gelu_pytorch_tanh\" (tanh GELU) or \"gelu\" "
+               "(exact GELU)");
+  if (!r.boolean("scale_attn_weights", true) && !r.failed())
+    r.fail("scale_attn_weights",
+           "found false, expected true (attention scores are scaled by 1/sqrt(head_dim))");
+  if (r.boolean("scale_attn_by_inverse_layer_idx", false))
+    r.fail("scale_attn_by_inverse_layer_idx",
+           "found true, expected false (per-layer score scaling is not supported)");
+  if (r.boolean("add_cross_attention", false))
+    r.fail("add_cross_attention",
+           "found true, expected false (cross-attention is not supported)");
+  if (r.failed())
+    return;
+
+  if (s.dim % s.nHeads != 0) {
+    r.fail("n_embd", "found " + std::to_string(s.dim) + ", expected a multiple of n_head (" +
+                         std::to_string(s.nHeads) + ")");
+    return;
+  }
+  s.headDim = s.dim / s.nHeads;
+}
+
+/// The canonical fields, one list: canonicalJson() writes them and
+/// parseCanonicalSpec() reads every one back. `positive` marks sizes.
+template <typename Spec, typename Visit>
+void forEachCanonicalField(Spec &s, Visit &&visit) {
+  visit("name", s.name, false);
+  visit("family", s.family, false);
+  visit("dim", s.dim, true);
+  visit("hidden_dim", s.hiddenDim, true);
+  visit("n_layers", s.nLayers, true);
+  visit("n_heads", s.nHeads, true);
+  visit("n_kv_heads", s.nKvHeads, true);
+  visit("head_dim", s.headDim, true);
+  visit("vocab_size", s.vocabSize, true);
+  visit("context_length", s.contextLength, true);
+  visit("norm", s.norm, false);
+  visit("norm_eps", s.normEps, false);
+  visit("activation", s.activation, false);
+  visit("positions", s.positions, false);
+  visit("rope_theta", s.ropeTheta, false);
+  visit("projection_bias", s.projectionBias, false);
+  visit("tied_embeddings", s.tiedEmbeddings, false);
+  visit("dtype", s.dtype, false);
+  visit("bos_token_id", s.bosTokenId, false);
+  visit("eos_token_id", s.eosTokenId, false);
+}
+
+/// Reads one canonical field; every field is required.
+struct CanonicalFieldReader {
+  FieldReader &r;
+  const json::Object &obj;
+
+  void operator()(const char *key, std::string &value, bool) {
+    value = r.string(key, true);
+  }
+  void operator()(const char *key, int64_t &value, bool positive) {
+    value = positive ? r.positive(key, true) : r.integer(key, true);
+  }
+  void operator()(const char *key, double &value, bool) {
+    if (!obj.get(key))
+      r.fail(key, "missing, expected a number");
+    value = r.number(key, value);
+  }
+  void operator()(const char *key, bool &value, bool) {
+    if (!obj.get(key))
+      r.fail(key, "missing, expected true or false");
+    value = r.boolean(key, value);
+  }
+};
 
 } // namespace
 
@@ -174,22 +318,10 @@ std::string tfm::stableHash(const std::string &text) {
 }
 
 std::string ModelSpec::canonicalJson() const {
-  json::Object o{{"name", name},
-                 {"family", family},
-                 {"dim", dim},
-                 {"hidden_dim", hiddenDim},
-                 {"n_layers", nLayers},
-                 {"n_heads", nHeads},
-                 {"n_kv_heads", nKvHeads},
-                 {"head_dim", headDim},
-                 {"vocab_size", vocabSize},
-                 {"context_length", contextLength},
-                 {"norm_eps", normEps},
-                 {"rope_theta", ropeTheta},
-                 {"tied_embeddings", tiedEmbeddings},
-                 {"dtype", dtype},
-                 {"bos_token_id", bosTokenId},
-                 {"eos_token_id", eosTokenId}};
+  json::Object o;
+  forEachCanonicalField(*this, [&](const char *key, const auto &value, bool) {
+    o[key] = value;
+  });
   std::string s;
   llvm::raw_string_ostream os(s);
   os << json::Value(std::move(o)); // llvm::json prints object keys sorted
@@ -207,28 +339,8 @@ ParsedSpec tfm::parseCanonicalSpec(const std::string &jsonText, const std::strin
     result.error = source + ": field '" + fieldPrefix + "': expected a JSON object";
     return result;
   }
-  // The same keys canonicalJson() writes, all required.
   FieldReader r(*obj, source, fieldPrefix);
-  ModelSpec &s = result.spec;
-  s.name = r.string("name", true);
-  s.family = r.string("family", true);
-  s.dim = r.positive("dim", true);
-  s.hiddenDim = r.positive("hidden_dim", true);
-  s.nLayers = r.positive("n_layers", true);
-  s.nHeads = r.positive("n_heads", true);
-  s.nKvHeads = r.positive("n_kv_heads", true);
-  s.headDim = r.positive("head_dim", true);
-  s.vocabSize = r.positive("vocab_size", true);
-  s.contextLength = r.positive("context_length", true);
-  s.normEps = r.number("norm_eps", s.normEps);
-  s.ropeTheta = r.number("rope_theta", s.ropeTheta);
-  s.tiedEmbeddings = r.boolean("tied_embeddings", false);
-  s.dtype = r.string("dtype", true);
-  s.bosTokenId = r.integer("bos_token_id", true);
-  s.eosTokenId = r.integer("eos_token_id", true);
-  for (const char *field : {"norm_eps", "rope_theta", "tied_embeddings"})
-    if (!obj->get(field))
-      r.fail(field, "missing");
+  forEachCanonicalField(result.spec, CanonicalFieldReader{r, *obj});
   if (r.failed()) {
     result.error = r.message();
     return result;
@@ -257,11 +369,12 @@ ParsedSpec tfm::parseModelSpec(const std::string &jsonText, const std::string &p
     result.error = r.message();
     return result;
   }
-  if (type == "llama") {
+  if (type == "llama")
     parseLlama(r, s);
-  } else {
-    r.fail("model_type", "found \"" + type + "\", expected one of: \"llama\"");
-  }
+  else if (type == "gpt2")
+    parseGpt2(r, s);
+  else
+    r.fail("model_type", "found \"" + type + "\", expected one of: \"llama\", \"gpt2\"");
 
   std::string name = r.string("name", false);
   if (name.empty())

@@ -18,17 +18,25 @@ namespace tfm {
 
 struct ModelSpec {
   std::string name;        // identifier used for lib<name>.so and C symbols
-  std::string family;      // "llama"
-  int64_t dim = 0;         // hidden_size
-  int64_t hiddenDim = 0;   // intermediate_size (feed-forward width)
+  std::string family;      // "llama" | "gpt2": the manifest's tensor layout
+  int64_t dim = 0;         // hidden_size / n_embd
+  int64_t hiddenDim = 0;   // feed-forward width (intermediate_size / n_inner)
   int64_t nLayers = 0;
   int64_t nHeads = 0;
   int64_t nKvHeads = 0;
   int64_t headDim = 0;     // dim / nHeads unless the config says otherwise
   int64_t vocabSize = 0;
+  /// Rows of each KV cache layer; with learned positions also the rows of
+  /// the position table (GPT-2's n_positions).
   int64_t contextLength = 0;
+  std::string norm = "rms_norm";   // "rms_norm" | "layer_norm" (weight and bias)
   double normEps = 1e-5;
-  double ropeTheta = 10000.0;
+  /// FFN activation: "silu" (Llama's gated FFN, silu(gate) * up), or GPT-2's
+  /// plain FFN with "gelu_tanh" (the tanh approximation) or "gelu" (exact).
+  std::string activation = "silu";
+  std::string positions = "rope";  // "rope" | "learned" (position_embd table)
+  double ropeTheta = 10000.0;      // 0 unless positions is "rope"
+  bool projectionBias = false;     // every attention and FFN projection has a bias
   bool tiedEmbeddings = false;
   std::string dtype = "f32"; // element type of weights and activations
   int64_t bosTokenId = 1;
@@ -36,6 +44,10 @@ struct ModelSpec {
 
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }
+  /// GPT-2 keeps q, k and v in one [3*dim, dim] matrix (attn_qkv).
+  bool fusedQkv() const { return family == "gpt2"; }
+  /// Llama's FFN has a gate projection (ffn_gate).
+  bool gatedFfn() const { return family == "llama"; }
 
   /// Canonical JSON of every field above; its hash identifies the config in
   /// the generated library so the runtime can refuse a mismatched one.
