@@ -21,6 +21,13 @@ double attr(const Kernel &k, const KernelOp &op, const char *name) {
   return it->second;
 }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 Type halideType(ElemType t) { return t == ElemType::I32 ? Int(32) : Float(32); }
 
 /// Pins a buffer's layout to the shape the kernel was compiled for: columns
@@ -142,16 +149,48 @@ private:
       scale(r) = 1.0f / sqrt(sumSq(r) / dim + eps);
       f(c, r) = x.func(c, r) * scale(r) * w.func(c);
       v.reduction = over;
-      v.rowScale = scale;
+      v.rowStats = {scale};
+    } else if (op.kind == "layer_norm") {
+      Value &x = operand(0), &w = operand(1), &b = operand(2);
+      int dim = static_cast<int>(x.shape[1]);
+      float eps = static_cast<float>(attr(k, op, "eps"));
+      RDom over(0, dim, name + "_k");
+      // Two passes, the mean first: the one-pass E[x^2] - E[x]^2 loses the
+      // variance of rows whose mean is large against their spread.
+      Func sum(name + "_sum");
+      sum(r) = 0.0f;
+      sum(r) += x.func(over, r);
+      Func mean(name + "_mean");
+      mean(r) = sum(r) / dim;
+      Func sqDev(name + "_sqdev");
+      sqDev(r) = 0.0f;
+      Expr dev = x.func(over, r) - mean(r);
+      sqDev(r) += dev * dev;
+      Func scale(name + "_scale");
+      scale(r) = 1.0f / sqrt(sqDev(r) / dim + eps);
+      f(c, r) = (x.func(c, r) - mean(r)) * scale(r) * w.func(c) + b.func(c);
+      v.reduction = over;
+      v.rowStats = {mean, scale};
     } else if (op.kind == "linear") {
       Value &x = operand(0), &w = operand(1);
       if (w.param < 0)
         fail(k, "linear expects its weight to be a kernel parameter");
       int inDim = static_cast<int>(w.shape[1]);
       RDom over(0, inDim, name + "_k");
-      f(c, r) = 0.0f;
-      f(c, r) += x.func(over, r) * w.func(over, c);
+      Func product(name + "_product");
+      product(c, r) = 0.0f;
+      product(c, r) += x.func(over, r) * w.func(over, c);
+      if (op.operands.size() > 2) {
+        Value &bias = operand(2);
+        if (bias.shape != std::vector<int64_t>{w.shape[0]})
+          fail(k, "linear bias has shape " + shapeText(bias.shape) + ", expected [" +
+                      std::to_string(w.shape[0]) + "] (one entry per output column)");
+        f(c, r) = product(c, r) + bias.func(c);
+      } else {
+        f(c, r) = product(c, r);
+      }
       v.reduction = over;
+      v.product = product;
       v.weight = w.weight;
     } else if (op.kind == "rope") {
       Value &x = operand(0);
@@ -172,6 +211,34 @@ private:
     } else if (op.kind == "silu") {
       Expr x = operand(0).func(c, r);
       f(c, r) = x / (1.0f + exp(-x));
+    } else if (op.kind == "gelu") {
+      Expr x = operand(0).func(c, r);
+      if (attr(k, op, "approximate") != 0) {
+        // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): the same value, through
+        // exp, which Halide vectorises, instead of tanh, which it does not.
+        Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
+        f(c, r) = x / (1.0f + exp(-2.0f * u));
+      } else {
+        f(c, r) = 0.5f * x * (1.0f + erfFloat(x * float(M_SQRT1_2)));
+      }
+    } else if (op.kind == "add_positions") {
+      // Token rows are absolute positions: row r takes the table's row r.
+      // A position past the table fails Halide's bounds check on the call.
+      Value &x = operand(0), &table = operand(1);
+      if (table.shape.size() != 2 || table.shape[1] != x.shape.back())
+        fail(k, "add_positions table has shape " + shapeText(table.shape) + ", expected [P, " +
+                    std::to_string(x.shape.back()) + "]");
+      f(c, r) = x.func(c, r) + table.func(c, r);
+    } else if (op.kind == "slice_cols") {
+      Value &x = operand(0);
+      int64_t begin = static_cast<int64_t>(attr(k, op, "begin"));
+      int64_t size = static_cast<int64_t>(attr(k, op, "size"));
+      if (begin < 0 || size <= 0 || begin + size > x.shape.back() || op.shape.back() != size)
+        fail(k, "slice_cols of columns " + std::to_string(begin) + ".." +
+                    std::to_string(begin + size - 1) + " from " + std::to_string(x.shape.back()) +
+                    " columns into " + std::to_string(op.shape.back()) +
+                    ", expected a range inside the input as wide as the result");
+      f(c, r) = x.func(c + static_cast<int>(begin), r);
     } else if (op.kind == "last_row") {
       f(c, r) = operand(0).func(c, r);
     } else if (op.kind == "attention") {
@@ -237,4 +304,31 @@ KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel) {
   KernelAlgorithm a;
   Builder(kernel, a).build();
   return a;
+}
+
+// Halide's own erf is off by up to 5e-7 relative, and exact GELU is checked
+// against references that round erf correctly. Here erf(x) = x P(x^2)/Q(x^2)
+// on [-4, 4] (beyond, erf rounds to +-1 in float): a rational fit of least
+// maximum relative error (2e-9), made for this file by iteratively
+// reweighted least squares, and evaluated in double so that rounding leaves
+// only the final rounding to float (6e-8 relative).
+Expr tfm::kernels::erfFloat(Expr x) {
+  static const double p[] = {1.1283791693718521e+00, 1.8520309842460561e-01,
+                             5.4316896019758643e-02, 3.8496066284403399e-03,
+                             3.7960877622659865e-04, 4.6847783846046265e-06,
+                             -1.3202228865694110e-08};
+  static const double q[] = {1.0,
+                             4.9746538633153381e-01, 1.1395836608980768e-01,
+                             1.5462079609066691e-02, 1.3075687464449231e-03,
+                             6.3110584945880698e-05};
+  auto f64 = [](double c) { return Internal::make_const(Float(64), c); };
+  Expr xd = clamp(cast<double>(x), f64(-4.0), f64(4.0));
+  Expr t = xd * xd;
+  auto horner = [&](const double *c, int n) {
+    Expr acc = f64(c[n - 1]);
+    for (int i = n - 2; i >= 0; --i)
+      acc = acc * t + f64(c[i]);
+    return acc;
+  };
+  return cast<float>(xd * horner(p, 7) / horner(q, 6));
 }

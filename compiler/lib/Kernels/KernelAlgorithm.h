@@ -42,10 +42,12 @@ struct Value {
   std::vector<int64_t> shape;
   bool tokenRows = false;
   // Reductions expose their domain and inputs to the schedule.
-  Halide::RDom reduction;       // linear: over K; rms_norm: over D
-  Halide::Func rowScale;        // rms_norm: 1/rms per row
-  Halide::ImageParam weight;    // linear: W [N,K]
-  AttentionFuncs attention;     // attention only
+  Halide::RDom reduction;             // linear: over K; norms: over D
+  std::vector<Halide::Func> rowStats; // norms: per-row statistics (rms_norm:
+                                      // 1/rms; layer_norm: mean, 1/std)
+  Halide::Func product;               // linear: x @ W^T, before the bias
+  Halide::ImageParam weight;          // linear: W [N,K]
+  AttentionFuncs attention;           // attention only
 };
 
 struct KernelAlgorithm {
@@ -56,6 +58,10 @@ struct KernelAlgorithm {
   std::vector<int> outputValues;          // value feeding each output
   std::vector<const KernelParam *> outputParams;
 };
+
+/// erf of a float expression, within about one unit in the last place
+/// (exposed for its test).
+Halide::Expr erfFloat(Halide::Expr x);
 
 /// Builds the algorithm. Throws std::runtime_error naming the kernel and op
 /// on malformed input.

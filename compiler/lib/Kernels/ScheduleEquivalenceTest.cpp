@@ -1,9 +1,11 @@
 //===- ScheduleEquivalenceTest.cpp - Every schedule computes the same -----===//
 //
-// Builds the kernels a Llama layer lowers to (by hand, as the MLIR half would
-// hand them over), runs each under every schedule set with Halide's JIT on
-// the same random inputs, and checks the results agree with the plain
-// schedule. Row windows start at a non-zero position, as in a real call.
+// Builds the kernels a Llama layer and a GPT-2 model lower to (by hand, as
+// the MLIR half would hand them over), runs each under every schedule set
+// with Halide's JIT on the same random inputs, and checks the results agree
+// with the plain schedule. Row windows start at a non-zero position, as in a
+// real call. The GPT-2 ops are also checked on their own against values
+// computed here in double.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelAlgorithm.h"
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -36,8 +39,8 @@ KernelParam param(const std::string &name, std::vector<int64_t> shape,
   return p;
 }
 
-KernelParam cache(const std::string &name, bool isKey, bool isOutput) {
-  KernelParam p = param(name, {kCtx, kKvDim}, false, isOutput);
+KernelParam cache(const std::string &name, bool isKey, bool isOutput, int64_t cols = kKvDim) {
+  KernelParam p = param(name, {kCtx, cols}, false, isOutput);
   p.isCache = true;
   p.isKeyCache = isKey;
   return p;
@@ -108,21 +111,130 @@ Kernel feedForwardOutput(int64_t rows) {
   return k;
 }
 
+// GPT-2 shapes: 5 heads of 16 (an odd head count), an odd vocabulary so that
+// column tiles have tails, and as many positions as the context.
+constexpr int kGDim = 80, kGHeads = 5, kGHeadDim = 16, kGHidden = 4 * kGDim, kGVocab = 1001;
+
+/// Token embedding + learned positions.
+Kernel gpt2Embedding(int64_t rows) {
+  Kernel k;
+  k.name = "gpt2_embed";
+  KernelParam tokens = param("tokens", {rows}, true);
+  tokens.type = ElemType::I32;
+  k.params = {param("wte", {kGVocab, kGDim}), tokens, param("wpe", {kCtx, kGDim}),
+              param("x", {rows, kGDim}, true, true)};
+  k.ops = {op("embedding", {0, 1}, {rows, kGDim}), op("add_positions", {4, 2}, {rows, kGDim})};
+  k.outputValue = {{3, 5}};
+  return k;
+}
+
+/// LayerNorm + fused QKV projection with bias, sliced into q, k and v; keys
+/// and values stored in the caches.
+Kernel gpt2AttentionInput(int64_t rows) {
+  Kernel k;
+  k.name = "gpt2_attn_in";
+  k.params = {param("x", {rows, kGDim}, true),         param("norm_w", {kGDim}),
+              param("norm_b", {kGDim}),                param("wqkv", {3 * kGDim, kGDim}),
+              param("bqkv", {3 * kGDim}),              param("q", {rows, kGDim}, true, true),
+              cache("kc", true, true, kGDim),          cache("vc", false, true, kGDim)};
+  auto slice = [&](int begin) {
+    return op("slice_cols", {9}, {rows, kGDim}, {{"begin", begin}, {"size", kGDim}});
+  };
+  k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
+           op("linear", {8, 3, 4}, {rows, 3 * kGDim}), slice(0), slice(kGDim),
+           slice(2 * kGDim)};
+  k.outputValue = {{5, 10}, {6, 11}, {7, 12}};
+  return k;
+}
+
+/// Multi-head attention: as many kv heads as heads.
+Kernel gpt2Attention(int64_t rows) {
+  Kernel k;
+  k.name = "gpt2_attention";
+  k.params = {param("q", {rows, kGDim}, true), cache("kc", true, false, kGDim),
+              cache("vc", false, false, kGDim), param("out", {rows, kGDim}, true, true)};
+  k.ops = {op("attention", {0, 1, 2}, {rows, kGDim},
+              {{"n_heads", kGHeads}, {"n_kv_heads", kGHeads}, {"head_dim", kGHeadDim}})};
+  k.outputValue = {{3, 4}};
+  return k;
+}
+
+/// A projection with bias + residual add (attention output, FFN down).
+Kernel gpt2ProjectionResidual(int64_t rows, int64_t inDim) {
+  Kernel k;
+  k.name = "gpt2_proj_residual";
+  k.params = {param("h", {rows, inDim}, true), param("w", {kGDim, inDim}), param("b", {kGDim}),
+              param("x", {rows, kGDim}, true), param("y", {rows, kGDim}, true, true)};
+  k.ops = {op("linear", {0, 1, 2}, {rows, kGDim}), op("add", {5, 3}, {rows, kGDim})};
+  k.outputValue = {{4, 6}};
+  return k;
+}
+
+/// LayerNorm + up projection with bias + GELU.
+Kernel gpt2FeedForwardInput(int64_t rows, int approximate) {
+  Kernel k;
+  k.name = "gpt2_ffn_in";
+  k.params = {param("x", {rows, kGDim}, true), param("norm_w", {kGDim}), param("norm_b", {kGDim}),
+              param("wup", {kGHidden, kGDim}), param("bup", {kGHidden}),
+              param("h", {rows, kGHidden}, true, true)};
+  k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
+           op("linear", {6, 3, 4}, {rows, kGHidden}),
+           op("gelu", {7}, {rows, kGHidden}, {{"approximate", approximate}})};
+  k.outputValue = {{5, 8}};
+  return k;
+}
+
+/// Final LayerNorm + tied head: for the last row of the call (`lastRow`,
+/// prefill and decode) or for every row (score).
+Kernel gpt2Logits(int64_t rows, bool lastRow) {
+  Kernel k;
+  k.name = "gpt2_logits";
+  int64_t outRows = lastRow ? 1 : rows;
+  k.params = {param("x", {rows, kGDim}, true), param("norm_w", {kGDim}), param("norm_b", {kGDim}),
+              param("wte", {kGVocab, kGDim}), param("logits", {outRows, kGVocab}, !lastRow, true)};
+  if (lastRow) {
+    k.ops = {op("last_row", {0}, {1, kGDim}),
+             op("layer_norm", {5, 1, 2}, {1, kGDim}, {{"eps", 1e-5}}),
+             op("linear", {6, 3}, {1, kGVocab})};
+    for (KernelOp &o : k.ops)
+      o.tokenRows = false;
+    k.outputValue = {{4, 7}};
+  } else {
+    k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
+             op("linear", {5, 3}, {rows, kGVocab})};
+    k.outputValue = {{4, 6}};
+  }
+  return k;
+}
+
 /// Memory for every parameter of a kernel, shared by all schedule runs.
 struct Buffers {
-  std::vector<std::vector<float>> data;
+  std::vector<std::vector<float>> data;   // f32 parameters
+  std::vector<std::vector<int32_t>> ints; // i32 parameters (token ids)
   std::vector<Halide::Buffer<>> views;
+  int pos = 0;
+
+  /// Element (col, row) of 2-D parameter `i`, rows counted from the window's
+  /// first row; element col of a 1-D one.
+  float at(size_t i, int row, int col) const {
+    const Halide::Buffer<> &v = views[i];
+    if (v.dimensions() == 1)
+      return data[i][col];
+    const float *host = reinterpret_cast<const float *>(v.raw_buffer()->host);
+    return host[int64_t(col) * v.dim(0).stride() + int64_t(row) * v.dim(1).stride()];
+  }
 };
 
 /// Row window of a parameter for a call of `rows` tokens at `pos`.
-Halide::Buffer<> view(const KernelParam &p, float *data, int pos, int rows) {
+Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
+  Halide::Type type = p.type == ElemType::I32 ? Halide::Int(32) : Halide::Float(32);
   std::vector<halide_dimension_t> dims;
   if (p.shape.size() == 1) {
     dims.push_back({p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), 1});
   } else if (p.isCache) {
     int start = p.isOutput ? pos : 0, count = p.isOutput ? rows : pos + rows;
     int cols = int(p.shape[1]), ctx = int(p.shape[0]);
-    float *origin = data; // the buffer's host points at position `start`
+    float *origin = static_cast<float *>(data); // the host points at position `start`
     if (p.isKeyCache) {
       origin += start;
       dims = {{0, cols, ctx}, {start, count, 1}};
@@ -130,37 +242,57 @@ Halide::Buffer<> view(const KernelParam &p, float *data, int pos, int rows) {
       origin += int64_t(start) * cols;
       dims = {{0, cols, 1}, {start, count, cols}};
     }
-    return Halide::Buffer<>(Halide::Float(32), origin, int(dims.size()), dims.data());
+    return Halide::Buffer<>(type, origin, int(dims.size()), dims.data());
+  } else if (!p.tokenRows && p.isOutput && p.shape[0] == 1) {
+    // One row that is not a token row: the last row of the call.
+    dims = {{0, int(p.shape[1]), 1}, {pos + rows - 1, 1, int(p.shape[1])}};
   } else {
     int cols = int(p.shape[1]);
     dims = {{0, cols, 1}, {p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), cols}};
   }
-  return Halide::Buffer<>(Halide::Float(32), data, int(dims.size()), dims.data());
+  return Halide::Buffer<>(type, data, int(dims.size()), dims.data());
 }
 
-Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed) {
+/// Lets a test replace the random contents of the inputs.
+using Fill = std::function<void(const Kernel &, Buffers &)>;
+
+Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fill &fill) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   Buffers b;
+  b.pos = pos;
   for (const KernelParam &p : k.params) {
     size_t n = 1;
     for (int64_t d : p.shape)
       n *= d == kDynamicRows ? rows : d;
     if (p.tokenRows && p.shape.size() == 2)
       n = size_t(rows) * p.shape[1];
-    std::vector<float> v(n);
-    for (float &x : v)
-      x = p.isOutput ? 0.0f : uni(rng);
+    std::vector<float> v;
+    std::vector<int32_t> ids;
+    if (p.type == ElemType::I32) {
+      for (size_t i = 0; i < n; ++i)
+        ids.push_back(int32_t(rng() % kGVocab));
+    } else {
+      v.resize(n);
+      for (float &x : v)
+        x = p.isOutput ? 0.0f : uni(rng);
+    }
     b.data.push_back(std::move(v));
+    b.ints.push_back(std::move(ids));
   }
-  for (size_t i = 0; i < k.params.size(); ++i)
-    b.views.push_back(view(k.params[i], b.data[i].data(), pos, rows));
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    void *host = k.params[i].type == ElemType::I32 ? static_cast<void *>(b.ints[i].data())
+                                                   : static_cast<void *>(b.data[i].data());
+    b.views.push_back(view(k.params[i], host, pos, rows));
+  }
+  if (fill)
+    fill(k, b);
   return b;
 }
 
-/// Runs `k` under schedule `set` and returns the contents of its outputs.
-std::vector<std::vector<float>> run(const Kernel &k, const ScheduleSet &set, int pos, int rows) {
-  Buffers b = makeBuffers(k, pos, rows, 7);
+/// Runs `k` under schedule `set` and returns every parameter's contents.
+Buffers run(const Kernel &k, const ScheduleSet &set, int pos, int rows, const Fill &fill = {}) {
+  Buffers b = makeBuffers(k, pos, rows, 7, fill);
   KernelAlgorithm a = buildKernelAlgorithm(k);
   Halide::Target target = Halide::get_jit_target_from_environment();
   int lanes = target.has_feature(Halide::Target::AVX512) ? 16
@@ -177,32 +309,77 @@ std::vector<std::vector<float>> run(const Kernel &k, const ScheduleSet &set, int
       a.inputs[input++].set(b.views[i]);
   }
   Halide::Pipeline(a.outputs).realize(Halide::Realization(outs), target);
-  std::vector<std::vector<float>> result;
-  for (size_t i = 0; i < k.params.size(); ++i)
-    if (k.params[i].isOutput)
-      result.push_back(b.data[i]);
-  return result;
+  return b;
+}
+
+const ScheduleSet &plainSchedule() {
+  for (const ScheduleSet &s : scheduleSets())
+    if (s.name == "plain")
+      return s;
+  throw std::runtime_error("no plain schedule set");
 }
 
 void expectSchedulesAgree(const Kernel &k, int pos, int rows) {
-  const ScheduleSet *plain = nullptr;
-  for (const ScheduleSet &s : scheduleSets())
-    if (s.name == "plain")
-      plain = &s;
-  ASSERT_NE(plain, nullptr);
-  auto expected = run(k, *plain, pos, rows);
+  Buffers expected = run(k, plainSchedule(), pos, rows);
   float largest = 0.0f;
-  for (auto &out : expected)
-    for (float v : out)
-      largest = std::max(largest, std::fabs(v));
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].isOutput)
+      for (float v : expected.data[i])
+        largest = std::max(largest, std::fabs(v));
   ASSERT_GT(largest, 0.0f) << "the plain schedule wrote nothing";
   for (const ScheduleSet &s : scheduleSets()) {
-    auto got = run(k, s, pos, rows);
-    for (size_t o = 0; o < got.size(); ++o)
-      for (size_t i = 0; i < got[o].size(); ++i)
-        ASSERT_NEAR(got[o][i], expected[o][i], 1e-5f * largest)
-            << k.name << " schedule " << s.name << " output " << o << " element " << i;
+    Buffers got = run(k, s, pos, rows);
+    for (size_t o = 0; o < k.params.size(); ++o) {
+      if (!k.params[o].isOutput)
+        continue;
+      for (size_t i = 0; i < got.data[o].size(); ++i)
+        ASSERT_NEAR(got.data[o][i], expected.data[o][i], 1e-5f * largest)
+            << k.name << " schedule " << s.name << " output " << k.params[o].name
+            << " element " << i;
+    }
   }
+}
+
+/// The value of output parameter `out` at (row, col) computed in double
+/// from the inputs; rows count from the window's first row.
+using Reference = std::function<double(const Buffers &, int row, int col)>;
+
+/// Runs a kernel with one 2-D output under every schedule set and checks
+/// every element against `reference` within `rel` relative plus `abs`
+/// absolute error (sums that cancel leave an error relative to their terms).
+void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference &reference,
+                            double rel, double abs, const Fill &fill = {}) {
+  int out = -1;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].isOutput)
+      out = int(i);
+  ASSERT_GE(out, 0);
+  const KernelParam &p = k.params[out];
+  int outRows = p.tokenRows ? rows : int(p.shape[0]), cols = int(p.shape[1]);
+  for (const ScheduleSet &s : scheduleSets()) {
+    Buffers b = run(k, s, pos, rows, fill);
+    for (int r = 0; r < outRows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        double want = reference(b, r, c);
+        ASSERT_NEAR(b.at(out, r, c), want, rel * std::fabs(want) + abs)
+            << k.name << " schedule " << s.name << " row " << r << " col " << c;
+      }
+  }
+}
+
+/// A kernel of one op reading the given parameters.
+Kernel single(const std::string &kind, std::vector<KernelParam> inputs, int64_t rows,
+              int64_t cols, std::map<std::string, double> attrs = {}) {
+  Kernel k;
+  k.name = kind;
+  k.params = std::move(inputs);
+  std::vector<int> operands;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    operands.push_back(int(i));
+  k.params.push_back(param("out", {rows, cols}, true, true));
+  k.ops = {op(kind, operands, {rows, cols}, std::move(attrs))};
+  k.outputValue = {{int(k.params.size()) - 1, int(k.params.size())}};
+  return k;
 }
 
 TEST(ScheduleEquivalence, AttentionInputDecode) { expectSchedulesAgree(attentionInput(1), 5, 1); }
@@ -221,6 +398,153 @@ TEST(ScheduleEquivalence, FeedForwardPrefill) {
   expectSchedulesAgree(feedForwardInput(kDynamicRows), 2, 1);
   expectSchedulesAgree(feedForwardInput(kDynamicRows), 2, 19);
   expectSchedulesAgree(feedForwardOutput(kDynamicRows), 0, 7);
+}
+
+TEST(ScheduleEquivalence, Gpt2EmbeddingDecode) { expectSchedulesAgree(gpt2Embedding(1), 17, 1); }
+TEST(ScheduleEquivalence, Gpt2EmbeddingPrefill) {
+  expectSchedulesAgree(gpt2Embedding(kDynamicRows), 6, 21);
+}
+TEST(ScheduleEquivalence, Gpt2AttentionInputDecode) {
+  expectSchedulesAgree(gpt2AttentionInput(1), 11, 1);
+}
+TEST(ScheduleEquivalence, Gpt2AttentionInputPrefill) {
+  expectSchedulesAgree(gpt2AttentionInput(kDynamicRows), 3, 13);
+}
+TEST(ScheduleEquivalence, Gpt2AttentionDecode) { expectSchedulesAgree(gpt2Attention(1), 30, 1); }
+TEST(ScheduleEquivalence, Gpt2AttentionPrefill) {
+  expectSchedulesAgree(gpt2Attention(kDynamicRows), 5, 17);
+}
+TEST(ScheduleEquivalence, Gpt2ProjectionsDecode) {
+  expectSchedulesAgree(gpt2ProjectionResidual(1, kGDim), 8, 1);
+  expectSchedulesAgree(gpt2ProjectionResidual(1, kGHidden), 8, 1);
+  expectSchedulesAgree(gpt2FeedForwardInput(1, 1), 8, 1);
+  expectSchedulesAgree(gpt2FeedForwardInput(1, 0), 8, 1);
+}
+TEST(ScheduleEquivalence, Gpt2ProjectionsPrefill) {
+  expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGDim), 4, 13);
+  expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGHidden), 4, 1);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 1), 1, 19);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 0), 1, 19);
+}
+TEST(ScheduleEquivalence, Gpt2LogitsDecode) { expectSchedulesAgree(gpt2Logits(1, false), 12, 1); }
+TEST(ScheduleEquivalence, Gpt2LogitsPrefill) {
+  expectSchedulesAgree(gpt2Logits(kDynamicRows, true), 3, 1);
+  expectSchedulesAgree(gpt2Logits(kDynamicRows, true), 3, 14);
+}
+TEST(ScheduleEquivalence, Gpt2LogitsScore) {
+  expectSchedulesAgree(gpt2Logits(kDynamicRows, false), 2, 1);
+  expectSchedulesAgree(gpt2Logits(kDynamicRows, false), 2, 15);
+}
+
+// Each GPT-2 op against its definition, in double.
+
+TEST(Gpt2Ops, LayerNorm) {
+  constexpr int kD = 24;
+  Kernel k = single("layer_norm", {param("x", {kDynamicRows, kD}, true), param("w", {kD}),
+                                   param("b", {kD})},
+                    kDynamicRows, kD, {{"eps", 1e-5}});
+  // Rows with a large mean against their spread test the variance.
+  Fill offset = [](const Kernel &, Buffers &b) {
+    for (size_t i = 0; i < b.data[0].size(); ++i)
+      b.data[0][i] += float(i / kD) * 4.0f;
+  };
+  Reference ref = [](const Buffers &b, int r, int c) {
+    double mean = 0, var = 0;
+    for (int j = 0; j < kD; ++j)
+      mean += b.at(0, r, j);
+    mean /= kD;
+    for (int j = 0; j < kD; ++j)
+      var += (b.at(0, r, j) - mean) * (b.at(0, r, j) - mean);
+    var /= kD;
+    return (b.at(0, r, c) - mean) / std::sqrt(var + 1e-5) * b.at(1, 0, c) + b.at(2, 0, c);
+  };
+  expectMatchesReference(k, 5, 6, ref, 1e-6, 1e-5, offset);
+}
+
+/// x from -6 to 6 over a row window, so GELU is seen in its tails too.
+Fill ramp = [](const Kernel &, Buffers &b) {
+  size_t n = b.data[0].size();
+  for (size_t i = 0; i < n; ++i)
+    b.data[0][i] = -6.0f + 12.0f * float(i) / float(n - 1);
+};
+
+TEST(Gpt2Ops, GeluTanh) {
+  Kernel k = single("gelu", {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100,
+                    {{"approximate", 1}});
+  Reference ref = [](const Buffers &b, int r, int c) {
+    double x = b.at(0, r, c);
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  };
+  expectMatchesReference(k, 3, 7, ref, 1e-6, 1e-7, ramp);
+}
+
+TEST(Gpt2Ops, GeluExact) {
+  Kernel k = single("gelu", {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100,
+                    {{"approximate", 0}});
+  Reference ref = [](const Buffers &b, int r, int c) {
+    double x = b.at(0, r, c);
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  };
+  expectMatchesReference(k, 3, 7, ref, 1e-6, 1e-7, ramp);
+}
+
+TEST(Gpt2Ops, ErfWithinAnUlp) {
+  // Every float step of 2^-12 in [-8, 8], and powers of two down to 2^-40.
+  std::vector<float> xs;
+  for (int i = -8 * 4096; i <= 8 * 4096; ++i)
+    xs.push_back(float(i) / 4096.0f);
+  for (int e = -40; e <= 0; ++e)
+    xs.push_back(std::ldexp(1.0f, e) * 1.1f);
+  Halide::Buffer<float> in(int(xs.size()));
+  for (size_t i = 0; i < xs.size(); ++i)
+    in(int(i)) = xs[i];
+  Halide::Func f;
+  Halide::Var i;
+  f(i) = erfFloat(in(i));
+  f.vectorize(i, 8);
+  Halide::Buffer<float> out = f.realize({int(xs.size())});
+  for (size_t j = 0; j < xs.size(); ++j) {
+    double want = std::erf(double(xs[j]));
+    ASSERT_NEAR(out(int(j)), want, 1.2e-7 * std::fabs(want)) << "erf(" << xs[j] << ")";
+  }
+}
+
+TEST(Gpt2Ops, AddPositions) {
+  constexpr int kD = 12, kPositions = 32;
+  Kernel k = single("add_positions",
+                    {param("x", {kDynamicRows, kD}, true), param("table", {kPositions, kD})},
+                    kDynamicRows, kD);
+  Reference ref = [](const Buffers &b, int r, int c) {
+    return double(b.at(0, r, c)) + b.at(1, b.pos + r, c); // row r is position pos + r
+  };
+  expectMatchesReference(k, 9, 5, ref, 1e-7, 0.0);
+  expectMatchesReference(single("add_positions",
+                                {param("x", {1, kD}, true), param("table", {kPositions, kD})}, 1,
+                                kD),
+                         kPositions - 1, 1, ref, 1e-7, 0.0);
+}
+
+TEST(Gpt2Ops, SliceCols) {
+  Kernel k = single("slice_cols", {param("x", {kDynamicRows, 30}, true)}, kDynamicRows, 7,
+                    {{"begin", 11}, {"size", 7}});
+  Reference ref = [](const Buffers &b, int r, int c) { return b.at(0, r, c + 11); };
+  expectMatchesReference(k, 2, 4, ref, 0.0, 0.0);
+}
+
+TEST(Gpt2Ops, LinearBias) {
+  constexpr int kK = 20, kN = 37;
+  for (int64_t rows : {int64_t(1), kDynamicRows}) {
+    Kernel k = single("linear", {param("x", {rows, kK}, true), param("w", {kN, kK}),
+                                 param("b", {kN})},
+                      rows, kN);
+    Reference ref = [](const Buffers &b, int r, int c) {
+      double sum = b.at(2, 0, c);
+      for (int j = 0; j < kK; ++j)
+        sum += double(b.at(0, r, j)) * b.at(1, c, j);
+      return sum;
+    };
+    expectMatchesReference(k, 4, rows == 1 ? 1 : 9, ref, 1e-6, 1e-6);
+  }
 }
 
 } // namespace

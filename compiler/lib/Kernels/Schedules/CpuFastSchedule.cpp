@@ -9,9 +9,14 @@
 //  * a projection feeding token rows (prefill) is a matrix product: a panel
 //    of the weight is packed column-major once per column block and reused
 //    for every row tile, whose accumulators stay in registers;
-//  * elementwise epilogues (RoPE, SiLU·mul, residual adds) are inlined into
-//    the output, so their inputs never leave the tile;
-//  * RMSNorm is materialised once per row, before the projections;
+//  * elementwise epilogues (bias, RoPE, SiLU·mul, GELU, residual adds,
+//    column slices) are inlined into the output, so their inputs never leave
+//    the tile;
+//  * a projection that several outputs read (GPT-2's fused QKV, sliced into
+//    q, k and v) is computed on its own, tiled as above, and the outputs
+//    copy their columns from it;
+//  * norms (RMSNorm, LayerNorm) are materialised before the projections,
+//    their row statistics computed once per row;
 //  * attention runs one head (decode) or one head and row (prefill) per task,
 //    vectorised across key positions (keys are stored transposed) and across
 //    the head dimension for the value mix.
@@ -20,6 +25,7 @@
 #include "Schedules.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 using namespace Halide;
@@ -34,7 +40,7 @@ constexpr int kMatvecTask = 64;
 /// Ops reached from an output through inlined elementwise ops that need a
 /// placement of their own.
 struct Anchors {
-  std::vector<int> linears;
+  std::set<int> linears;
   int attention = -1;
 };
 
@@ -44,14 +50,14 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
     return;
   const std::string &kind = v.op->kind;
   if (kind == "linear") {
-    out.linears.push_back(index);
+    out.linears.insert(index);
     return;
   }
   if (kind == "attention") {
     out.attention = index;
     return;
   }
-  if (kind == "rms_norm" || kind == "embedding")
+  if (kind == "rms_norm" || kind == "layer_norm" || kind == "embedding")
     return; // materialised or gathered on their own
   for (int operand : v.op->operands)
     collectAnchors(a, operand, out);
@@ -73,7 +79,7 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
   for (Value *lin : linears) {
     // Each column's reduction is one contiguous dot product; LLVM vectorises
     // it with several accumulators (Halide allows reassociating floats).
-    lin->func.compute_at(out, task);
+    lin->product.compute_at(out, task);
   }
 }
 
@@ -92,7 +98,7 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, int cols, const std::vector<
       .parallel(co)
       .vectorize(ci, vec);
   for (Value *lin : linears) {
-    Func prod = lin->func;
+    Func prod = lin->product;
     prod.compute_at(out, ro).vectorize(a.col, vec);
     prod.update()
         .reorder(a.col, a.row, lin->reduction.x)
@@ -137,49 +143,69 @@ void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool si
 /// are judged by the value written, not by the cache's shape.
 bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1; }
 
+/// Tiles `out` over its columns (and rows) and computes the projections it
+/// reads inside the tiles.
+void scheduleProjections(ScheduleContext &ctx, Func out, int cols, bool singleRow,
+                         const std::vector<Value *> &linears) {
+  if (singleRow)
+    scheduleMatvec(ctx, out, cols, linears);
+  else
+    scheduleMatmul(ctx, out, cols, linears);
+}
+
 } // namespace
 
 void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
 
-  // RMSNorm: one reduction per row, then the scaled rows, both materialised
-  // so projections read finished rows.
+  // Norms: the row statistics once per row, then the normalised rows, all
+  // materialised so projections read finished rows.
   for (Value &v : a.values) {
-    if (!v.op || v.op->kind != "rms_norm")
+    if (!v.op || (v.op->kind != "rms_norm" && v.op->kind != "layer_norm"))
       continue;
-    v.rowScale.compute_root();
+    for (Func f : v.rowStats)
+      f.compute_root();
     v.func.compute_root().vectorize(a.col, lanesDividing(static_cast<int>(v.shape[1]), lanes));
     if (!v.tokenRows || v.shape[0] != 1)
       v.func.parallel(a.row);
   }
 
-  std::set<int> placed;
+  std::vector<Anchors> anchors(a.outputs.size());
+  std::map<int, int> readers; // linear -> how many outputs read it
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    collectAnchors(a, a.outputValues[i], anchors[i]);
+    for (int index : anchors[i].linears)
+      ++readers[index];
+  }
+  for (auto [index, count] : readers) {
+    if (count < 2)
+      continue;
+    Value &lin = a.values[index];
+    lin.func.compute_root();
+    scheduleProjections(ctx, lin.func, static_cast<int>(lin.shape.back()), isSingleRow(lin),
+                        {&lin});
+  }
+
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     Func out = a.outputs[i];
     const KernelParam &param = *a.outputParams[i];
-    Anchors anchors;
-    collectAnchors(a, a.outputValues[i], anchors);
     bool singleRow = isSingleRow(a.values[a.outputValues[i]]);
 
-    if (anchors.attention >= 0) {
-      scheduleAttention(ctx, out, a.values[anchors.attention], singleRow);
+    if (anchors[i].attention >= 0) {
+      scheduleAttention(ctx, out, a.values[anchors[i].attention], singleRow);
       continue;
     }
     std::vector<Value *> linears;
-    for (int index : anchors.linears) {
-      if (placed.insert(index).second)
+    for (int index : anchors[i].linears)
+      if (readers[index] == 1)
         linears.push_back(&a.values[index]);
-    }
     int cols = static_cast<int>(param.shape.back());
     if (!linears.empty()) {
-      if (singleRow)
-        scheduleMatvec(ctx, out, cols, linears);
-      else
-        scheduleMatmul(ctx, out, cols, linears);
+      scheduleProjections(ctx, out, cols, singleRow, linears);
       continue;
     }
-    // Gathers and plain elementwise outputs.
+    // Gathers, copies and plain elementwise outputs.
     out.vectorize(a.col, lanesDividing(cols, lanes));
     if (param.shape.size() == 2 && !singleRow)
       out.parallel(a.row);

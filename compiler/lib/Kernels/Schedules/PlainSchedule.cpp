@@ -14,8 +14,10 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
     if (!v.op)
       continue;
     v.func.compute_root();
-    if (v.rowScale.defined())
-      v.rowScale.compute_root();
+    for (Halide::Func f : v.rowStats)
+      f.compute_root();
+    if (v.product.defined())
+      v.product.compute_root();
     AttentionFuncs &at = v.attention;
     if (at.dot.defined()) {
       for (Halide::Func f : {at.dot, at.score, at.maxScore, at.weight, at.denom, at.mixed})
