@@ -2,6 +2,7 @@
 #include "tfm/runtime/Llama2cCheckpoint.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <cstring>
@@ -183,6 +184,6 @@ llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &p
                    " bytes, but a llama2.c checkpoint with this header is " +
                    std::to_string(layout.totalBytes) + " bytes (" +
                    (fileBytes < layout.totalBytes ? "truncated" : "trailing data") + ")");
-  bound.file = std::move(*file);
+  bound.storage.push_back(std::shared_ptr<const llvm::MemoryBuffer>(std::move(*file)));
   return bound;
 }

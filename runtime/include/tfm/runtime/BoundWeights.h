@@ -1,18 +1,18 @@
-//===- BoundWeights.h - A weight file mapped onto a manifest ----*- C++ -*-===//
+//===- BoundWeights.h - Weight files mapped onto a manifest -----*- C++ -*-===//
 #ifndef TFM_RUNTIME_BOUNDWEIGHTS_H
 #define TFM_RUNTIME_BOUNDWEIGHTS_H
-
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <vector>
 
 namespace tfm::rt {
 
-/// One pointer per manifest tensor, in manifest order, into a weight file
-/// that stays mapped for as long as this object lives. Nothing is copied.
+/// One f32 pointer per manifest tensor, in manifest order. Tensors the
+/// generated code can read as stored point into mapped files; converted,
+/// transposed or permuted ones into 64-byte aligned copies. `storage` keeps
+/// both alive for as long as this object lives.
 struct BoundWeights {
-  std::unique_ptr<llvm::MemoryBuffer> file;
+  std::vector<std::shared_ptr<const void>> storage;
   std::vector<const void *> pointers;
 };
 

@@ -1,0 +1,360 @@
+//===- WeightLoader.cpp - Bind any weight file to a manifest --------------===//
+#include "tfm/runtime/WeightLoader.h"
+
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/runtime/Llama2cCheckpoint.h"
+#include "tfm/runtime/Progress.h"
+#include "tfm/runtime/SafetensorsFile.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+
+using namespace tfm::rt;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+enum class StoredType { F32, F16, BF16, Other };
+
+/// Where one manifest tensor's data lies in a file, before any checks.
+struct FoundTensor {
+  std::string file;
+  std::string name;  // as the file names it
+  std::string dtype; // as the file spells it, for messages
+  StoredType type = StoredType::Other;
+  std::vector<int64_t> shape; // as stored, row-major
+  const uint8_t *data = nullptr;
+  HfLayout layout = HfLayout::Same;
+};
+
+/// Finds the tensor standing for a manifest tensor, or says why not.
+using TensorFinder = std::function<llvm::Expected<FoundTensor>(const TensorSpec &)>;
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) { // inf, nan
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else { // subnormal: normalise into f32's range
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+float loadElement(StoredType type, const uint8_t *p) {
+  if (type == StoredType::F32) {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  if (type == StoredType::F16)
+    return halfToFloat(h);
+  uint32_t bits = uint32_t(h) << 16; // bf16 is the top half of an f32
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+int64_t elementBytes(StoredType type) { return type == StoredType::F32 ? 4 : 2; }
+
+/// Writes the manifest layout of `t` into `out` (element count of the
+/// manifest tensor), converting each element to f32.
+void rearrange(const FoundTensor &t, int64_t headDim, float *out) {
+  const int64_t width = elementBytes(t.type);
+  int64_t elements = 1;
+  for (int64_t d : t.shape)
+    elements *= d;
+  switch (t.layout) {
+  case HfLayout::Same:
+    for (int64_t i = 0; i < elements; ++i)
+      out[i] = loadElement(t.type, t.data + i * width);
+    return;
+  case HfLayout::Transposed: {
+    // Stored [in, out]; the manifest wants [out, in]. Tiles keep both
+    // sides' accesses within a few cache lines.
+    const int64_t in = t.shape[0], outDim = t.shape[1], tile = 32;
+    for (int64_t r0 = 0; r0 < in; r0 += tile)
+      for (int64_t c0 = 0; c0 < outDim; c0 += tile)
+        for (int64_t r = r0; r < std::min(r0 + tile, in); ++r)
+          for (int64_t c = c0; c < std::min(c0 + tile, outDim); ++c)
+            out[c * in + r] = loadElement(t.type, t.data + (r * outDim + c) * width);
+    return;
+  }
+  case HfLayout::RopePermuted: {
+    const int64_t rows = t.shape[0], rowLength = elements / rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t *from = t.data + ropeHfRow(r, headDim) * rowLength * width;
+      for (int64_t i = 0; i < rowLength; ++i)
+        out[r * rowLength + i] = loadElement(t.type, from + i * width);
+    }
+    return;
+  }
+  }
+}
+
+/// "'h.0.attn.c_attn.weight' (blk.0.attn_qkv.weight)", or just the name
+/// when the file uses the manifest's.
+std::string label(const FoundTensor &found, const TensorSpec &spec) {
+  if (found.name == spec.name)
+    return "'" + spec.name + "'";
+  return "'" + found.name + "' (" + spec.name + ")";
+}
+
+llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec,
+                        const tfm::ModelSpec &config) {
+  std::vector<int64_t> expected = spec.shape;
+  if (found.layout == HfLayout::Transposed)
+    std::reverse(expected.begin(), expected.end());
+  if (found.shape != expected)
+    return failure(found.file + ": tensor " + label(found, spec) + " has shape " +
+                   formatShape(found.shape) + ", the compiled model expects " +
+                   formatShape(expected) +
+                   (found.layout == HfLayout::Transposed
+                        ? " (Conv1D weights are stored [in, out]: the transpose of " +
+                              formatShape(spec.shape) + ")"
+                        : ""));
+  if (found.type == StoredType::Other)
+    return failure(found.file + ": tensor " + label(found, spec) + " is " + found.dtype +
+                   "; this library was compiled for " + config.dtype +
+                   " and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
+  return llvm::Error::success();
+}
+
+llvm::Expected<TensorFinder> ggufFinder(const std::string &path, BoundWeights &bound) {
+  auto opened = GgufFile::open(path);
+  if (!opened)
+    return opened.takeError();
+  std::shared_ptr<GgufFile> file(std::move(*opened));
+  bound.storage.push_back(file);
+  return TensorFinder([file](const TensorSpec &spec) -> llvm::Expected<FoundTensor> {
+    const GgufTensorInfo *info = file->findTensor(spec.name);
+    if (!info)
+      return failure(file->path() + ": tensor '" + spec.name +
+                     "' is missing (the compiled model needs it; GGUF files name tensors "
+                     "as llama.cpp does)");
+    FoundTensor t;
+    t.file = file->path();
+    t.name = info->name;
+    t.dtype = ggmlTypeInfo(info->type)->name;
+    t.type = info->type == GgmlF32    ? StoredType::F32
+             : info->type == GgmlF16  ? StoredType::F16
+             : info->type == GgmlBF16 ? StoredType::BF16
+                                      : StoredType::Other;
+    t.shape = info->shape;
+    t.data = file->data() + info->offset;
+    return t;
+  });
+}
+
+StoredType safetensorsType(llvm::StringRef dtype) {
+  return dtype == "F32"    ? StoredType::F32
+         : dtype == "F16"  ? StoredType::F16
+         : dtype == "BF16" ? StoredType::BF16
+                           : StoredType::Other;
+}
+
+FoundTensor foundIn(const SafetensorsFile &file, const SafetensorsTensor &t, HfLayout layout) {
+  FoundTensor found;
+  found.file = file.path();
+  found.name = t.name;
+  found.dtype = t.dtype;
+  found.type = safetensorsType(t.dtype);
+  found.shape = t.shape;
+  found.data = file.data() + t.offset;
+  found.layout = layout;
+  return found;
+}
+
+std::string searched(const HfTensorName &hf) {
+  std::string s = "'" + hf.names.front() + "' (its Hugging Face name)";
+  for (size_t i = 1; i < hf.names.size(); ++i)
+    s += " or '" + hf.names[i] + "'";
+  return s;
+}
+
+llvm::Expected<TensorFinder> safetensorsFinder(const std::string &path,
+                                               const tfm::ModelSpec &config,
+                                               BoundWeights &bound) {
+  auto opened = SafetensorsFile::open(path);
+  if (!opened)
+    return opened.takeError();
+  std::shared_ptr<SafetensorsFile> file(std::move(*opened));
+  bound.storage.push_back(file);
+  return TensorFinder([file, config](const TensorSpec &spec) -> llvm::Expected<FoundTensor> {
+    auto hf = hfTensorName(config, spec.name);
+    if (!hf)
+      return failure(file->path() + ": " + llvm::toString(hf.takeError()));
+    for (const std::string &name : hf->names)
+      if (const SafetensorsTensor *t = file->findTensor(name))
+        return foundIn(*file, *t, hf->layout);
+    return failure(file->path() + ": tensor '" + spec.name + "' is missing: no " +
+                   searched(*hf) + " in this file");
+  });
+}
+
+llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
+                                           const tfm::ModelSpec &config,
+                                           BoundWeights &bound) {
+  auto index = readSafetensorsIndex(path);
+  if (!index)
+    return index.takeError();
+  // Every shard is opened (and so checked) up front, whether or not the
+  // manifest needs a tensor from it.
+  auto shards = std::make_shared<std::map<std::string, std::shared_ptr<SafetensorsFile>>>();
+  for (const std::string &shardPath : index->shards) {
+    auto opened = SafetensorsFile::open(shardPath);
+    if (!opened)
+      return failure(llvm::toString(opened.takeError()) + " (a shard named by " + path + ")");
+    std::shared_ptr<SafetensorsFile> shard(std::move(*opened));
+    bound.storage.push_back(shard);
+    (*shards)[shardPath] = shard;
+  }
+  auto shared = std::make_shared<SafetensorsIndex>(std::move(*index));
+  return TensorFinder([shared, shards, config](const TensorSpec &spec)
+                          -> llvm::Expected<FoundTensor> {
+    auto hf = hfTensorName(config, spec.name);
+    if (!hf)
+      return failure(shared->path + ": " + llvm::toString(hf.takeError()));
+    for (const std::string &name : hf->names) {
+      auto where = shared->shardOf.find(name);
+      if (where == shared->shardOf.end())
+        continue;
+      const SafetensorsFile &shard = *shards->at(where->second);
+      if (const SafetensorsTensor *t = shard.findTensor(name))
+        return foundIn(shard, *t, hf->layout);
+      return failure(shard.path() + ": tensor '" + name + "' is missing, but " +
+                     shared->path + " puts it in this shard");
+    }
+    return failure(shared->path + ": tensor '" + spec.name + "' is missing: no " +
+                   searched(*hf) + " in its weight_map");
+  });
+}
+
+/// The generated code reads f32 with 4-byte alignment; safetensors and
+/// GGUF data offsets promise no more than that (or less, for safetensors).
+bool usableInPlace(const FoundTensor &t) {
+  return t.type == StoredType::F32 && t.layout == HfLayout::Same &&
+         reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+}
+
+/// Memory for one converted tensor, 64-byte aligned.
+llvm::Expected<std::shared_ptr<float>> allocateTensor(int64_t elements, const std::string &name) {
+  size_t bytes = llvm::alignTo(static_cast<uint64_t>(elements) * sizeof(float), 64);
+  void *p = std::aligned_alloc(64, bytes);
+  if (!p)
+    return failure("cannot allocate " + std::to_string(bytes) + " bytes to convert tensor '" +
+                   name + "'");
+  return std::shared_ptr<float>(static_cast<float *>(p), std::free);
+}
+
+} // namespace
+
+llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path) {
+  if (llvm::sys::fs::is_directory(path))
+    return failure(path + ": is a folder, expected a weight file (.gguf, .safetensors, "
+                          "model.safetensors.index.json or a llama2.c .bin)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return failure(path + ": cannot open the weight file");
+  char head[16] = {};
+  in.read(head, sizeof head);
+  const size_t got = static_cast<size_t>(in.gcount());
+  llvm::StringRef bytes(head, got);
+  auto byte = [&](size_t i) { return i < got ? static_cast<uint8_t>(head[i]) : 0; };
+
+  // A bare pickle opens with PROTO (0x80), the protocol (2..5), then an
+  // opcode, never 0; a llama2.c header opening with dim = 0x..80 has a zero
+  // third byte for any dim below 2^16.
+  bool pickle = byte(0) == 0x80 && byte(1) >= 2 && byte(1) <= 5 && byte(2) != 0;
+  if (bytes.starts_with("PK\x03\x04") || pickle)
+    return failure(path + " is a PyTorch pickle" +
+                   std::string(pickle ? "" : " (a zip archive, as torch.save writes)") +
+                   "; tfm does not read pickles (they can run code). Convert it to "
+                   "safetensors (e.g. `python -c 'from transformers import "
+                   "AutoModelForCausalLM; AutoModelForCausalLM.from_pretrained(DIR)."
+                   "save_pretrained(OUT, safe_serialization=True)'`)");
+  if (bytes.starts_with("GGUF"))
+    return WeightFormat::Gguf;
+  // A little-endian header length below 2^32, then the JSON header.
+  if (got > 8 && head[8] == '{' && !byte(4) && !byte(5) && !byte(6) && !byte(7))
+    return WeightFormat::Safetensors;
+  if (bytes.ltrim().starts_with("{"))
+    return WeightFormat::SafetensorsIndex;
+  return WeightFormat::Llama2c;
+}
+
+llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
+                                                  const Manifest &manifest,
+                                                  const LoadOptions &options) {
+  llvm::Expected<WeightFormat> format = detectWeightFormat(path);
+  if (!format)
+    return format.takeError();
+  if (*format == WeightFormat::Llama2c)
+    return bindLlama2cCheckpoint(path, manifest);
+
+  BoundWeights bound;
+  llvm::Expected<TensorFinder> finder =
+      *format == WeightFormat::Gguf          ? ggufFinder(path, bound)
+      : *format == WeightFormat::Safetensors ? safetensorsFinder(path, manifest.config, bound)
+                                             : shardedFinder(path, manifest.config, bound);
+  if (!finder)
+    return finder.takeError();
+
+  // Everything is checked before anything is converted.
+  std::vector<FoundTensor> found;
+  uint64_t convertBytes = 0;
+  for (const TensorSpec &spec : manifest.tensors) {
+    llvm::Expected<FoundTensor> t = (*finder)(spec);
+    if (!t)
+      return t.takeError();
+    if (llvm::Error e = checkTensor(*t, spec, manifest.config))
+      return std::move(e);
+    if (!usableInPlace(*t))
+      convertBytes += spec.elementCount() * elementBytes(t->type);
+    found.push_back(std::move(*t));
+  }
+
+  Progress progress("converting weights", options.showProgress ? convertBytes : 0);
+  for (size_t i = 0; i < found.size(); ++i) {
+    const FoundTensor &t = found[i];
+    const TensorSpec &spec = manifest.tensors[i];
+    if (usableInPlace(t)) {
+      bound.pointers.push_back(t.data);
+      continue;
+    }
+    auto copy = allocateTensor(spec.elementCount(), spec.name);
+    if (!copy)
+      return copy.takeError();
+    rearrange(t, manifest.config.headDim, copy->get());
+    bound.pointers.push_back(copy->get());
+    bound.storage.push_back(std::move(*copy));
+    progress.advance(spec.elementCount() * elementBytes(t.type));
+  }
+  return bound;
+}

@@ -1,0 +1,514 @@
+//===- WeightLoaderTest.cpp - bindWeights over every format ----------------===//
+//
+// Each manifest tensor t holds value(t, e) at its element e (manifest
+// layout). The tests write those values in each file format and layout —
+// Hugging Face's transposed Conv1D weights and rotate-half q/k rows are
+// produced here by loops written from the layout definitions, not by the
+// loader's code — and check that every bound pointer sees value(t, e).
+// The values are small integers, exact in f16 and bf16.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/runtime/GgufWriter.h"
+#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/runtime/SafetensorsWriter.h"
+#include "tfm/runtime/WeightLoader.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace tfm::rt;
+
+namespace {
+
+float value(size_t tensor, int64_t element) {
+  return static_cast<float>(static_cast<int64_t>((tensor * 37 + element) % 255) - 127);
+}
+
+std::string tempPath(const std::string &name) { return ::testing::TempDir() + name; }
+
+std::string writeTemp(const std::string &name, const std::string &bytes) {
+  std::string path = tempPath(name);
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+Manifest llamaManifest(bool tied) {
+  Manifest m;
+  tfm::ModelSpec &c = m.config;
+  c.family = "llama";
+  c.dim = 8, c.hiddenDim = 12, c.nLayers = 2, c.nHeads = 2, c.nKvHeads = 1, c.headDim = 4;
+  c.vocabSize = 16, c.contextLength = 8, c.tiedEmbeddings = tied;
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    m.tensors.push_back({std::move(name), std::move(shape), "f32"});
+  };
+  add("token_embd.weight", {16, 8});
+  for (int l = 0; l < 2; ++l) {
+    std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", {8});
+    add(p + "attn_q.weight", {8, 8});
+    add(p + "attn_k.weight", {4, 8});
+    add(p + "attn_v.weight", {4, 8});
+    add(p + "attn_output.weight", {8, 8});
+    add(p + "ffn_norm.weight", {8});
+    add(p + "ffn_gate.weight", {12, 8});
+    add(p + "ffn_up.weight", {12, 8});
+    add(p + "ffn_down.weight", {8, 12});
+  }
+  add("output_norm.weight", {8});
+  if (!tied)
+    add("output.weight", {16, 8});
+  return m;
+}
+
+Manifest gpt2Manifest() {
+  Manifest m;
+  tfm::ModelSpec &c = m.config;
+  c.family = "gpt2";
+  c.dim = 8, c.hiddenDim = 32, c.nLayers = 1, c.nHeads = 2, c.nKvHeads = 2, c.headDim = 4;
+  c.vocabSize = 16, c.contextLength = 6, c.tiedEmbeddings = true;
+  c.norm = "layer_norm", c.positions = "learned", c.projectionBias = true;
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    m.tensors.push_back({std::move(name), std::move(shape), "f32"});
+  };
+  add("token_embd.weight", {16, 8});
+  add("position_embd.weight", {6, 8});
+  add("blk.0.attn_norm.weight", {8});
+  add("blk.0.attn_norm.bias", {8});
+  add("blk.0.attn_qkv.weight", {24, 8});
+  add("blk.0.attn_qkv.bias", {24});
+  add("blk.0.attn_output.weight", {8, 8});
+  add("blk.0.attn_output.bias", {8});
+  add("blk.0.ffn_norm.weight", {8});
+  add("blk.0.ffn_norm.bias", {8});
+  add("blk.0.ffn_up.weight", {32, 8});
+  add("blk.0.ffn_up.bias", {32});
+  add("blk.0.ffn_down.weight", {8, 32});
+  add("blk.0.ffn_down.bias", {8});
+  add("output_norm.weight", {8});
+  add("output_norm.bias", {8});
+  return m;
+}
+
+/// Tensor `index` of `m` as Hugging Face stores it: the values and shape.
+std::pair<std::vector<float>, std::vector<int64_t>> hfLayout(const Manifest &m, size_t index,
+                                                             HfLayout layout) {
+  const TensorSpec &t = m.tensors[index];
+  std::vector<float> v(t.elementCount());
+  for (int64_t e = 0; e < t.elementCount(); ++e)
+    v[e] = value(index, e);
+  if (layout == HfLayout::Transposed) {
+    int64_t out = t.shape[0], in = t.shape[1];
+    std::vector<float> hf(v.size());
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i)
+        hf[i * out + o] = v[o * in + i];
+    return {hf, {in, out}};
+  }
+  if (layout == HfLayout::RopePermuted) {
+    int64_t hd = m.config.headDim, rows = t.shape[0], width = t.elementCount() / rows;
+    std::vector<float> hf(v.size());
+    for (int64_t h = 0; h < rows / hd; ++h)
+      for (int64_t i = 0; i < hd / 2; ++i)
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t c = 0; c < width; ++c)
+            hf[(h * hd + j * hd / 2 + i) * width + c] = v[(h * hd + 2 * i + j) * width + c];
+    return {hf, t.shape};
+  }
+  return {v, t.shape};
+}
+
+/// IEEE half of a value that has an exact one (integers below 2048).
+uint16_t exactHalf(float f) {
+  if (f == 0)
+    return std::signbit(f) ? 0x8000 : 0;
+  uint16_t sign = f < 0 ? 0x8000 : 0;
+  int exponent;
+  float fraction = std::frexp(std::fabs(f), &exponent); // in [0.5, 1)
+  uint16_t mantissa = static_cast<uint16_t>((fraction * 2 - 1) * 1024);
+  return sign | static_cast<uint16_t>((exponent - 1 + 15) << 10) | mantissa;
+}
+
+void writeElements(llvm::raw_ostream &os, const std::vector<float> &values,
+                   const std::string &dtype) {
+  for (float f : values) {
+    if (dtype == "F32") {
+      os.write(reinterpret_cast<const char *>(&f), 4);
+      continue;
+    }
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t half = dtype == "F16" ? exactHalf(f) : static_cast<uint16_t>(bits >> 16);
+    os.write(reinterpret_cast<const char *>(&half), 2);
+  }
+}
+
+struct HfFileOptions {
+  std::string dtype = "F32";
+  std::string prefix;                 // prepended to every name
+  std::set<std::string> omit;         // Hugging Face names left out
+  std::map<std::string, std::vector<int64_t>> reshape; // written with this shape instead
+  bool extraBuffers = false;          // add tensors the manifest does not use
+};
+
+/// The tensors of `m` under Hugging Face names, in `shards` files.
+/// Returns the path to load: the file, or the index when sharded.
+std::string writeHf(const std::string &name, const Manifest &m, const HfFileOptions &o,
+                    int shards = 1) {
+  std::vector<SafetensorsWriter> writers(shards);
+  std::vector<std::vector<std::vector<float>>> data(shards);
+  std::string weightMap;
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    auto hf = hfTensorName(m.config, m.tensors[i].name);
+    EXPECT_TRUE(bool(hf)) << llvm::toString(hf.takeError());
+    std::string hfName = o.prefix + hf->names.front();
+    if (o.omit.count(hfName))
+      continue;
+    auto [values, shape] = hfLayout(m, i, hf->layout);
+    if (o.reshape.count(hfName))
+      shape = o.reshape.at(hfName);
+    int shard = static_cast<int>(i % shards);
+    writers[shard].addTensor(hfName, o.dtype, shape);
+    data[shard].push_back(values);
+    std::string shardName = name + "-" + std::to_string(shard + 1) + ".safetensors";
+    weightMap += std::string(weightMap.empty() ? "" : ",") + "\"" + hfName + "\":\"" +
+                 shardName + "\"";
+  }
+  if (o.extraBuffers) {
+    writers[0].addTensor("h.0.attn.bias", "F32", {1, 1, 6, 6});
+    data[0].push_back(std::vector<float>(36, 1.0f));
+    writers[0].addTensor("lm_head.weight", "F32", {16, 8});
+    data[0].push_back(std::vector<float>(128, 9.0f));
+  }
+  for (int s = 0; s < shards; ++s) {
+    std::string path = shards == 1 ? tempPath(name + ".safetensors")
+                                   : tempPath(name + "-" + std::to_string(s + 1) + ".safetensors");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    llvm::Error e = writers[s].write(os, [&](size_t i, llvm::raw_ostream &out) {
+      bool extra = o.extraBuffers && s == 0 && i + 2 >= writers[0].tensorCount();
+      writeElements(out, data[s][i], extra ? "F32" : o.dtype);
+      return llvm::Error::success();
+    });
+    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  }
+  if (shards == 1)
+    return tempPath(name + ".safetensors");
+  return writeTemp(name + ".index.json", "{\"metadata\":{},\"weight_map\":{" + weightMap + "}}");
+}
+
+std::string writeGguf(const std::string &name, const Manifest &m, uint32_t type) {
+  GgufWriter w;
+  w.addString("general.architecture", m.config.family);
+  for (const TensorSpec &t : m.tensors)
+    w.addTensor(t.name, t.shape, type);
+  std::string path = tempPath(name + ".gguf");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
+    auto [values, shape] = hfLayout(m, i, HfLayout::Same);
+    writeElements(out, values, type == GgmlF32 ? "F32" : type == GgmlF16 ? "F16" : "BF16");
+    return llvm::Error::success();
+  });
+  EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  return path;
+}
+
+void expectManifestValues(const std::string &path, const Manifest &m,
+                          size_t expectedStorage = 0) {
+  auto bound = bindWeights(path, m, LoadOptions{});
+  ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
+  ASSERT_EQ(bound->pointers.size(), m.tensors.size());
+  for (size_t i = 0; i < m.tensors.size(); ++i) {
+    const float *data = static_cast<const float *>(bound->pointers[i]);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(data) % 4, 0u) << m.tensors[i].name;
+    for (int64_t e = 0; e < m.tensors[i].elementCount(); ++e)
+      ASSERT_EQ(data[e], value(i, e)) << path << ": " << m.tensors[i].name << "[" << e << "]";
+  }
+  if (expectedStorage)
+    EXPECT_EQ(bound->storage.size(), expectedStorage) << path;
+}
+
+std::string bindError(const std::string &path, const Manifest &m) {
+  auto bound = bindWeights(path, m, LoadOptions{});
+  return bound ? "" : llvm::toString(bound.takeError());
+}
+
+} // namespace
+
+TEST(HfTensorNames, FollowTheTransformersModules) {
+  Manifest gpt2 = gpt2Manifest(), llama = llamaManifest(false);
+  auto qkv = hfTensorName(gpt2.config, "blk.3.attn_qkv.weight");
+  ASSERT_TRUE(bool(qkv));
+  EXPECT_EQ(qkv->names, (std::vector<std::string>{"h.3.attn.c_attn.weight",
+                                                  "transformer.h.3.attn.c_attn.weight"}));
+  EXPECT_EQ(qkv->layout, HfLayout::Transposed);
+  auto bias = hfTensorName(gpt2.config, "blk.0.ffn_down.bias");
+  EXPECT_EQ(bias->names.front(), "h.0.mlp.c_proj.bias");
+  EXPECT_EQ(bias->layout, HfLayout::Same);
+  EXPECT_EQ(hfTensorName(gpt2.config, "position_embd.weight")->names.front(), "wpe.weight");
+  EXPECT_EQ(hfTensorName(gpt2.config, "output_norm.bias")->names.front(), "ln_f.bias");
+  auto k = hfTensorName(llama.config, "blk.1.attn_k.weight");
+  EXPECT_EQ(k->names, std::vector<std::string>{"model.layers.1.self_attn.k_proj.weight"});
+  EXPECT_EQ(k->layout, HfLayout::RopePermuted);
+  EXPECT_EQ(hfTensorName(llama.config, "blk.0.ffn_norm.weight")->names.front(),
+            "model.layers.0.post_attention_layernorm.weight");
+  EXPECT_EQ(hfTensorName(llama.config, "output.weight")->names.front(), "lm_head.weight");
+  auto unknown = hfTensorName(llama.config, "blk.0.attn_qkv.weight");
+  ASSERT_FALSE(bool(unknown));
+  EXPECT_EQ(llvm::toString(unknown.takeError()),
+            "tensor 'blk.0.attn_qkv.weight' has no Hugging Face name in the llama table");
+}
+
+TEST(HfTensorNames, RopeRowsFollowTheContractFormula) {
+  // manifest row h*hd + 2i + j holds Hugging Face row h*hd + j*hd/2 + i.
+  EXPECT_EQ(ropeHfRow(0, 4), 0);
+  EXPECT_EQ(ropeHfRow(1, 4), 2);
+  EXPECT_EQ(ropeHfRow(2, 4), 1);
+  EXPECT_EQ(ropeHfRow(3, 4), 3);
+  EXPECT_EQ(ropeHfRow(8 + 3, 8), 8 + 5);
+  EXPECT_EQ(ropeHfRow(8 + 6, 8), 8 + 3);
+}
+
+TEST(WeightLoader, LlamaSafetensorsUnderHfNamesUnpermutesQK) {
+  Manifest m = llamaManifest(/*tied=*/false);
+  // The file, plus one aligned copy per q and k tensor; the rest in place.
+  expectManifestValues(writeHf("llama-f32", m, {}), m, 1 + 2 * 2);
+  Manifest tied = llamaManifest(/*tied=*/true);
+  expectManifestValues(writeHf("llama-tied", tied, {}), tied);
+}
+
+TEST(WeightLoader, Gpt2SafetensorsTransposesConv1D) {
+  Manifest m = gpt2Manifest();
+  // Four Conv1D weights are transposed into copies.
+  expectManifestValues(writeHf("gpt2-f32", m, {}), m, 1 + 4);
+  HfFileOptions prefixed;
+  prefixed.prefix = "transformer.";
+  prefixed.extraBuffers = true; // attn.bias buffers and a tied lm_head are ignored
+  expectManifestValues(writeHf("gpt2-prefixed", m, prefixed), m);
+}
+
+TEST(WeightLoader, F16AndBf16SafetensorsEqualF32AfterConversion) {
+  for (const char *dtype : {"F16", "BF16"}) {
+    HfFileOptions o;
+    o.dtype = dtype;
+    Manifest llama = llamaManifest(false);
+    expectManifestValues(writeHf(std::string("llama-") + dtype, llama, o), llama,
+                         1 + llama.tensors.size());
+    Manifest gpt2 = gpt2Manifest();
+    expectManifestValues(writeHf(std::string("gpt2-") + dtype, gpt2, o), gpt2);
+  }
+}
+
+TEST(WeightLoader, ShardedEqualsSingle) {
+  for (Manifest m : {llamaManifest(false), gpt2Manifest()}) {
+    std::string index = writeHf("sharded-" + m.config.family, m, {}, /*shards=*/3);
+    expectManifestValues(index, m);
+  }
+}
+
+TEST(WeightLoader, GgufF32InPlaceAndF16Bf16Converted) {
+  for (Manifest m : {llamaManifest(false), gpt2Manifest()}) {
+    expectManifestValues(writeGguf("f32-" + m.config.family, m, GgmlF32), m, 1);
+    expectManifestValues(writeGguf("f16-" + m.config.family, m, GgmlF16), m,
+                         1 + m.tensors.size());
+    expectManifestValues(writeGguf("bf16-" + m.config.family, m, GgmlBF16), m,
+                         1 + m.tensors.size());
+  }
+}
+
+TEST(WeightLoader, ConvertsF16SpecialValues) {
+  Manifest m;
+  m.config.family = "llama";
+  m.tensors.push_back({"output_norm.weight", {7}, "f32"});
+  const uint16_t halves[7] = {0x0001, 0x03ff, 0x3c00, 0xc000, 0x7c00, 0x8000, 0x7bff};
+  SafetensorsWriter w;
+  w.addTensor("model.norm.weight", "F16", {7});
+  std::string path = tempPath("special.safetensors");
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(path, ec);
+    llvm::Error e = w.write(os, [&](size_t, llvm::raw_ostream &out) {
+      out.write(reinterpret_cast<const char *>(halves), sizeof halves);
+      return llvm::Error::success();
+    });
+    ASSERT_FALSE(bool(e));
+  }
+  auto bound = bindWeights(path, m, LoadOptions{});
+  ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
+  const float *f = static_cast<const float *>(bound->pointers[0]);
+  EXPECT_EQ(f[0], std::ldexp(1.0f, -24));          // smallest subnormal
+  EXPECT_EQ(f[1], std::ldexp(1023.0f, -24));       // largest subnormal
+  EXPECT_EQ(f[2], 1.0f);
+  EXPECT_EQ(f[3], -2.0f);
+  EXPECT_TRUE(std::isinf(f[4]) && f[4] > 0);
+  EXPECT_TRUE(f[5] == 0.0f && std::signbit(f[5]));
+  EXPECT_EQ(f[6], 65504.0f);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(f) % 64, 0u);
+}
+
+TEST(WeightLoader, CopiesMisalignedF32) {
+  Manifest m;
+  m.config.family = "llama";
+  m.tensors.push_back({"output_norm.weight", {3}, "f32"});
+  // A 9-byte header puts the data at offset 17: no f32 alignment.
+  std::string header = R"({"model.norm.weight":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
+  while ((8 + header.size()) % 4 != 1)
+    header += ' ';
+  ASSERT_EQ((8 + header.size()) % 4, 1u);
+  uint64_t length = header.size();
+  std::string bytes(reinterpret_cast<const char *>(&length), 8);
+  const float values[3] = {1.5f, -2.5f, 3.0f};
+  bytes += header + std::string(reinterpret_cast<const char *>(values), sizeof values);
+  auto bound = bindWeights(writeTemp("misaligned.safetensors", bytes), m, LoadOptions{});
+  ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
+  const float *f = static_cast<const float *>(bound->pointers[0]);
+  EXPECT_EQ(f[0], 1.5f);
+  EXPECT_EQ(f[2], 3.0f);
+  EXPECT_EQ(bound->storage.size(), 2u);
+}
+
+TEST(WeightLoader, RefusesMissingTensorNamingFileTensorAndHfName) {
+  Manifest m = llamaManifest(false);
+  HfFileOptions o;
+  o.omit = {"model.layers.1.mlp.up_proj.weight"};
+  std::string path = writeHf("llama-missing", m, o);
+  EXPECT_EQ(bindError(path, m),
+            path + ": tensor 'blk.1.ffn_up.weight' is missing: no "
+                   "'model.layers.1.mlp.up_proj.weight' (its Hugging Face name) in this file");
+
+  Manifest gpt2 = gpt2Manifest();
+  HfFileOptions g;
+  g.omit = {"wpe.weight"};
+  std::string gpath = writeHf("gpt2-missing", gpt2, g);
+  EXPECT_EQ(bindError(gpath, gpt2),
+            gpath + ": tensor 'position_embd.weight' is missing: no 'wpe.weight' (its Hugging "
+                    "Face name) or 'transformer.wpe.weight' in this file");
+
+  std::string index = writeHf("sharded-missing", m, o, 2);
+  EXPECT_EQ(bindError(index, m),
+            index + ": tensor 'blk.1.ffn_up.weight' is missing: no "
+                    "'model.layers.1.mlp.up_proj.weight' (its Hugging Face name) in its "
+                    "weight_map");
+
+  Manifest small = llamaManifest(false);
+  small.tensors.resize(3);
+  std::string gguf = writeGguf("gguf-missing", small, GgmlF32);
+  Manifest full = llamaManifest(false);
+  EXPECT_EQ(bindError(gguf, full),
+            gguf + ": tensor 'blk.0.attn_k.weight' is missing (the compiled model needs it; "
+                   "GGUF files name tensors as llama.cpp does)");
+}
+
+TEST(WeightLoader, RefusesWrongShape) {
+  Manifest m = gpt2Manifest();
+  HfFileOptions o;
+  o.reshape = {{"h.0.attn.c_attn.weight", {24, 8}}}; // not transposed as Conv1D stores it
+  std::string path = writeHf("gpt2-shape", m, o);
+  EXPECT_EQ(bindError(path, m),
+            path + ": tensor 'h.0.attn.c_attn.weight' (blk.0.attn_qkv.weight) has shape "
+                   "[24, 8], the compiled model expects [8, 24] (Conv1D weights are stored "
+                   "[in, out]: the transpose of [24, 8])");
+
+  Manifest llama = llamaManifest(false);
+  Manifest wider = llama;
+  wider.tensors[0].shape = {16, 9};
+  std::string gguf = writeGguf("gguf-shape", wider, GgmlF32);
+  EXPECT_EQ(bindError(gguf, llama), gguf + ": tensor 'token_embd.weight' has shape [16, 9], "
+                                           "the compiled model expects [16, 8]");
+}
+
+TEST(WeightLoader, RefusesDtypesItCannotConvert) {
+  Manifest m;
+  m.config.family = "llama";
+  m.tensors.push_back({"token_embd.weight", {2, 32}, "f32"});
+  GgufWriter w;
+  w.addTensor("token_embd.weight", {2, 32}, GgmlQ8_0);
+  std::string path = tempPath("q8.gguf");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
+      out.write_zeros(w.tensorBytes(i));
+      return llvm::Error::success();
+    });
+    ASSERT_FALSE(bool(e));
+  }
+  EXPECT_EQ(bindError(path, m),
+            path + ": tensor 'token_embd.weight' is q8_0; this library was compiled for f32 "
+                   "and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
+
+  SafetensorsWriter s;
+  s.addTensor("model.embed_tokens.weight", "I64", {2, 32});
+  std::string spath = tempPath("i64.safetensors");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(spath, ec);
+    llvm::Error e = s.write(os, [&](size_t i, llvm::raw_ostream &out) {
+      out.write_zeros(s.tensorBytes(i));
+      return llvm::Error::success();
+    });
+    ASSERT_FALSE(bool(e));
+  }
+  EXPECT_NE(bindError(spath, m).find(spath + ": tensor 'model.embed_tokens.weight' "
+                                             "(token_embd.weight) is I64; this library"),
+            std::string::npos)
+      << bindError(spath, m);
+}
+
+TEST(WeightLoader, RefusesPyTorchPicklesPointingToSafetensors) {
+  Manifest m = llamaManifest(false);
+  std::string zip = writeTemp("pytorch_model.bin", std::string("PK\x03\x04\x14\0\0\0", 8) +
+                                                       "archive/data.pkl");
+  std::string bare = writeTemp("legacy.pt", std::string("\x80\x02\x8a\x0a", 4) + "lfc9c");
+  for (const std::string &path : {zip, bare}) {
+    std::string error = bindError(path, m);
+    EXPECT_EQ(error.rfind(path + " is a PyTorch pickle", 0), 0u) << error;
+    EXPECT_NE(error.find("Convert it to safetensors"), std::string::npos) << error;
+    EXPECT_NE(error.find("safe_serialization=True"), std::string::npos) << error;
+  }
+}
+
+TEST(WeightLoader, DetectsFormatsFromFirstBytes) {
+  Manifest m = llamaManifest(false);
+  EXPECT_EQ(*detectWeightFormat(writeGguf("detect", m, GgmlF32)), WeightFormat::Gguf);
+  EXPECT_EQ(*detectWeightFormat(writeHf("detect", m, {})), WeightFormat::Safetensors);
+  EXPECT_EQ(*detectWeightFormat(writeHf("detect-sharded", m, {}, 2)),
+            WeightFormat::SafetensorsIndex);
+  // dim 640 opens with the bytes 0x80 0x02, as a pickle does, then zeros.
+  int32_t header[7] = {640, 1712, 10, 10, 10, 32000, 2048};
+  std::string llama2c(reinterpret_cast<const char *>(header), sizeof header);
+  EXPECT_EQ(*detectWeightFormat(writeTemp("dim640.bin", llama2c)), WeightFormat::Llama2c);
+  auto folder = detectWeightFormat(::testing::TempDir());
+  ASSERT_FALSE(bool(folder));
+  EXPECT_NE(llvm::toString(folder.takeError()).find("is a folder"), std::string::npos);
+}
+
+TEST(WeightLoader, RefusesBrokenShards) {
+  Manifest m = llamaManifest(false);
+  std::string index = writeHf("broken", m, {}, 2);
+  ASSERT_TRUE(llvm::sys::fs::remove(tempPath("broken-2.safetensors")) == std::error_code());
+  std::string error = bindError(index, m);
+  EXPECT_EQ(error.rfind(tempPath("broken-2.safetensors") + ": cannot open", 0), 0u) << error;
+  EXPECT_NE(error.find("(a shard named by " + index + ")"), std::string::npos) << error;
+
+  // The index puts a tensor in a shard that does not hold it.
+  writeHf("moved", m, {}, 2);
+  std::string moved = writeTemp(
+      "moved.index.json",
+      R"({"weight_map":{"model.embed_tokens.weight":"moved-2.safetensors"}})");
+  Manifest one = m;
+  one.tensors.resize(1);
+  EXPECT_EQ(bindError(moved, one),
+            tempPath("moved-2.safetensors") + ": tensor 'model.embed_tokens.weight' is missing, "
+                                              "but " + moved + " puts it in this shard");
+}
