@@ -1,14 +1,27 @@
-//===- RunMain.cpp - tfm-run: load, bind, tokenize, generate --------------===//
+//===- RunMain.cpp - tfm-run: find, compile, load, tokenize, run ----------===//
+//
+// The model comes from one of three places: linked into this executable
+// (`tfmc --emit exe`), a folder tfmc wrote (--model), or a downloaded model
+// (--model-dir: a Hugging Face folder or a .gguf), compiled on first use.
+// Then one job: --tokenize, --logits, --perplexity, or generation.
+//
+//===----------------------------------------------------------------------===//
 #include "tfm/runtime/RunMain.h"
 
 #include "tfm/runtime/Generator.h"
-#include "tfm/runtime/Llama2cCheckpoint.h"
-#include "tfm/runtime/Llama2cTokenizer.h"
+#include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/ModelSource.h"
+#include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
+#include "tfm/runtime/Perplexity.h"
+#include "tfm/runtime/TokenizerFactory.h"
+#include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,86 +38,202 @@ llvm::Error failure(const std::string &message) {
 
 /// Everything runMain reads from the command line.
 struct RunOptions {
-  std::string modelDir, weights, tokenizer, prompt;
-  bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false;
+  std::string modelDir, modelSource, weights, tokenizer, prompt, promptFile;
+  std::string target, schedule, cacheDir;
+  std::string logitsPath, perplexityPath;
+  bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
   int64_t maxNewTokens = -1; // -1: until the context is full
+  int64_t contextSize = 0;   // --perplexity chunk size; 0: the model's context
   int threads = 1;
   SamplerOptions sampling;
 };
 
-llvm::Error run(const RunOptions &o, const tfm_model *linked) {
-  if (linked && !o.modelDir.empty())
+/// The compiled model, and the weight and tokenizer files that go with it.
+struct ResolvedModel {
+  std::unique_ptr<ModelLibrary> library;
+  std::string weights, tokenizer;
+};
+
+llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model *linked) {
+  int sources = !o.modelDir.empty() + !o.modelSource.empty() + (linked != nullptr);
+  if (linked && sources > 1)
     return failure(std::string("this executable has model '") +
                    (linked->name ? linked->name : "?") +
-                   "' linked in; --model is not accepted");
-  if (!linked && o.modelDir.empty())
-    return failure("--model DIR is required (the output folder of tfmc)");
-  if (o.fromBos && !o.prompt.empty())
-    return failure("--from-bos generates from BOS alone; it cannot be combined with a prompt (-p)");
-  if (!o.fromBos && o.prompt.empty())
-    return failure(std::string(o.promptGiven ? "empty prompt (-p \"\")" : "no prompt") +
-                   ": pass -p TEXT, or --from-bos to generate from BOS alone");
+                   "' linked in; --model and --model-dir are not accepted");
+  if (sources == 0)
+    return failure("no model: pass --model DIR (a folder tfmc wrote) or --model-dir PATH "
+                   "(a Hugging Face folder or a .gguf file)");
+  if (sources > 1)
+    return failure("--model and --model-dir name two models; pass one");
+
+  ResolvedModel resolved{nullptr, o.weights, o.tokenizer};
+  std::string libraryDir = o.modelDir;
+  if (!o.modelSource.empty()) {
+    std::string cacheDir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
+    llvm::Expected<ModelSource> source = findModelSource(o.modelSource, cacheDir + "/configs");
+    if (!source)
+      return source.takeError();
+    CompileRequest request{source->configPath, o.target, o.schedule, cacheDir, ""};
+    llvm::Expected<std::string> compiled = compiledModelDir(request);
+    if (!compiled)
+      return compiled.takeError();
+    libraryDir = *compiled;
+    if (resolved.weights.empty())
+      resolved.weights = source->weightsPath;
+    if (resolved.tokenizer.empty())
+      resolved.tokenizer = source->tokenizerPath;
+  }
+  auto library = linked ? ModelLibrary::fromLinked(linked) : ModelLibrary::open(libraryDir);
+  if (!library)
+    return library.takeError();
+  resolved.library = std::move(*library);
+  if (resolved.tokenizer.empty())
+    return failure("no tokenizer: pass --tokenizer FILE (tokenizer.json, vocab.json, "
+                   "tokenizer.model, encoder.json, tokenizer.bin or a .gguf)");
+  return resolved;
+}
+
+llvm::Expected<std::string> promptText(const RunOptions &o) {
+  if (o.promptFile.empty())
+    return o.prompt;
+  if (o.promptGiven)
+    return failure("-p and -f both give a prompt; pass one");
+  auto buffer = llvm::MemoryBuffer::getFile(o.promptFile, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return failure(o.promptFile + ": cannot read the prompt file: " + buffer.getError().message());
+  return (*buffer)->getBuffer().str();
+}
+
+void printIds(const std::vector<int32_t> &ids) {
+  llvm::json::Array array;
+  for (int32_t id : ids)
+    array.push_back(id);
+  llvm::outs() << llvm::json::Value(std::move(array)) << "\n";
+  llvm::outs().flush();
+}
+
+llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
+                          int64_t context) {
+  auto text = llvm::MemoryBuffer::getFile(o.perplexityPath, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!text)
+    return failure(o.perplexityPath + ": cannot read: " + text.getError().message());
+  int64_t chunk = o.contextSize > 0 ? o.contextSize : context;
+  if (chunk > context)
+    return failure("-c is " + std::to_string(chunk) + ", more than the model's context of " +
+                   std::to_string(context));
+  std::vector<int32_t> tokens = tokenizer.encode((*text)->getBuffer().str(), tokenizer.addsBos());
+  llvm::errs() << "perplexity: " << tokens.size() << " tokens of " << o.perplexityPath
+               << ", " << tokens.size() / std::max<int64_t>(chunk, 1) << " chunks of " << chunk
+               << "\n";
+  llvm::Expected<PerplexityResult> result =
+      perplexity(session, tokens, chunk, tokenizer.addsBos() ? tokenizer.bosId() : -1,
+                 llvm::outs());
+  if (!result)
+    return result.takeError();
+  llvm::outs() << "Final estimate: PPL = " << llvm::format("%.4f", result->perplexity)
+               << " +/- " << llvm::format("%.5f", result->error) << " (" << result->chunks
+               << " chunks, " << result->scoredTokens << " tokens scored)\n";
+  return llvm::Error::success();
+}
+
+llvm::Error run(const RunOptions &o, const tfm_model *linked) {
+  int jobs = o.tokenize + !o.logitsPath.empty() + !o.perplexityPath.empty();
+  if (jobs > 1)
+    return failure("--tokenize, --logits and --perplexity are separate jobs; pass one");
+  bool needsPrompt = o.perplexityPath.empty();
+  llvm::Expected<std::string> prompt = promptText(o);
+  if (!prompt)
+    return prompt.takeError();
+  if (needsPrompt) {
+    if (o.fromBos && !prompt->empty())
+      return failure("--from-bos generates from BOS alone; it cannot be combined with a prompt");
+    if (!o.fromBos && prompt->empty())
+      return failure(std::string(o.promptGiven || !o.promptFile.empty() ? "empty prompt"
+                                                                        : "no prompt") +
+                     ": pass -p TEXT or -f FILE, or --from-bos to generate from BOS alone");
+  }
   if (o.threads < 1)
     return failure("--threads is " + std::to_string(o.threads) + ", expected at least 1");
   if (o.maxNewTokens < -1)
     return failure("-n is " + std::to_string(o.maxNewTokens) +
                    ", expected the number of tokens to generate (>= 0)");
 
-  auto library = linked ? ModelLibrary::fromLinked(linked) : ModelLibrary::open(o.modelDir);
-  if (!library)
-    return library.takeError();
-  const tfm_model &model = (*library)->model();
-  const tfm::ModelSpec &config = (*library)->manifest().config;
+  llvm::Expected<ResolvedModel> resolved = resolveModel(o, linked);
+  if (!resolved)
+    return resolved.takeError();
+  const tfm_model &model = resolved->library->model();
+  const Manifest &manifest = resolved->library->manifest();
+  const int64_t context = manifest.config.contextLength;
 
-  llvm::Expected<BoundWeights> weights =
-      bindLlama2cCheckpoint(o.weights, (*library)->manifest());
-  if (!weights)
-    return weights.takeError();
-  auto tokenizer = Llama2cTokenizer::load(o.tokenizer, config.vocabSize);
+  auto tokenizer = loadTokenizer(resolved->tokenizer, manifest.config);
   if (!tokenizer)
     return tokenizer.takeError();
-  llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
-  if (!sampler)
-    return sampler.takeError();
-
-  std::vector<int32_t> prompt = (*tokenizer)->encode(o.prompt, /*addBos=*/true);
-  const int64_t context = config.contextLength;
-  const int64_t promptTokens = static_cast<int64_t>(prompt.size());
+  std::vector<int32_t> promptIds;
+  if (o.fromBos) {
+    if ((*tokenizer)->bosId() < 0)
+      return failure(resolved->tokenizer + ": the tokenizer has no BOS token; pass a prompt");
+    promptIds = {(*tokenizer)->bosId()};
+  } else if (needsPrompt) {
+    promptIds = (*tokenizer)->encode(*prompt, (*tokenizer)->addsBos());
+  }
+  if (o.tokenize) {
+    printIds(promptIds);
+    return llvm::Error::success();
+  }
+  const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
   if (promptTokens > context)
     return failure("the prompt is " + std::to_string(promptTokens) +
-                   " tokens (BOS included), longer than the context of " +
-                   std::to_string(context));
-  // The last new token is never fed back, so it needs no position.
-  int64_t maxNew = o.maxNewTokens >= 0 ? o.maxNewTokens : context - promptTokens + 1;
-  if (promptTokens + maxNew - 1 > context)
-    return failure("the prompt is " + std::to_string(promptTokens) +
-                   " tokens (BOS included) and -n asks for " + std::to_string(maxNew) +
-                   " more: that needs " + std::to_string(promptTokens + maxNew - 1) +
-                   " positions, the context is " + std::to_string(context) +
-                   " (at most -n " + std::to_string(context - promptTokens + 1) + ")");
+                   " tokens, longer than the context of " + std::to_string(context));
 
+  if (resolved->weights.empty())
+    return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "
+                   "GGUF or llama2.c .bin)");
+  llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest, LoadOptions{});
+  if (!weights)
+    return weights.takeError();
   if (model.set_num_threads)
     model.set_num_threads(o.threads);
   auto session = Session::create(model, weights->pointers);
   if (!session)
     return session.takeError();
 
+  if (!o.perplexityPath.empty())
+    return runPerplexity(o, **session, **tokenizer, context);
+  if (!o.logitsPath.empty()) {
+    llvm::Expected<std::vector<float>> logits = (*session)->score(promptIds);
+    if (!logits)
+      return logits.takeError();
+    if (llvm::Error e = writeNpyF32(o.logitsPath, *logits, promptIds.size(), model.vocab_size))
+      return e;
+    llvm::errs() << "wrote the logits of " << promptIds.size() << " prompt tokens ["
+                 << promptIds.size() << ", " << model.vocab_size << "] to " << o.logitsPath
+                 << "\n";
+    return llvm::Error::success();
+  }
+
+  // The last new token is never fed back, so it needs no position.
+  int64_t maxNew = o.maxNewTokens >= 0 ? o.maxNewTokens : context - promptTokens + 1;
+  if (promptTokens + maxNew - 1 > context)
+    return failure("the prompt is " + std::to_string(promptTokens) + " tokens and -n asks for " +
+                   std::to_string(maxNew) + " more: that needs " +
+                   std::to_string(promptTokens + maxNew - 1) + " positions, the context is " +
+                   std::to_string(context) + " (at most -n " +
+                   std::to_string(context - promptTokens + 1) + ")");
+  llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
+  if (!sampler)
+    return sampler.takeError();
   GenerateOptions gen;
   gen.maxNewTokens = maxNew;
-  gen.stopAtEos = !o.ignoreEos;
-  gen.eosTokenId = static_cast<int32_t>(config.eosTokenId);
+  gen.stopAtEos = !o.ignoreEos && (*tokenizer)->eosId() >= 0;
+  gen.eosTokenId = (*tokenizer)->eosId();
   llvm::Expected<GenerationResult> result =
-      generate(**session, **tokenizer, *sampler, prompt, gen, llvm::outs());
+      generate(**session, **tokenizer, *sampler, promptIds, gen, llvm::outs());
   if (!result)
     return result.takeError();
-
-  if (o.ids) {
-    llvm::json::Array ids;
-    for (int32_t id : result->ids)
-      ids.push_back(id);
-    llvm::outs() << llvm::json::Value(std::move(ids)) << "\n";
-    llvm::outs().flush();
-  }
+  if (o.ids)
+    printIds(result->ids);
   llvm::errs() << formatSpeed(*result) << "\n";
   return llvm::Error::success();
 }
@@ -113,48 +242,94 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
 
 int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   claimOptionName("threads");
-  cl::OptionCategory category("tfm-run options");
+  cl::OptionCategory modelCategory("Model");
+  cl::OptionCategory jobCategory("What to do (default: generate text)");
+  cl::OptionCategory samplingCategory("Generation");
   cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
-                                cl::value_desc("dir"), cl::cat(category));
-  cl::opt<std::string> weights("weights", cl::desc("llama2.c checkpoint (.bin)"),
-                               cl::value_desc("file"), cl::Required, cl::cat(category));
-  cl::opt<std::string> tokenizer("tokenizer", cl::desc("llama2.c tokenizer.bin"),
-                                 cl::value_desc("file"), cl::Required, cl::cat(category));
-  cl::opt<std::string> prompt("p", cl::desc("Prompt text"), cl::value_desc("text"),
-                              cl::cat(category));
-  cl::opt<bool> fromBos("from-bos", cl::desc("Generate from BOS alone, with no prompt"),
-                        cl::cat(category));
-  cl::opt<int64_t> steps("n", cl::desc("Tokens to generate (default: until the context is full)"),
-                         cl::init(-1), cl::cat(category));
-  cl::opt<float> temperature("temp", cl::desc("Sampling temperature; 0 is greedy"),
-                             cl::init(0.8f), cl::cat(category));
-  cl::opt<int64_t> topK("top-k", cl::desc("Keep the k most probable tokens; 0 keeps all"),
-                        cl::init(0), cl::cat(category));
-  cl::opt<float> topP("top-p", cl::desc("Keep the smallest set with this much probability; 1 keeps all"),
-                      cl::init(0.95f), cl::cat(category));
-  cl::opt<float> minP("min-p", cl::desc("Drop tokens below this fraction of the most probable one"),
-                      cl::init(0.0f), cl::cat(category));
-  cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed; the same seed gives the same tokens"),
-                         cl::init(42), cl::cat(category));
+                                cl::value_desc("dir"), cl::cat(modelCategory));
+  cl::opt<std::string> modelSource(
+      "model-dir",
+      cl::desc("A Hugging Face model folder or a .gguf file; compiled on first use and cached"),
+      cl::value_desc("path"), cl::cat(modelCategory));
+  cl::opt<std::string> weights(
+      "weights",
+      cl::desc("Weights: .safetensors, model.safetensors.index.json, .gguf or llama2.c .bin "
+               "(default with --model-dir: the folder's)"),
+      cl::value_desc("file"), cl::cat(modelCategory));
+  cl::opt<std::string> tokenizer(
+      "tokenizer",
+      cl::desc("tokenizer.json, vocab.json (+merges.txt), tokenizer.model, encoder.json "
+               "(+vocab.bpe), llama2.c tokenizer.bin or a .gguf (default with --model-dir: the "
+               "folder's)"),
+      cl::value_desc("file"), cl::cat(modelCategory));
+  cl::opt<std::string> target("target", cl::desc("With --model-dir: tfmc --target"),
+                              cl::init("host"), cl::cat(modelCategory));
+  cl::opt<std::string> schedule("schedule", cl::desc("With --model-dir: tfmc --schedule"),
+                                cl::init("fast"), cl::cat(modelCategory));
+  cl::opt<std::string> cacheDir("cache-dir",
+                                cl::desc("Where --model-dir keeps compiled models (default: "
+                                         "$TFM_CACHE_DIR, else ~/.cache/tfmc)"),
+                                cl::value_desc("dir"), cl::cat(modelCategory));
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"),
                        cl::init(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
-                       cl::cat(category));
-  cl::opt<bool> printIds("ids", cl::desc("At the end, print every token id as one JSON array line"),
-                         cl::cat(category));
+                       cl::cat(modelCategory));
+
+  cl::opt<bool> tokenize("tokenize", cl::desc("Print the prompt's token ids as a JSON array and exit"),
+                         cl::cat(jobCategory));
+  cl::opt<std::string> logits(
+      "logits", cl::desc("Write the logits of every prompt position, float32 .npy [tokens, vocab]"),
+      cl::value_desc("file"), cl::cat(jobCategory));
+  cl::opt<std::string> perplexityFile(
+      "perplexity",
+      cl::desc("Perplexity of a text file in chunks of the context size, scoring the second "
+               "half of each (as llama-perplexity)"),
+      cl::value_desc("file"), cl::cat(jobCategory));
+  cl::opt<int64_t> contextSize("c", cl::desc("--perplexity chunk size (default: the model's context)"),
+                               cl::init(0), cl::cat(jobCategory));
+
+  cl::opt<std::string> prompt("p", cl::desc("Prompt text"), cl::value_desc("text"),
+                              cl::cat(samplingCategory));
+  cl::opt<std::string> promptFile("f", cl::desc("Read the prompt from a file"),
+                                  cl::value_desc("file"), cl::cat(samplingCategory));
+  cl::opt<bool> fromBos("from-bos", cl::desc("Generate from BOS alone, with no prompt"),
+                        cl::cat(samplingCategory));
+  cl::opt<int64_t> steps("n", cl::desc("Tokens to generate (default: until the context is full)"),
+                         cl::init(-1), cl::cat(samplingCategory));
+  cl::opt<float> temperature("temp", cl::desc("Sampling temperature; 0 is greedy"),
+                             cl::init(0.8f), cl::cat(samplingCategory));
+  cl::opt<int64_t> topK("top-k", cl::desc("Keep the k most probable tokens; 0 keeps all"),
+                        cl::init(0), cl::cat(samplingCategory));
+  cl::opt<float> topP("top-p", cl::desc("Keep the smallest set with this much probability; 1 keeps all"),
+                      cl::init(0.95f), cl::cat(samplingCategory));
+  cl::opt<float> minP("min-p", cl::desc("Drop tokens below this fraction of the most probable one"),
+                      cl::init(0.0f), cl::cat(samplingCategory));
+  cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed; the same seed gives the same tokens"),
+                         cl::init(42), cl::cat(samplingCategory));
+  cl::opt<bool> printIdsAtEnd("ids", cl::desc("At the end, print every token id as one JSON array line"),
+                              cl::cat(samplingCategory));
   cl::opt<bool> ignoreEos("ignore-eos", cl::desc("Do not stop at the end-of-sequence token"),
-                          cl::cat(category));
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "tfm-run: generate text with a tfmc-compiled model\n");
+                          cl::cat(samplingCategory));
+  cl::HideUnrelatedOptions({&modelCategory, &jobCategory, &samplingCategory});
+  cl::ParseCommandLineOptions(argc, argv, "tfm-run: run a tfmc-compiled model\n");
 
   RunOptions o;
   o.modelDir = modelDir;
+  o.modelSource = modelSource;
   o.weights = weights;
   o.tokenizer = tokenizer;
+  o.target = target;
+  o.schedule = schedule;
+  o.cacheDir = cacheDir;
   o.prompt = prompt;
+  o.promptFile = promptFile;
   o.promptGiven = prompt.getNumOccurrences() > 0;
   o.fromBos = fromBos;
-  o.ids = printIds;
+  o.ids = printIdsAtEnd;
   o.ignoreEos = ignoreEos;
+  o.tokenize = tokenize;
+  o.logitsPath = logits;
+  o.perplexityPath = perplexityFile;
+  o.contextSize = contextSize;
   o.maxNewTokens = steps;
   o.threads = threads;
   o.sampling.temperature = temperature;

@@ -1,7 +1,9 @@
 //===- Session.cpp - KV cache, arena and positions for one sequence -------===//
 #include "tfm/runtime/Session.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 using namespace tfm::rt;
@@ -32,7 +34,28 @@ Session::create(const tfm_model &model, std::vector<const void *> weights) {
   return std::move(s);
 }
 
-llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens) {
+void Session::reset() {
+  std::memset(kvCache.get(), 0, roundUp64(model.kv_cache_bytes));
+  pos = 0;
+}
+
+llvm::Error Session::checkTokens(const char *entry,
+                                 const std::vector<int32_t> &tokens) const {
+  if (tokens.empty())
+    return failure(std::string(entry) + " needs at least one token");
+  if (pos + static_cast<int64_t>(tokens.size()) > model.context_length)
+    return failure(std::string(entry) + " of " + std::to_string(tokens.size()) +
+                   " tokens at position " + std::to_string(pos) + " runs past the context of " +
+                   std::to_string(model.context_length));
+  for (int32_t t : tokens)
+    if (t < 0 || t >= static_cast<int64_t>(model.vocab_size))
+      return failure("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                     std::to_string(model.vocab_size - 1) + ")");
+  return llvm::Error::success();
+}
+
+llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens,
+                               const float *logits, size_t count) {
   if (status == TFM_ERR_CONTEXT)
     return failure(std::string("model ") + entry + " refused positions " +
                    std::to_string(pos) + ".." + std::to_string(pos + nTokens - 1) +
@@ -40,39 +63,43 @@ llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens) {
   if (status != 0)
     return failure(std::string("model ") + entry + " failed with code " +
                    std::to_string(status) + " at position " + std::to_string(pos));
-  for (float v : logits_)
-    if (!std::isfinite(v))
+  for (size_t i = 0; i < count; ++i)
+    if (!std::isfinite(logits[i]))
       return failure(std::string("model ") + entry + " produced a non-finite logit at position " +
-                     std::to_string(pos + nTokens - 1) + " (bad weights?)");
+                     std::to_string(pos + static_cast<int64_t>(i / model.vocab_size)) +
+                     " (bad weights?)");
   pos += nTokens;
   return llvm::Error::success();
 }
 
 llvm::Error Session::prefill(const std::vector<int32_t> &tokens) {
-  if (tokens.empty())
-    return failure("prefill needs at least one token");
-  if (pos + static_cast<int64_t>(tokens.size()) > model.context_length)
-    return failure("prefill of " + std::to_string(tokens.size()) + " tokens at position " +
-                   std::to_string(pos) + " runs past the context of " +
-                   std::to_string(model.context_length));
-  for (int32_t t : tokens)
-    if (t < 0 || t >= static_cast<int64_t>(model.vocab_size))
-      return failure("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
-                     std::to_string(model.vocab_size - 1) + ")");
+  if (llvm::Error e = checkTokens("prefill", tokens))
+    return e;
   int status = model.prefill(weights.data(), kvCache.get(), arena.get(), tokens.data(),
                              static_cast<int32_t>(tokens.size()),
                              static_cast<int32_t>(pos), logits_.data());
-  return checkCall("prefill", status, static_cast<int64_t>(tokens.size()));
+  return checkCall("prefill", status, static_cast<int64_t>(tokens.size()), logits_.data(),
+                   logits_.size());
+}
+
+llvm::Expected<std::vector<float>> Session::score(const std::vector<int32_t> &tokens) {
+  if (llvm::Error e = checkTokens("score", tokens))
+    return std::move(e);
+  std::vector<float> all(tokens.size() * model.vocab_size);
+  int status = model.score(weights.data(), kvCache.get(), arena.get(), tokens.data(),
+                           static_cast<int32_t>(tokens.size()), static_cast<int32_t>(pos),
+                           all.data());
+  if (llvm::Error e = checkCall("score", status, static_cast<int64_t>(tokens.size()),
+                                all.data(), all.size()))
+    return std::move(e);
+  std::copy(all.end() - model.vocab_size, all.end(), logits_.begin());
+  return all;
 }
 
 llvm::Error Session::decode(int32_t token) {
-  if (pos >= static_cast<int64_t>(model.context_length))
-    return failure("decode at position " + std::to_string(pos) +
-                   " runs past the context of " + std::to_string(model.context_length));
-  if (token < 0 || token >= static_cast<int64_t>(model.vocab_size))
-    return failure("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
-                   std::to_string(model.vocab_size - 1) + ")");
+  if (llvm::Error e = checkTokens("decode", {token}))
+    return e;
   int status = model.decode(weights.data(), kvCache.get(), arena.get(), token,
                             static_cast<int32_t>(pos), logits_.data());
-  return checkCall("decode", status, 1);
+  return checkCall("decode", status, 1, logits_.data(), logits_.size());
 }

@@ -1,16 +1,21 @@
-"""Logits of a compiled model against the float64 oracle, for one model shape.
+"""Logits of a compiled model against the float64 oracle, for one model shape
+and one weight file format.
 
-usage: compare_logits.py --config CONFIG.json [--seed S]
+usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
+                         [--dtype f32|f16|bf16] [--shards N] [--seed S]
 
-Writes random weights (tfm-weights), compiles the config (tfmc), picks a
-seeded random token sequence and runs the probe tfm-logits for each case:
-a prefill of P tokens, then K single-token decodes. Each row of the probe's
-output (row 0 after the prefill, row j after decoding tokens[P+j-1]) must be
+Compiles the config (tfmc), writes random weights in the format (tfm-weights),
+picks a seeded random token sequence and runs the probe tfm-logits for each
+case: a prefill of P tokens, then K single-token decodes; and one call of the
+score entry point over all tokens. Each row of the probe's output must be
 within a relative error max|ours - ref| / max|ref| <= 1e-4 of the oracle's
-logits at the same position.
+logits at the same position. The oracle (llama_oracle.py or gpt2_oracle.py,
+by the config's model_type) reads the same file with its own reader
+(weight_files.py), under the format's own tensor names and layouts.
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -20,73 +25,129 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import gpt2_oracle  # noqa: E402
+import llama_oracle  # noqa: E402
 import testlib  # noqa: E402
-from llama_oracle import LlamaOracle, load_config, read_llama2c  # noqa: E402
+import weight_files  # noqa: E402
 
 TOLERANCE = 1e-4
 
-# (prefill tokens, decode steps after it)
-CASES = [(1, 0), (7, 0), (64, 0), (64, 32)]
+# (prefill tokens, decode steps after it); prefill 0: score that many tokens
+CASES = [(1, 0), (7, 0), (64, 0), (64, 32), (0, 96)]
 
 
 def relative_error(ours, ref):
     return float(np.max(np.abs(ours - ref)) / np.max(np.abs(ref)))
 
 
+def model_type(config_path):
+    with open(config_path) as f:
+        return json.load(f).get("model_type")
+
+
+def make_oracle(config_path, weight_format, weights):
+    """The oracle for the config's family, fed by an independent reader."""
+    if model_type(config_path) == "gpt2":
+        config = gpt2_oracle.load_config(config_path)
+        if weight_format == "gguf":
+            tensors = gpt2_oracle.hf_names_from_gguf(weight_files.read_gguf(weights)[1])
+        else:
+            tensors = weight_files.read_safetensors(weights)
+        return config, gpt2_oracle.Gpt2Oracle(config, tensors)
+    config = llama_oracle.load_config(config_path)
+    if weight_format == "llama2c":
+        return config, llama_oracle.LlamaOracle(config, llama_oracle.read_llama2c(weights, config))
+    if weight_format == "gguf":
+        tensors = weight_files.read_gguf(weights)[1]
+        return config, llama_oracle.LlamaOracle(
+            config, llama_oracle.weights_from_names(tensors, config, "gguf"))
+    tensors = weight_files.read_safetensors(weights)
+    return config, llama_oracle.LlamaOracle(
+        config, llama_oracle.weights_from_names(tensors, config, "hf"), rope_style="half")
+
+
+def context_length(config):
+    return getattr(config, "context_length", None) or config.n_positions
+
+
 def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path):
+    """prefill 0: one score call over tokens[:decodes] (every row checked)."""
     used = tokens[:prefill + decodes]
     testlib.check_run([testlib.bin("tfm-logits"), "--model", model_dir, "--weights", weights,
                        "--tokens", ",".join(map(str, used)), "--prefill", str(prefill),
                        "--out", out_path])
     ours = np.load(out_path)
     vocab = reference.shape[1]
-    if ours.shape != (1 + decodes, vocab) or ours.dtype != np.float32:
+    rows = decodes if prefill == 0 else 1 + decodes
+    if ours.shape != (rows, vocab) or ours.dtype != np.float32:
         raise AssertionError(f"{out_path}: found {ours.dtype} {ours.shape}, "
-                             f"expected float32 {(1 + decodes, vocab)}")
+                             f"expected float32 {(rows, vocab)}")
     worst = 0.0
     failures = []
-    for row in range(1 + decodes):
-        position = prefill - 1 + row
+    for row in range(rows):
+        position = row if prefill == 0 else prefill - 1 + row
         error = relative_error(ours[row].astype(np.float64), reference[position])
         worst = max(worst, error)
         if not np.isfinite(error) or error > TOLERANCE:
             failures.append(f"row {row} (position {position}): relative error {error:.3e}")
-    label = f"prefill {prefill}" + (f" + {decodes} decodes" if decodes else "")
-    print(f"{label}: max relative error {worst:.3e} over {1 + decodes} rows "
+    if prefill == 0:
+        label = f"score {decodes}"
+    else:
+        label = f"prefill {prefill}" + (f" + {decodes} decodes" if decodes else "")
+    print(f"{label}: max relative error {worst:.3e} over {rows} rows "
           f"({'ok' if not failures else 'FAIL'})", flush=True)
     for failure in failures:
         print(f"  {failure}", flush=True)
     return not failures
 
 
+def write_weights(args, model_dir, work):
+    """tfm-weights output for the format; returns the path the loader takes."""
+    name = f"weights-{args.format}-{args.dtype}-{args.shards}-seed{args.seed}"
+    cmd = [testlib.bin("tfm-weights"), "--seed", str(args.seed)]
+    if args.format == "llama2c":
+        path = os.path.join(work, name + ".bin")
+        cmd += [args.config, "-o", path]
+    else:
+        path = os.path.join(work, name + (".gguf" if args.format == "gguf" else ""))
+        cmd += ["--model", model_dir, "--format", args.format, "--dtype", args.dtype, "-o", path]
+        if args.format == "safetensors":
+            cmd += ["--shards", str(args.shards)]
+            path = os.path.join(path, "model.safetensors.index.json" if args.shards > 1
+                                else "model.safetensors")
+    testlib.check_run(cmd)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, help="Llama config.json of the shape")
+    parser.add_argument("--config", required=True, help="config.json of the shape")
+    parser.add_argument("--format", default="llama2c", choices=["llama2c", "safetensors", "gguf"])
+    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    parser.add_argument("--shards", type=int, default=1, help="safetensors shards")
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     args = parser.parse_args()
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
-    config = load_config(args.config)
     longest = max(p + k for p, k in CASES)
-    if longest > config.context_length:
-        print(f"FAIL: {args.config}: max_position_embeddings is {config.context_length}, "
+    model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
+    weights = write_weights(args, model_dir, work)
+    config, oracle = make_oracle(args.config, args.format, weights)
+    if longest > context_length(config):
+        print(f"FAIL: {args.config}: the context is {context_length(config)}, "
               f"the cases need {longest} positions")
         return 1
 
-    weights = os.path.join(work, f"weights-seed{args.seed}.bin")
-    testlib.check_run([testlib.bin("tfm-weights"), args.config, "-o", weights,
-                       "--seed", str(args.seed)])
-    model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
-
     tokens = torch.randint(0, config.vocab_size, (longest,),
                            generator=torch.Generator().manual_seed(args.seed)).tolist()
-    oracle = LlamaOracle(config, read_llama2c(weights, config))
     reference = oracle.logits(tokens).numpy()  # causal: every case is a prefix of this run
 
-    print(f"{shape}: seed {args.seed}, tolerance {TOLERANCE:g}", flush=True)
+    print(f"{shape} from {args.format} ({args.dtype}, {args.shards} shard(s)): seed {args.seed}, "
+          f"tolerance {TOLERANCE:g}", flush=True)
     results = [run_case(model_dir, weights, tokens, p, k, reference,
-                        os.path.join(work, f"logits-p{p}-k{k}.npy")) for p, k in CASES]
+                        os.path.join(work, f"logits-{args.format}-p{p}-k{k}.npy"))
+               for p, k in CASES]
     return 0 if all(results) else 1
 
 

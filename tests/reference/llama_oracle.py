@@ -193,16 +193,31 @@ _HF_NAMES = {
 }
 
 
-def weights_from_hf(tensors, config):
-    """The oracle's tensors from a Hugging Face Llama state dict (q/k rows in
-    rotate-half order: use with LlamaOracle(..., rope_style="half"))."""
+# llama.cpp's GGUF names of the oracle's tensors (interleaved q/k rows).
+_GGUF_NAMES = {
+    "token_embedding": "token_embd.weight", "rms_att": "blk.{}.attn_norm.weight",
+    "wq": "blk.{}.attn_q.weight", "wk": "blk.{}.attn_k.weight", "wv": "blk.{}.attn_v.weight",
+    "wo": "blk.{}.attn_output.weight", "rms_ffn": "blk.{}.ffn_norm.weight",
+    "w1": "blk.{}.ffn_gate.weight", "w2": "blk.{}.ffn_down.weight", "w3": "blk.{}.ffn_up.weight",
+    "rms_final": "output_norm.weight", "wcls": "output.weight",
+}
+
+
+def weights_from_names(tensors, config, naming):
+    """The oracle's tensors from a state dict named the Hugging Face way
+    (naming "hf": q/k rows in rotate-half order, use rope_style="half") or
+    the GGUF way (naming "gguf": interleaved, the default rope_style)."""
+    names = dict(_HF_NAMES, wcls="lm_head.weight") if naming == "hf" else _GGUF_NAMES
     weights = {}
-    for key, pattern in _HF_NAMES.items():
+    for key, pattern in names.items():
+        if key == "wcls" and config.tied_embeddings:
+            continue
         if "{}" in pattern:
             weights[key] = torch.stack([tensors[pattern.format(i)] for i in range(config.n_layers)])
         else:
             weights[key] = tensors[pattern]
-    weights["wcls"] = weights["token_embedding"] if config.tied_embeddings else tensors["lm_head.weight"]
+    if config.tied_embeddings:
+        weights["wcls"] = weights["token_embedding"]
     return weights
 
 

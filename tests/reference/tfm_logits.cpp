@@ -5,18 +5,19 @@
 // Prefills tokens[0:P] in one call, then decodes the remaining tokens one at
 // a time, and writes a float32 .npy of shape [1+K, vocab] (K = count - P):
 // row 0 holds the logits after the prefill, row j those after decoding
-// tokens[P+j-1]. The reference tests compare them with an independent
-// PyTorch forward pass.
+// tokens[P+j-1]. With --prefill 0 it scores all tokens in one call instead
+// (the entry point behind --logits and --perplexity), [count, vocab]. The
+// reference tests compare them with an independent PyTorch forward pass.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
+#include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace tfm::rt;
@@ -42,30 +43,6 @@ llvm::Expected<std::vector<int32_t>> parseTokens(llvm::StringRef list) {
   return tokens;
 }
 
-/// A float32 .npy (format 1.0) of shape [rows, cols], C order.
-llvm::Error writeNpy(const std::string &path, const std::vector<float> &data, size_t rows,
-                     size_t cols) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
-  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return failure(path + ": cannot write: " + ec.message());
-  out << "\x93NUMPY" << '\x01' << '\x00';
-  uint16_t length = static_cast<uint16_t>(header.size());
-  out << static_cast<char>(length & 0xff) << static_cast<char>(length >> 8) << header;
-  out.write(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
-  out.close();
-  if (out.has_error())
-    return failure(path + ": write failed: " + out.error().message());
-  return llvm::Error::success();
-}
-
 llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
                 const std::string &tokenList, int64_t prefillCount, const std::string &outPath,
                 int threads) {
@@ -75,8 +52,8 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
   if (!tokens)
     return tokens.takeError();
   const int64_t count = static_cast<int64_t>(tokens->size());
-  if (prefillCount < 1 || prefillCount > count)
-    return failure("--prefill is " + std::to_string(prefillCount) + ", expected 1.." +
+  if (prefillCount < 0 || prefillCount > count)
+    return failure("--prefill is " + std::to_string(prefillCount) + ", expected 0.." +
                    std::to_string(count) + " (the number of --tokens)");
 
   auto library = ModelLibrary::open(modelDir);
@@ -91,7 +68,7 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
       return failure("--tokens: id " + std::to_string(t) + " is outside the vocabulary (0.." +
                      std::to_string(model.vocab_size - 1) + ")");
   llvm::Expected<BoundWeights> weights =
-      bindLlama2cCheckpoint(weightsPath, (*library)->manifest());
+      bindWeights(weightsPath, (*library)->manifest(), LoadOptions{});
   if (!weights)
     return weights.takeError();
 
@@ -102,6 +79,12 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
     return session.takeError();
 
   const size_t vocab = model.vocab_size;
+  if (prefillCount == 0) {
+    llvm::Expected<std::vector<float>> all = (*session)->score(*tokens);
+    if (!all)
+      return all.takeError();
+    return writeNpyF32(outPath, *all, tokens->size(), vocab);
+  }
   std::vector<float> rows;
   std::vector<int32_t> prompt(tokens->begin(), tokens->begin() + prefillCount);
   if (llvm::Error e = (*session)->prefill(prompt))
@@ -112,7 +95,7 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
       return e;
     rows.insert(rows.end(), (*session)->logits(), (*session)->logits() + vocab);
   }
-  return writeNpy(outPath, rows, rows.size() / vocab, vocab);
+  return writeNpyF32(outPath, rows, rows.size() / vocab, vocab);
 }
 
 } // namespace
@@ -122,13 +105,13 @@ int main(int argc, char **argv) {
   cl::OptionCategory category("tfm-logits options");
   cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
                                 cl::value_desc("dir"), cl::Required, cl::cat(category));
-  cl::opt<std::string> weights("weights", cl::desc("llama2.c checkpoint (.bin)"),
+  cl::opt<std::string> weights("weights", cl::desc("Weights (safetensors, GGUF or llama2.c)"),
                                cl::value_desc("file"), cl::Required, cl::cat(category));
   cl::opt<std::string> tokenList("tokens", cl::desc("Comma-separated token ids"),
                                  cl::value_desc("ids"), cl::Required, cl::cat(category));
-  cl::opt<int64_t> prefill("prefill", cl::desc("How many leading tokens go through prefill"),
+  cl::opt<int64_t> prefill("prefill", cl::desc("How many leading tokens go through prefill; 0 scores all in one call"),
                            cl::Required, cl::cat(category));
-  cl::opt<std::string> out("out", cl::desc("Output .npy, float32 [1+K, vocab]"),
+  cl::opt<std::string> out("out", cl::desc("Output .npy, float32 [1+K, vocab] ([count, vocab] with --prefill 0)"),
                            cl::value_desc("file"), cl::Required, cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"), cl::init(1),
                        cl::cat(category));

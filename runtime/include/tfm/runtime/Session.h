@@ -31,6 +31,13 @@ public:
   llvm::Error prefill(const std::vector<int32_t> &tokens);
   /// Runs one token at the current position.
   llvm::Error decode(int32_t token);
+  /// Like prefill, but returns the logits of every token, [tokens.size(),
+  /// vocab] row-major (for --logits and --perplexity); logits() then holds
+  /// the last row.
+  llvm::Expected<std::vector<float>> score(const std::vector<int32_t> &tokens);
+
+  /// Starts a new sequence at position 0 with an empty cache.
+  void reset();
 
   const float *logits() const { return logits_.data(); }
   int64_t vocabSize() const { return model.vocab_size; }
@@ -43,7 +50,9 @@ private:
   };
 
   Session(const tfm_model &model, std::vector<const void *> weights);
-  llvm::Error checkCall(const char *entry, int status, int64_t nTokens);
+  llvm::Error checkTokens(const char *entry, const std::vector<int32_t> &tokens) const;
+  llvm::Error checkCall(const char *entry, int status, int64_t nTokens, const float *logits,
+                        size_t count);
 
   const tfm_model &model;
   std::vector<const void *> weights;

@@ -1,0 +1,36 @@
+//===- ModelCache.h - Compile a config on first use, reuse after -*- C++ -*-===//
+//
+// `tfm-run --model-dir` needs a compiled library for whatever config it is
+// handed. It runs tfmc (installed beside tfm-run) once per config, target and
+// schedule, into a cache folder named by their hash, and reuses the result.
+// The hash also covers the tfmc binary (size and time), so a rebuilt
+// compiler does not reuse libraries an older one wrote.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_MODELCACHE_H
+#define TFM_RUNTIME_MODELCACHE_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tfm::rt {
+
+struct CompileRequest {
+  std::string configPath; // Hugging Face config.json or a preset
+  std::string target = "host";
+  std::string schedule = "fast";
+  std::string cacheDir; // empty: defaultCacheDir()
+  std::string tfmc;     // the compiler; empty: tfmc beside this executable
+};
+
+/// $TFM_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
+std::string defaultCacheDir();
+
+/// The folder holding the library compiled for `request`, compiling it first
+/// when the cache has none. Compiling reports progress on a terminal.
+llvm::Expected<std::string> compiledModelDir(const CompileRequest &request);
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_MODELCACHE_H

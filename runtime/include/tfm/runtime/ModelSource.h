@@ -1,0 +1,31 @@
+//===- ModelSource.h - A downloaded model, found on disk --------*- C++ -*-===//
+//
+// What `tfm-run --model-dir` accepts: a Hugging Face folder (config.json,
+// safetensors, tokenizer files) or one GGUF file (hyperparameters, tensors and
+// tokenizer in one). Either way the result is the three things the rest of
+// the run needs: a config to compile, a weight file and a tokenizer file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_MODELSOURCE_H
+#define TFM_RUNTIME_MODELSOURCE_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tfm::rt {
+
+struct ModelSource {
+  std::string configPath;    // config.json (for a GGUF: one written from its metadata)
+  std::string weightsPath;   // for bindWeights
+  std::string tokenizerPath; // for loadTokenizer
+};
+
+/// Finds the config, weights and tokenizer of `path`. A GGUF's config is
+/// written under `scratchDir`. Errors say what is missing and what was looked for.
+llvm::Expected<ModelSource> findModelSource(const std::string &path,
+                                            const std::string &scratchDir);
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_MODELSOURCE_H

@@ -1,0 +1,119 @@
+//===- ModelCache.cpp - Compile a config on first use, reuse after --------===//
+#include "tfm/runtime/ModelCache.h"
+
+#include "tfm/Config/ModelSpec.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <optional>
+#include <unistd.h>
+
+using namespace tfm::rt;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string envOr(const char *name, const std::string &fallback) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::string(value) : fallback;
+}
+
+/// tfmc installed beside the running executable.
+std::string tfmcBesideThisExecutable() {
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(path, "tfmc");
+  return std::string(path);
+}
+
+/// What distinguishes one build of tfmc from another.
+llvm::Expected<std::string> compilerIdentity(const std::string &tfmc) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(tfmc, status); ec || !llvm::sys::fs::exists(status))
+    return failure(tfmc + ": the compiler tfmc is not there (" +
+                   (ec ? ec.message() : std::string("missing")) +
+                   "); build it, or name it with the TFMC environment variable");
+  auto modified = status.getLastModificationTime().time_since_epoch().count();
+  return std::to_string(status.getSize()) + ":" + std::to_string(modified);
+}
+
+} // namespace
+
+std::string tfm::rt::defaultCacheDir() {
+  std::string explicitDir = envOr("TFM_CACHE_DIR", "");
+  if (!explicitDir.empty())
+    return explicitDir;
+  std::string xdg = envOr("XDG_CACHE_HOME", envOr("HOME", "/tmp") + "/.cache");
+  return xdg + "/tfmc";
+}
+
+llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &request) {
+  tfm::ParsedSpec parsed = tfm::loadModelSpec(request.configPath);
+  if (!parsed.ok)
+    return failure(parsed.error);
+  std::string tfmc = request.tfmc.empty() ? envOr("TFMC", tfmcBesideThisExecutable())
+                                          : request.tfmc;
+  llvm::Expected<std::string> identity = compilerIdentity(tfmc);
+  if (!identity)
+    return identity.takeError();
+
+  std::string key = tfm::stableHash(parsed.spec.canonicalJson() + "\n" + request.target + "\n" +
+                                    request.schedule + "\n" + *identity);
+  std::string cacheDir = request.cacheDir.empty() ? defaultCacheDir() : request.cacheDir;
+  std::string dir = cacheDir + "/" + parsed.spec.name + "-" + key;
+  if (llvm::sys::fs::exists(dir + "/manifest.json"))
+    return dir;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
+    return failure(cacheDir + ": cannot create the model cache: " + ec.message());
+  // Compile into a private folder and rename it into place, so a concurrent
+  // run or an interrupted compile never leaves a half-written model behind.
+  std::string scratch = dir + ".tmp-" + std::to_string(::getpid());
+  bool onTerminal = llvm::sys::Process::StandardErrIsDisplayed();
+  if (onTerminal)
+    llvm::errs() << "compiling " << parsed.spec.name << " for " << request.target
+                 << " (first use; cached in " << dir << ") ...";
+  auto start = std::chrono::steady_clock::now();
+  std::string errorFile = scratch + ".log";
+  std::vector<llvm::StringRef> args{tfmc,      request.configPath, "-o",      scratch,
+                                    "--target", request.target,     "--schedule", request.schedule};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(errorFile),
+                                                llvm::StringRef(errorFile)};
+  std::string launchError;
+  int status = llvm::sys::ExecuteAndWait(tfmc, args, std::nullopt, redirects, 0, 0, &launchError);
+  if (status != 0) {
+    if (onTerminal)
+      llvm::errs() << " failed\n";
+    std::string log;
+    if (auto buffer = llvm::MemoryBuffer::getFile(errorFile))
+      log = (*buffer)->getBuffer().trim().str();
+    llvm::sys::fs::remove(errorFile);
+    llvm::sys::fs::remove_directories(scratch);
+    return failure("compiling " + request.configPath + " with " + tfmc + " failed" +
+                   (launchError.empty() ? "" : " (" + launchError + ")") +
+                   (log.empty() ? std::string() : ":\n" + log));
+  }
+  llvm::sys::fs::remove(errorFile);
+  if (std::error_code ec = llvm::sys::fs::rename(scratch, dir)) {
+    // Another run finished the same model first: use its copy.
+    llvm::sys::fs::remove_directories(scratch);
+    if (!llvm::sys::fs::exists(dir + "/manifest.json"))
+      return failure(dir + ": cannot move the compiled model into the cache: " + ec.message());
+  }
+  if (onTerminal) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    llvm::errs() << llvm::format(" done in %.1f s\n", seconds);
+  }
+  return dir;
+}

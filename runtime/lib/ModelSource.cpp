@@ -1,0 +1,109 @@
+//===- ModelSource.cpp - A downloaded model, found on disk ----------------===//
+#include "tfm/runtime/ModelSource.h"
+
+#include "tfm/runtime/GgufConfig.h"
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/TokenizerFactory.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+using namespace tfm::rt;
+namespace fs = llvm::sys::fs;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string join(const std::string &dir, const std::string &name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// The first of `names` that exists in `dir`, or "".
+std::string firstExisting(const std::string &dir, std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (fs::exists(join(dir, name)))
+      return join(dir, name);
+  return "";
+}
+
+/// Files in `dir` whose name ends with `suffix`, sorted.
+std::vector<std::string> filesEndingWith(const std::string &dir, llvm::StringRef suffix) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+    if (llvm::StringRef(it->path()).ends_with(suffix))
+      found.push_back(it->path());
+  llvm::sort(found);
+  return found;
+}
+
+llvm::Expected<ModelSource> fromGguf(const std::string &path, const std::string &scratchDir) {
+  auto file = GgufFile::open(path);
+  if (!file)
+    return file.takeError();
+  std::string stem = llvm::sys::path::stem(path).str();
+  auto config = configJsonFromGguf(**file, stem);
+  if (!config)
+    return config.takeError();
+  if (std::error_code ec = fs::create_directories(scratchDir))
+    return failure(scratchDir + ": cannot create: " + ec.message());
+  std::string configPath = join(scratchDir, stem + ".config.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream out(configPath, ec);
+  if (ec)
+    return failure(configPath + ": cannot write: " + ec.message());
+  out << *config << "\n";
+  return ModelSource{configPath, path, path};
+}
+
+llvm::Expected<ModelSource> fromFolder(const std::string &dir) {
+  ModelSource source;
+  source.configPath = join(dir, "config.json");
+  if (!fs::exists(source.configPath))
+    return failure(dir + ": no config.json; expected a Hugging Face model folder "
+                         "(config.json, *.safetensors, tokenizer files) or a .gguf file");
+
+  source.weightsPath = firstExisting(dir, {"model.safetensors.index.json", "model.safetensors"});
+  if (source.weightsPath.empty()) {
+    std::vector<std::string> safetensors = filesEndingWith(dir, ".safetensors");
+    if (safetensors.size() == 1)
+      source.weightsPath = safetensors.front();
+    else if (safetensors.size() > 1)
+      return failure(dir + ": " + std::to_string(safetensors.size()) +
+                     " .safetensors files but no model.safetensors.index.json saying which "
+                     "tensor is where; pass --weights");
+  }
+  if (source.weightsPath.empty())
+    // The loader explains why a PyTorch pickle cannot be used.
+    source.weightsPath = firstExisting(dir, {"pytorch_model.bin", "pytorch_model.bin.index.json"});
+  if (source.weightsPath.empty())
+    return failure(dir + ": no weights: looked for model.safetensors.index.json, "
+                         "model.safetensors and *.safetensors");
+
+  llvm::Expected<std::string> tokenizer = findTokenizerFile(dir);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  source.tokenizerPath = *tokenizer;
+  return source;
+}
+
+} // namespace
+
+llvm::Expected<ModelSource> tfm::rt::findModelSource(const std::string &path,
+                                                     const std::string &scratchDir) {
+  if (fs::is_directory(path))
+    return fromFolder(path);
+  if (!fs::exists(path))
+    return failure(path + ": no such file or folder; expected a Hugging Face model folder or a "
+                          ".gguf file");
+  return fromGguf(path, scratchDir);
+}

@@ -1,0 +1,36 @@
+//===- NpyWriter.cpp - float32 matrices as NumPy .npy files ---------------===//
+#include "tfm/runtime/NpyWriter.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+
+using namespace tfm::rt;
+
+llvm::Error tfm::rt::writeNpyF32(const std::string &path, const std::vector<float> &data,
+                                 size_t rows, size_t cols) {
+  if (data.size() != rows * cols)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": " + std::to_string(data.size()) +
+                                       " values do not fill shape [" + std::to_string(rows) +
+                                       ", " + std::to_string(cols) + "]");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, path + ": cannot write: " + ec.message());
+  out << "\x93NUMPY" << '\x01' << '\x00';
+  uint16_t length = static_cast<uint16_t>(header.size());
+  out << static_cast<char>(length & 0xff) << static_cast<char>(length >> 8) << header;
+  out.write(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
+  out.close();
+  if (out.has_error())
+    return llvm::createStringError(out.error(), path + ": write failed: " + out.error().message());
+  return llvm::Error::success();
+}
