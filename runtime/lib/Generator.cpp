@@ -21,8 +21,10 @@ tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler
                   llvm::raw_ostream &out) {
   GenerationResult result;
   result.ids = prompt;
-  for (size_t i = 1; i < prompt.size(); ++i)
-    out << tokenizer.decode(prompt[i - 1], prompt[i]);
+  // A leading BOS marks the start; it is not part of the text.
+  size_t first = !prompt.empty() && prompt[0] == tokenizer.bosId() ? 1 : 0;
+  for (size_t i = first; i < prompt.size(); ++i)
+    out << tokenizer.decode(i > 0 ? prompt[i - 1] : -1, prompt[i]);
   out.flush();
 
   auto start = std::chrono::steady_clock::now();

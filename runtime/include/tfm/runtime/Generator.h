@@ -20,15 +20,16 @@ struct GenerateOptions {
 };
 
 struct GenerationResult {
-  std::vector<int32_t> ids; // the prompt (with BOS), then every generated token
+  std::vector<int32_t> ids; // the prompt (with BOS if it has one), then every generated token
   int64_t prefillTokens = 0;
   double prefillSeconds = 0;
   int64_t decodeCalls = 0; // the first new token comes from prefill's logits
   double decodeSeconds = 0;
 };
 
-/// Prefills `prompt` (BOS included) in one call, then samples up to
-/// maxNewTokens, feeding each back through decode except the last. Text
+/// Prefills `prompt` (BOS first, when the tokenizer adds one) in one call,
+/// then samples up to maxNewTokens, feeding each back through decode except
+/// the last. Text
 /// (the prompt's, then each new token's) goes to `out` as it is produced,
 /// flushed per token, ending with a newline. An EOS token, when stopping at
 /// it, is recorded in the ids but not printed.
