@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace tfm;
@@ -59,8 +60,11 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
       view2(host, "pos + T - 1", "1", 1, cols);
     break;
   }
-  case Storage::Logits:
-    view2("logits", "pos + T - 1", "1", 1, cols);
+  case Storage::Logits: // the caller's buffer holds the call's rows from its start
+    if (param.tokenRows)
+      view2("logits", "pos", "T", 1, cols);
+    else
+      view2("logits", "pos + T - 1", "1", 1, cols);
     break;
   case Storage::KCache:
   case Storage::VCache: {
@@ -157,20 +161,41 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
 )C";
   emitEntry(c, p, p.prefill);
   emitEntry(c, p, p.decode);
+  emitEntry(c, p, p.score);
 
-  int64_t arena = std::max(p.prefill.arenaBytes, p.decode.arenaBytes);
-  c << "#define CONTEXT " << s.contextLength << "\n#define CHUNK " << p.prefillChunk << "\n\n"
-    << R"C(static int prefill(const void *const *w, void *kv, void *arena, const int32_t *tokens,
-                   int32_t n, int32_t pos, float *logits) {
+  int64_t arena = std::max({p.prefill.arenaBytes, p.decode.arenaBytes, p.score.arenaBytes});
+  c << "#define CONTEXT " << s.contextLength << "\n#define CHUNK " << p.prefillChunk
+    << "\n#define VOCAB " << s.vocabSize << "\n\n"
+    << R"C(typedef int (*run_fn)(const void *const *, uint8_t *, uint8_t *, const int32_t *, int32_t,
+                      int32_t, float *);
+
+/* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
+ * logits go `logits_per_token` floats per token further into the caller's
+ * buffer: 0 when only the last token's logits are wanted (the last chunk's
+ * overwrite the others), VOCAB when every token's are. */
+static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
+                   const int32_t *tokens, int32_t n, int32_t pos, float *logits,
+                   int64_t logits_per_token) {
   if (n <= 0 || pos < 0 || pos > CONTEXT - n)
     return TFM_ERR_CONTEXT;
   for (int32_t done = 0; done < n; done += CHUNK) {
     int32_t T = n - done < CHUNK ? n - done : CHUNK;
-    int rc = run_prefill(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T, pos + done, logits);
+    int rc = run(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T, pos + done,
+                 logits + done * logits_per_token);
     if (rc)
       return rc;
   }
   return 0;
+}
+
+static int prefill(const void *const *w, void *kv, void *arena, const int32_t *tokens,
+                   int32_t n, int32_t pos, float *logits) {
+  return chunked(run_prefill, w, kv, arena, tokens, n, pos, logits, 0);
+}
+
+static int score(const void *const *w, void *kv, void *arena, const int32_t *tokens,
+                 int32_t n, int32_t pos, float *logits) {
+  return chunked(run_score, w, kv, arena, tokens, n, pos, logits, VOCAB);
 }
 
 static int decode(const void *const *w, void *kv, void *arena, int32_t token, int32_t pos,
@@ -193,7 +218,7 @@ static void set_num_threads(int n) { halide_set_num_threads(n); }
     << "  " << p.weights.size() << ", " << s.vocabSize << ", " << s.contextLength << ", "
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
-    << "  prefill, decode, set_num_threads,\n};\n\n"
+    << "  prefill, decode, score, set_num_threads,\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *tfm_model_get(void) {\n"
     << "  return &model;\n}\n";
   return c.str();

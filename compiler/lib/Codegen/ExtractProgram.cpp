@@ -25,6 +25,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -80,27 +82,25 @@ public:
       if (!readKernel(fn, out.kernels.back()))
         return false;
     }
-    bool sawPrefill = false, sawDecode = false;
+    std::map<std::string, EntryPoint *> entries = {
+        {"prefill", &out.prefill}, {"decode", &out.decode}, {"score", &out.score}};
+    std::set<std::string> seen;
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto entry = fn->getAttrOfType<StringAttr>(attrs::kEntry);
       if (!entry)
         continue;
-      if (entry.getValue() == "prefill") {
-        sawPrefill = true;
-        if (!readEntry(fn, out.prefill))
-          return false;
-      } else if (entry.getValue() == "decode") {
-        sawDecode = true;
-        if (!readEntry(fn, out.decode))
-          return false;
-      } else {
+      auto it = entries.find(entry.getValue().str());
+      if (it == entries.end())
         return fail("function '" + fn.getSymName().str() + "' has " +
                     attrs::kEntry + " '" + entry.getValue().str() +
-                    "'; expected 'prefill' or 'decode'");
-      }
+                    "'; expected 'prefill', 'decode' or 'score'");
+      if (!seen.insert(it->first).second)
+        return fail("module has two '" + it->first + "' entries");
+      if (!readEntry(fn, *it->second))
+        return false;
     }
-    if (!sawPrefill || !sawDecode)
-      return fail("module must have both a prefill and a decode entry");
+    if (seen.size() != entries.size())
+      return fail("module must have a prefill, a decode and a score entry");
     return true;
   }
 
@@ -211,7 +211,9 @@ private:
       else
         kop.tokenRows = valueTokenRows[kop.operands.front()];
       for (NamedAttribute attr : op.getAttrs()) {
-        if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
+        if (auto flag = dyn_cast<BoolAttr>(attr.getValue()))
+          kop.attrs[attr.getName().str()] = flag.getValue() ? 1.0 : 0.0;
+        else if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
           kop.attrs[attr.getName().str()] = static_cast<double>(i.getInt());
         else if (auto f = dyn_cast<FloatAttr>(attr.getValue()))
           kop.attrs[attr.getName().str()] = f.getValueAsDouble();

@@ -2,6 +2,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 
 #include "tfm/Kernels/KernelCompiler.h"
+#include "tfm/runtime/model_abi.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
@@ -100,7 +101,7 @@ bool compileKernels(const Program &p, const std::string &target, const std::stri
 } // namespace
 
 void tfm::assignCacheLayouts(Program &program) {
-  for (const EntryPoint *entry : {&program.prefill, &program.decode})
+  for (const EntryPoint *entry : {&program.prefill, &program.decode, &program.score})
     for (const Launch &l : entry->launches)
       for (size_t i = 0; i < l.bindings.size(); ++i)
         if (l.bindings[i].storage == Storage::KCache)
@@ -111,7 +112,7 @@ LibraryIdentity tfm::identify(const Program &program, const LibraryOptions &opti
   LibraryIdentity id;
   id.halideTarget = resolveTarget(options.targetName);
   id.configHash = stableHash(program.spec.canonicalJson() + "|" + id.halideTarget + "|" +
-                             options.schedule + "|abi1");
+                             options.schedule + "|abi" + std::to_string(TFM_ABI_VERSION));
   return id;
 }
 

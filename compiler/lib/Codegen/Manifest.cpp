@@ -2,6 +2,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 
 #include "ModelAbiText.inc" // kModelAbiHeader: the text of model_abi.h
+#include "tfm/runtime/model_abi.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -25,7 +26,7 @@ std::string tfm::emitManifest(const Program &p, const LibraryOptions &options,
                                    {"dtype", w.type == ElemType::I32 ? "i32" : "f32"}});
   }
   llvm::Expected<json::Value> config = json::parse(p.spec.canonicalJson());
-  json::Object manifest{{"abi_version", 1},
+  json::Object manifest{{"abi_version", TFM_ABI_VERSION},
                         {"name", p.spec.name},
                         {"config_hash", id.configHash},
                         {"target", id.halideTarget},

@@ -76,23 +76,40 @@ LogicalResult EmbeddingOp::verify() {
   return success();
 }
 
-LogicalResult RmsNormOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)) ||
-      failed(expectRank(*this, "weight", getWeight(), 1)))
+/// The shared rules of the norms: [T, D] in and out, each per-column vector
+/// [D], eps positive.
+static LogicalResult verifyNorm(Operation *op, Value input,
+                                ArrayRef<Value> vectors,
+                                ArrayRef<StringRef> names, Type result,
+                                double eps) {
+  if (failed(expectRank(op, "input", input, 2)))
     return failure();
-  auto input = tensorType(getInput());
-  if (tensorType(getWeight()).getDimSize(0) != input.getDimSize(1))
-    return emitOpError() << "weight length "
-                         << tensorType(getWeight()).getDimSize(0)
-                         << " must equal the input width "
-                         << input.getDimSize(1);
-  if (getType() != input)
-    return emitOpError() << "result type " << getType()
-                         << " must equal the input type " << input;
-  if (!(getEps().convertToDouble() > 0.0))
-    return emitOpError() << "eps must be positive, found "
-                         << getEps().convertToDouble();
+  auto inputType = tensorType(input);
+  for (auto [vector, name] : llvm::zip(vectors, names)) {
+    if (failed(expectRank(op, name, vector, 1)))
+      return failure();
+    if (tensorType(vector).getDimSize(0) != inputType.getDimSize(1))
+      return op->emitOpError() << name << " length "
+                               << tensorType(vector).getDimSize(0)
+                               << " must equal the input width "
+                               << inputType.getDimSize(1);
+  }
+  if (result != inputType)
+    return op->emitOpError() << "result type " << result
+                             << " must equal the input type " << inputType;
+  if (!(eps > 0.0))
+    return op->emitOpError() << "eps must be positive, found " << eps;
   return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getInput(), {getWeight()}, {"weight"}, getType(),
+                    getEps().convertToDouble());
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), {getWeight(), getBias()},
+                    {"weight", "bias"}, getType(), getEps().convertToDouble());
 }
 
 LogicalResult LinearOp::verify() {
@@ -112,6 +129,47 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "result must be [" << dimString(input.getDimSize(0))
                          << ", " << weight.getDimSize(0) << "], found "
                          << result;
+  if (Value bias = getBias()) {
+    if (failed(expectRank(*this, "bias", bias, 1)))
+      return failure();
+    if (tensorType(bias).getDimSize(0) != weight.getDimSize(0))
+      return emitOpError() << "bias length " << tensorType(bias).getDimSize(0)
+                           << " must equal the weight's first dimension (N) "
+                           << weight.getDimSize(0);
+  }
+  return success();
+}
+
+LogicalResult AddPositionsOp::verify() {
+  if (failed(expectRank(*this, "input", getInput(), 2)) ||
+      failed(expectRank(*this, "table", getTable(), 2)))
+    return failure();
+  auto input = tensorType(getInput());
+  auto table = tensorType(getTable());
+  if (table.getDimSize(1) != input.getDimSize(1))
+    return emitOpError() << "table width " << table.getDimSize(1)
+                         << " must equal the input width "
+                         << input.getDimSize(1);
+  if (getType() != input)
+    return emitOpError() << "result type " << getType()
+                         << " must equal the input type " << input;
+  return success();
+}
+
+LogicalResult SliceColsOp::verify() {
+  if (failed(expectRank(*this, "input", getInput(), 2)))
+    return failure();
+  auto input = tensorType(getInput());
+  int64_t begin = getBegin(), size = getSize(), width = input.getDimSize(1);
+  if (begin < 0 || size <= 0 || begin + size > width)
+    return emitOpError() << "columns [" << begin << ", " << begin + size
+                         << ") must be a non-empty range inside the input "
+                            "width "
+                         << width;
+  if (getType() != RankedTensorType::get({input.getDimSize(0), size},
+                                         input.getElementType()))
+    return emitOpError() << "result must be [" << dimString(input.getDimSize(0))
+                         << ", " << size << "], found " << getType();
   return success();
 }
 

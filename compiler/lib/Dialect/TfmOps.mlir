@@ -39,6 +39,31 @@ func.func @compute_ops(%tokens: tensor<?xi32>) -> tensor<1x64xf32> {
 
 // -----
 
+// The GPT-2 ops: learned positions, LayerNorm with bias, a biased fused
+// projection split into columns, and GELU in both forms.
+
+// CHECK-LABEL: func.func @gpt2_ops
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x64xf32>, %[[P:.*]]: tensor<48x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[WQKV:.*]]: tensor<192x64xf32>, %[[BQKV:.*]]: tensor<192xf32>)
+func.func @gpt2_ops(%x: tensor<?x64xf32>, %wpe: tensor<48x64xf32>, %w: tensor<64xf32>,
+                    %wqkv: tensor<192x64xf32>, %bqkv: tensor<192xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  // CHECK: %[[Y:.*]] = tfm.add_positions %[[X]], %[[P]] : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x64xf32>
+  %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x64xf32>
+  // CHECK: %[[H:.*]] = tfm.layer_norm %[[Y]], %[[W]], %[[W]] {eps = 1.000000e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %h = tfm.layer_norm %y, %w, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  // CHECK: %[[QKV:.*]] = tfm.linear %[[H]], %[[WQKV]], %[[BQKV]] : tensor<?x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<?x192xf32>
+  %qkv = tfm.linear %h, %wqkv, %bqkv : tensor<?x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<?x192xf32>
+  // CHECK: %[[K:.*]] = tfm.slice_cols %[[QKV]] {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32> -> tensor<?x64xf32>
+  %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32> -> tensor<?x64xf32>
+  // CHECK: %[[G:.*]] = tfm.gelu %[[K]] {approximate = true} : tensor<?x64xf32>
+  %g = tfm.gelu %k {approximate = true} : tensor<?x64xf32>
+  // CHECK: %[[E:.*]] = tfm.gelu %[[K]] {approximate = false} : tensor<?x64xf32>
+  %e = tfm.gelu %k {approximate = false} : tensor<?x64xf32>
+  // CHECK: return %[[G]], %[[E]]
+  return %g, %e : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
 // A fusion region yields what is used after it.
 
 // CHECK-LABEL: func.func @fusion

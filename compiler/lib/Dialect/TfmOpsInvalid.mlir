@@ -16,6 +16,22 @@ func.func @linear_result(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>) {
 
 // -----
 
+func.func @linear_bias_length(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{bias length 64 must equal the weight's first dimension (N) 32}}
+  %y = tfm.linear %x, %w, %b : tensor<1x64xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_rank(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>, %b: tensor<1x32xf32>) {
+  // expected-error @+1 {{bias must have rank 1, found 'tensor<1x32xf32>'}}
+  %y = tfm.linear %x, %w, %b : tensor<1x64xf32>, tensor<32x64xf32>, tensor<1x32xf32> -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
 func.func @rope_width(%x: tensor<1x40xf32>) {
   // expected-error @+1 {{input width 40 must be divisible by head_dim 16}}
   %y = tfm.rope %x {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x40xf32>
@@ -35,6 +51,62 @@ func.func @rope_odd_head(%x: tensor<1x15xf32>) {
 func.func @norm_weight(%x: tensor<1x64xf32>, %w: tensor<32xf32>) {
   // expected-error @+1 {{weight length 32 must equal the input width 64}}
   %y = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<32xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<1x64xf32>, %w: tensor<64xf32>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{bias length 32 must equal the input width 64}}
+  %y = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<32xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_eps(%x: tensor<1x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{eps must be positive, found 0}}
+  %y = tfm.layer_norm %x, %w, %w {eps = 0.0 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_result(%x: tensor<?x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{result type 'tensor<1x64xf32>' must equal the input type 'tensor<?x64xf32>'}}
+  %y = tfm.layer_norm %x, %w, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @slice_cols_range(%x: tensor<1x96xf32>) {
+  // expected-error @+1 {{columns [64, 104) must be a non-empty range inside the input width 96}}
+  %y = tfm.slice_cols %x {begin = 64 : i64, size = 40 : i64} : tensor<1x96xf32> -> tensor<1x40xf32>
+  return
+}
+
+// -----
+
+func.func @slice_cols_result(%x: tensor<?x96xf32>) {
+  // expected-error @+1 {{result must be [?, 32], found 'tensor<?x16xf32>'}}
+  %y = tfm.slice_cols %x {begin = 0 : i64, size = 32 : i64} : tensor<?x96xf32> -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @add_positions_width(%x: tensor<1x64xf32>, %p: tensor<48x32xf32>) {
+  // expected-error @+1 {{table width 32 must equal the input width 64}}
+  %y = tfm.add_positions %x, %p : tensor<1x64xf32>, tensor<48x32xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_form(%x: tensor<1x64xf32>) {
+  // expected-error @+1 {{requires attribute 'approximate'}}
+  %y = tfm.gelu %x : tensor<1x64xf32>
   return
 }
 

@@ -13,7 +13,8 @@ namespace tfm {
 namespace {
 
 bool isEpilogue(Operation *op) {
-  return isa<RopeOp, SiluOp, MulOp, AddOp, KvStoreOp>(op);
+  return isa<RopeOp, SiluOp, GeluOp, MulOp, AddOp, SliceColsOp,
+             AddPositionsOp, KvStoreOp>(op);
 }
 
 /// The latest fusion in the block that produces one of op's operands.
@@ -31,14 +32,15 @@ FusionOp producingFusion(Operation *op) {
 struct FuseEpiloguesPass
     : public impl::TfmFuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
-    // A linear without a norm before it is the seed of its own region.
-    SmallVector<LinearOp> lone;
-    getOperation().walk([&](LinearOp linear) {
-      if (!linear->getParentOfType<FusionOp>())
-        lone.push_back(linear);
+    // A linear without a norm before it, and an embedding (which learned
+    // positions follow), are the seeds of their own regions.
+    SmallVector<Operation *> lone;
+    getOperation().walk([&](Operation *op) {
+      if (isa<LinearOp, EmbeddingOp>(op) && !op->getParentOfType<FusionOp>())
+        lone.push_back(op);
     });
-    for (LinearOp linear : lone)
-      wrapInFusion({linear.getOperation()});
+    for (Operation *op : lone)
+      wrapInFusion({op});
 
     // Absorbing one epilogue can make the next one eligible (silu, then the
     // mul that reads it), so sweep until nothing moves.

@@ -104,3 +104,80 @@ func.func @no_producer(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
   %s = tfm.silu %x : tensor<1x64xf32>
   return %s : tensor<1x64xf32>
 }
+
+// -----
+
+// GPT-2's attention input: the q/k/v column slices of the fused projection
+// and both cache stores join its region; only q leaves it.
+
+// CHECK-LABEL: func.func @fused_qkv
+// CHECK:         %[[KC:.*]] = tfm.kv_cache key layer 0
+// CHECK:         %[[VC:.*]] = tfm.kv_cache value layer 0
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      tfm.layer_norm
+// CHECK-NEXT:      %[[QKV:.*]] = tfm.linear
+// CHECK-NEXT:      %[[Q:.*]] = tfm.slice_cols %[[QKV]] {begin = 0 : i64, size = 64 : i64}
+// CHECK-NEXT:      %[[K:.*]] = tfm.slice_cols %[[QKV]] {begin = 64 : i64, size = 64 : i64}
+// CHECK-NEXT:      %[[V:.*]] = tfm.slice_cols %[[QKV]] {begin = 128 : i64, size = 64 : i64}
+// CHECK-NEXT:      tfm.kv_store %[[K]], %[[KC]]
+// CHECK-NEXT:      tfm.kv_store %[[V]], %[[VC]]
+// CHECK-NEXT:      tfm.yield %[[Q]] : tensor<1x64xf32>
+// CHECK:         tfm.attention %[[R]], %[[KC]], %[[VC]]
+func.func @fused_qkv(%x: tensor<1x64xf32>, %w: tensor<64xf32>, %wqkv: tensor<192x64xf32>, %bqkv: tensor<192xf32>) -> tensor<1x64xf32> {
+  %qkv = tfm.fusion -> tensor<1x192xf32> {
+    %h = tfm.layer_norm %x, %w, %w {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x64xf32>
+    %l = tfm.linear %h, %wqkv, %bqkv : tensor<1x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<1x192xf32>
+    tfm.yield %l : tensor<1x192xf32>
+  }
+  %q = tfm.slice_cols %qkv {begin = 0 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
+  %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
+  %v = tfm.slice_cols %qkv {begin = 128 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
+  %kc = tfm.kv_cache key layer 0 : tensor<48x64xf32>
+  %vc = tfm.kv_cache value layer 0 : tensor<48x64xf32>
+  tfm.kv_store %k, %kc : tensor<1x64xf32>, tensor<48x64xf32>
+  tfm.kv_store %v, %vc : tensor<1x64xf32>, tensor<48x64xf32>
+  %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64} : tensor<1x64xf32>, tensor<48x64xf32>, tensor<48x64xf32> -> tensor<1x64xf32>
+  return %a : tensor<1x64xf32>
+}
+
+// -----
+
+// GPT-2's FFN: GELU joins the biased up projection; the biased down
+// projection gets its own region with the residual add.
+
+// CHECK-LABEL: func.func @gelu_ffn
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[H:.*]]: tensor<1x64xf32>, %[[WU:.*]]: tensor<256x64xf32>, %[[BU:.*]]: tensor<256xf32>, %[[WD:.*]]: tensor<64x256xf32>, %[[BD:.*]]: tensor<64xf32>)
+// CHECK:         %[[UP:.*]] = tfm.fusion -> tensor<1x256xf32> {
+// CHECK-NEXT:      %[[U:.*]] = tfm.linear %[[H]], %[[WU]], %[[BU]]
+// CHECK-NEXT:      %[[G:.*]] = tfm.gelu %[[U]] {approximate = true}
+// CHECK-NEXT:      tfm.yield %[[G]] : tensor<1x256xf32>
+// CHECK:         %[[DOWN:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      %[[D:.*]] = tfm.linear %[[UP]], %[[WD]], %[[BD]]
+// CHECK-NEXT:      %[[S:.*]] = tfm.add %[[X]], %[[D]]
+// CHECK-NEXT:      tfm.yield %[[S]] : tensor<1x64xf32>
+// CHECK:         return %[[DOWN]]
+func.func @gelu_ffn(%x: tensor<1x64xf32>, %h: tensor<1x64xf32>, %wu: tensor<256x64xf32>, %bu: tensor<256xf32>,
+                    %wd: tensor<64x256xf32>, %bd: tensor<64xf32>) -> tensor<1x64xf32> {
+  %u = tfm.linear %h, %wu, %bu : tensor<1x64xf32>, tensor<256x64xf32>, tensor<256xf32> -> tensor<1x256xf32>
+  %g = tfm.gelu %u {approximate = true} : tensor<1x256xf32>
+  %d = tfm.linear %g, %wd, %bd : tensor<1x256xf32>, tensor<64x256xf32>, tensor<64xf32> -> tensor<1x64xf32>
+  %s = tfm.add %x, %d : tensor<1x64xf32>
+  return %s : tensor<1x64xf32>
+}
+
+// -----
+
+// The embedding is a region of its own, and learned positions join it.
+
+// CHECK-LABEL: func.func @learned_positions
+// CHECK-SAME:    (%[[TOKENS:.*]]: tensor<?xi32>, %[[WTE:.*]]: tensor<100x64xf32>, %[[WPE:.*]]: tensor<48x64xf32>)
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<?x64xf32> {
+// CHECK-NEXT:      %[[E:.*]] = tfm.embedding %[[WTE]], %[[TOKENS]]
+// CHECK-NEXT:      %[[P:.*]] = tfm.add_positions %[[E]], %[[WPE]]
+// CHECK-NEXT:      tfm.yield %[[P]] : tensor<?x64xf32>
+// CHECK:         return %[[R]]
+func.func @learned_positions(%tokens: tensor<?xi32>, %wte: tensor<100x64xf32>, %wpe: tensor<48x64xf32>) -> tensor<?x64xf32> {
+  %e = tfm.embedding %wte, %tokens : tensor<100x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+  %p = tfm.add_positions %e, %wpe : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x64xf32>
+  return %p : tensor<?x64xf32>
+}

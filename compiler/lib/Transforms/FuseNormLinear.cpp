@@ -1,4 +1,4 @@
-//===- FuseNormLinear.cpp - rms_norm + the linears that read it -----------===//
+//===- FuseNormLinear.cpp - a norm + the linears that read it -------------===//
 #include "FusionRegions.h"
 #include "tfm/Transforms/Passes.h"
 
@@ -15,12 +15,12 @@ namespace {
 struct FuseNormLinearPass
     : public impl::TfmFuseNormLinearBase<FuseNormLinearPass> {
   void runOnOperation() override {
-    SmallVector<RmsNormOp> norms;
-    getOperation().walk([&](RmsNormOp norm) {
-      if (!norm->getParentOfType<FusionOp>())
-        norms.push_back(norm);
+    SmallVector<Operation *> norms;
+    getOperation().walk([&](Operation *op) {
+      if (isa<RmsNormOp, LayerNormOp>(op) && !op->getParentOfType<FusionOp>())
+        norms.push_back(op);
     });
-    for (RmsNormOp norm : norms) {
+    for (Operation *norm : norms) {
       if (norm->use_empty() ||
           !llvm::all_of(norm->getUsers(), [](Operation *user) {
             return isa<LinearOp>(user) && !user->getParentOfType<FusionOp>();
@@ -32,7 +32,7 @@ struct FuseNormLinearPass
           group.push_back(user);
       // The final norm of prefill reads one selected row; selecting it in the
       // same kernel saves a launch and an arena buffer.
-      if (auto lastRow = norm.getInput().getDefiningOp<LastRowOp>())
+      if (auto lastRow = norm->getOperand(0).getDefiningOp<LastRowOp>())
         if (lastRow->hasOneUse())
           group.push_back(lastRow);
       wrapInFusion(group);

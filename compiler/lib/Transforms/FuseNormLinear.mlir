@@ -78,3 +78,45 @@ func.func @shared_last_row(%x: tensor<?x64xf32>, %wn: tensor<64xf32>, %wo: tenso
   %o = tfm.linear %h, %wo : tensor<1x64xf32>, tensor<100x64xf32> -> tensor<1x100xf32>
   return %o, %l : tensor<1x100xf32>, tensor<1x64xf32>
 }
+
+// -----
+
+// GPT-2's attention input: a LayerNorm feeding the one biased qkv projection
+// becomes one region; the weight and bias ops move up with it.
+
+// CHECK-LABEL: func.func @layer_norm_qkv
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x64xf32>, %[[W:.*]]: tensor<64xf32>, %[[B:.*]]: tensor<64xf32>)
+// CHECK:         %[[WQKV:.*]] = tfm.weight "blk.0.attn_qkv.weight"
+// CHECK:         %[[BQKV:.*]] = tfm.weight "blk.0.attn_qkv.bias"
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<?x192xf32> {
+// CHECK-NEXT:      %[[H:.*]] = tfm.layer_norm %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT:      %[[QKV:.*]] = tfm.linear %[[H]], %[[WQKV]], %[[BQKV]]
+// CHECK-NEXT:      tfm.yield %[[QKV]] : tensor<?x192xf32>
+// CHECK:         tfm.slice_cols %[[R]]
+func.func @layer_norm_qkv(%x: tensor<?x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %h = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %wqkv = tfm.weight "blk.0.attn_qkv.weight" : tensor<192x64xf32>
+  %bqkv = tfm.weight "blk.0.attn_qkv.bias" : tensor<192xf32>
+  %qkv = tfm.linear %h, %wqkv, %bqkv : tensor<?x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<?x192xf32>
+  %q = tfm.slice_cols %qkv {begin = 0 : i64, size = 64 : i64} : tensor<?x192xf32> -> tensor<?x64xf32>
+  return %q : tensor<?x64xf32>
+}
+
+// -----
+
+// The end of GPT-2's prefill: last row, final LayerNorm and the tied output
+// head in one region.
+
+// CHECK-LABEL: func.func @prefill_logits_layer_norm
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x100xf32> {
+// CHECK-NEXT:      %[[L:.*]] = tfm.last_row
+// CHECK-NEXT:      %[[H:.*]] = tfm.layer_norm %[[L]]
+// CHECK-NEXT:      %[[O:.*]] = tfm.linear %[[H]]
+// CHECK-NEXT:      tfm.yield %[[O]] : tensor<1x100xf32>
+// CHECK:         return %[[R]]
+func.func @prefill_logits_layer_norm(%x: tensor<?x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>, %wte: tensor<100x64xf32>) -> tensor<1x100xf32> {
+  %l = tfm.last_row %x : tensor<?x64xf32> -> tensor<1x64xf32>
+  %h = tfm.layer_norm %l, %w, %b {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x64xf32>
+  %o = tfm.linear %h, %wte : tensor<1x64xf32>, tensor<100x64xf32> -> tensor<1x100xf32>
+  return %o : tensor<1x100xf32>
+}

@@ -19,8 +19,9 @@ namespace tfm {
 namespace {
 
 bool isComputeOp(Operation *op) {
-  return isa<EmbeddingOp, RmsNormOp, LinearOp, RopeOp, AddOp, MulOp, SiluOp,
-             AttentionOp, LastRowOp, KvStoreOp>(op);
+  return isa<EmbeddingOp, AddPositionsOp, RmsNormOp, LayerNormOp, LinearOp,
+             SliceColsOp, RopeOp, AddOp, MulOp, SiluOp, GeluOp, AttentionOp,
+             LastRowOp, KvStoreOp>(op);
 }
 
 /// Whether a value's rows are the call's token positions: the tokens and
@@ -77,7 +78,8 @@ std::string kernelRole(ArrayRef<Operation *> ops) {
     if (!weight)
       return "linear";
     StringRef role = weightRole(weight.getName());
-    if (role == "attn_q" || role == "attn_k" || role == "attn_v")
+    if (role == "attn_q" || role == "attn_k" || role == "attn_v" ||
+        role == "attn_qkv")
       return "attn_in";
     if (role == "ffn_gate" || role == "ffn_up")
       return "ffn_in";
@@ -100,18 +102,20 @@ struct OutlineKernelsPass
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr(attrs::kEntry))
         entries.push_back(fn);
+    // Kernels are shared across entry points too: score runs prefill's
+    // kernels (both are specialised for a dynamic row count) and adds only
+    // its logits kernel. Decode's one-row kernels never match prefill's.
+    llvm::StringMap<func::FuncOp> kernelsByBody;
     for (func::FuncOp entry : entries)
-      if (failed(outlineEntry(entry)))
+      if (failed(outlineEntry(entry, kernelsByBody)))
         return signalPassFailure();
   }
 
-  LogicalResult outlineEntry(func::FuncOp entry) {
+  LogicalResult outlineEntry(func::FuncOp entry,
+                             llvm::StringMap<func::FuncOp> &kernelsByBody) {
     if (!entry.getBody().hasOneBlock())
       return entry.emitError("entry function must have a single block");
     TokenRowsAnalysis tokenRows;
-    // Kernels are shared within one entry point only: prefill and decode
-    // kernels are specialised for different row counts.
-    llvm::StringMap<func::FuncOp> kernelsByBody;
     SmallVector<Operation *> units;
     for (Operation &op : entry.getBody().front())
       if (isa<FusionOp>(op) || isComputeOp(&op))

@@ -69,3 +69,37 @@ module {
     return %l : tensor<1x64xf32>
   }
 }
+
+// -----
+
+// score shares prefill's kernels (both run a dynamic number of rows); only
+// what differs, its logits over every row, is a kernel of its own.
+
+// CHECK-LABEL: func.func @prefill
+// CHECK:         %[[X:.*]] = tfm.launch @prefill_embedding(
+// CHECK:         tfm.launch @prefill_logits(%[[X]], %{{.*}}) : (tensor<?x64xf32>, tensor<100x64xf32>) -> tensor<1x100xf32>
+// CHECK-LABEL: func.func @score
+// CHECK:         %[[Y:.*]] = tfm.launch @prefill_embedding(
+// CHECK:         tfm.launch @score_logits(%[[Y]], %{{.*}}) : (tensor<?x64xf32>, tensor<100x64xf32>) -> tensor<?x100xf32>
+// CHECK:       func.func private @prefill_embedding(
+// CHECK:       func.func private @prefill_logits(
+// CHECK:       func.func private @score_logits(%{{.*}}: tensor<?x64xf32> {tfm.token_rows}, %{{.*}}: tensor<100x64xf32>) -> (tensor<?x100xf32> {tfm.token_rows})
+// CHECK-NOT:   func.func
+module {
+  func.func @prefill(%tokens: tensor<?xi32>) -> tensor<1x100xf32> attributes {tfm.entry = "prefill"} {
+    %table = tfm.weight "token_embd.weight" : tensor<100x64xf32>
+    %x = tfm.embedding %table, %tokens : tensor<100x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+    %o = tfm.fusion -> tensor<1x100xf32> {
+      %l = tfm.last_row %x : tensor<?x64xf32> -> tensor<1x64xf32>
+      %y = tfm.linear %l, %table : tensor<1x64xf32>, tensor<100x64xf32> -> tensor<1x100xf32>
+      tfm.yield %y : tensor<1x100xf32>
+    }
+    return %o : tensor<1x100xf32>
+  }
+  func.func @score(%tokens: tensor<?xi32>) -> tensor<?x100xf32> attributes {tfm.entry = "score"} {
+    %table = tfm.weight "token_embd.weight" : tensor<100x64xf32>
+    %x = tfm.embedding %table, %tokens : tensor<100x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+    %o = tfm.linear %x, %table : tensor<?x64xf32>, tensor<100x64xf32> -> tensor<?x100xf32>
+    return %o : tensor<?x100xf32>
+  }
+}

@@ -65,17 +65,29 @@ struct KernelParam {
 ///
 /// kinds and their operands (all f32 unless noted):
 ///   embedding   (table[V,D], tokens[T] i32)            -> [T,D]
+///   add_positions (x[T,D], table[P,D])                 -> [T,D]
+///                 x[r] + table[pos(r)], pos(r) = the row's absolute
+///                 position (the token-row index)
 ///   rms_norm    (x[T,D], w[D])        attrs: eps        -> [T,D]
-///   linear      (x[T,K], W[N,K])                        -> [T,N]   x @ W^T
+///   layer_norm  (x[T,D], w[D], b[D])  attrs: eps        -> [T,D]
+///                 (x - mean) / sqrt(var + eps) * w + b, biased variance
+///   linear      (x[T,K], W[N,K] [, bias[N]])            -> [T,N]
+///                 x @ W^T (+ bias): the bias is an optional third operand
+///   slice_cols  (x[T,N])  attrs: begin, size            -> [T,size]
+///                 columns begin..begin+size-1
 ///   rope        (x[T,H*hd])  attrs: head_dim, theta     -> [T,H*hd]
 ///                 rotates interleaved pairs (2i, 2i+1) of each head by
 ///                 angle pos * theta^(-2i/head_dim), pos = the row's position
 ///   add, mul    (a[T,N], b[T,N])                        -> [T,N]
 ///   silu        (a[T,N])                                -> [T,N]
+///   gelu        (a[T,N])  attrs: approximate            -> [T,N]
+///                 approximate 1: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))
+///                 ("gelu_new", "gelu_pytorch_tanh"); 0: 0.5x(1 + erf(x/sqrt 2))
 ///   attention   (q[T,H*hd], kcache[C,KV*hd], vcache[C,KV*hd])
 ///                 attrs: n_heads, n_kv_heads, head_dim  -> [T,H*hd]
 ///                 causal: row at position p attends to cache rows 0..p;
-///                 head h uses kv head h / (n_heads / n_kv_heads)
+///                 head h uses kv head h / (n_heads / n_kv_heads); scores
+///                 scaled by 1/sqrt(head_dim) (GPT-2: n_kv_heads = n_heads)
 ///   last_row    (x[T,N])                                -> [1,N]   row pos+T-1
 struct KernelOp {
   std::string kind;
@@ -110,7 +122,7 @@ struct Launch {
 };
 
 struct EntryPoint {
-  std::string name;              // "prefill" or "decode"
+  std::string name;              // "prefill", "decode" or "score"
   std::vector<Launch> launches;
   int64_t arenaBytes = 0;
 };
@@ -121,6 +133,9 @@ struct Program {
   std::vector<Kernel> kernels;
   EntryPoint prefill; // kernels specialised for up to prefillChunk rows
   EntryPoint decode;  // kernels specialised for one row
+  /// Like prefill, but its logits have a row per token (token rows): the
+  /// Logits binding is [T, V], not the last row.
+  EntryPoint score;
   int64_t prefillChunk = 0;
   int64_t kvCacheBytes = 0; // 2 * nLayers * contextLength * kvDim * 4
 

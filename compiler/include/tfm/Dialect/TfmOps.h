@@ -30,7 +30,7 @@ constexpr const char kManifest[] = "tfm.manifest";
 constexpr const char kPrefillChunk[] = "tfm.prefill_chunk";
 /// Module: the model's context length (rows of each cache layer).
 constexpr const char kContextLength[] = "tfm.context_length";
-/// Entry function: which entry point it is ("prefill" or "decode").
+/// Entry function: which entry point it is ("prefill", "decode" or "score").
 constexpr const char kEntry[] = "tfm.entry";
 /// Entry function: bytes of its activation arena, set by memory planning.
 constexpr const char kArenaBytes[] = "tfm.arena_bytes";

@@ -86,20 +86,79 @@ def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
-  let summary = "x @ W^T with W in PyTorch layout [N, K]";
+def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
+  let summary = "(x - mean) / sqrt(var + eps) * w + b, per row";
   let description = [{
-    `input` is [T, K], `weight` is [N, K], the result is [T, N].
+    Mean and biased variance (divided by the width) of each row, as
+    PyTorch's LayerNorm computes them; `weight` and `bias` are [width].
+
+    ```mlir
+    %h = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64}
+        : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
+                       Tfm_F32Tensor:$bias, F64Attr:$eps);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
+    `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
+  let summary = "x @ W^T (+ bias) with W in PyTorch layout [N, K]";
+  let description = [{
+    `input` is [T, K], `weight` is [N, K], the optional `bias` is [N]; the
+    result is [T, N].
 
     ```mlir
     %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+    %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight);
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
+                       Optional<Tfm_F32Tensor>:$bias);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Tfm_AddPositionsOp : Tfm_Op<"add_positions", [Pure]> {
+  let summary = "adds each row's learned position embedding";
+  let description = [{
+    Row r of `input` (the token at absolute position r) gets row r of
+    `table` ([positions, width]) added. GPT-2's learned absolute positions.
+
+    ```mlir
+    %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<256x64xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$table);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $table attr-dict `:` type($input) `,` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_SliceColsOp : Tfm_Op<"slice_cols", [Pure]> {
+  let summary = "columns begin .. begin+size-1 of every row";
+  let description = [{
+    Splits a fused projection: GPT-2's q, k and v are column ranges of one
+    [T, 3*dim] result.
+
+    ```mlir
+    %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$begin, I64Attr:$size);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -143,6 +202,22 @@ def Tfm_SiluOp : Tfm_Op<"silu", [Pure, SameOperandsAndResultType]> {
     ```
   }];
   let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Tfm_GeluOp : Tfm_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise GELU, exact or in its tanh approximation";
+  let description = [{
+    `approximate = true`: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), what
+    Hugging Face calls "gelu_new" / "gelu_pytorch_tanh" (GPT-2).
+    `approximate = false`: the exact 0.5x(1 + erf(x / sqrt(2))) ("gelu").
+
+    ```mlir
+    %g = tfm.gelu %u {approximate = true} : tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, BoolAttr:$approximate);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }

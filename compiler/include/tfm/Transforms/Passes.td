@@ -11,11 +11,12 @@
 include "mlir/Pass/PassBase.td"
 
 def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
-  let summary = "group an rms_norm with the linears that read it";
+  let summary = "group a norm with the linears that read it";
   let description = [{
-    Every `tfm.rms_norm` whose users are all `tfm.linear`s becomes one
-    `tfm.fusion` region with those linears (attention input: norm + q/k/v;
-    FFN input: norm + gate/up; final norm + output projection). When the
+    Every `tfm.rms_norm` or `tfm.layer_norm` whose users are all
+    `tfm.linear`s becomes one `tfm.fusion` region with those linears
+    (attention input: norm + q/k/v or the fused qkv; FFN input: norm +
+    gate/up or up; final norm + output projection). When the
     norm's input is a `tfm.last_row` used only there, that row selection
     joins the region as well. The norm is computed once per row and never
     written to memory.
@@ -26,13 +27,17 @@ def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
 def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "pull elementwise consumers into the region that feeds them";
   let description = [{
-    A `tfm.linear` not yet in a region gets a region of its own. Then every
-    `tfm.rope`, `tfm.silu`, `tfm.mul`, `tfm.add` and `tfm.kv_store` whose
-    operands come from one region (or from above it) moves into that region:
-    RoPE and the cache stores after the q/k/v projections, SiLU·mul after
-    gate/up, the residual add after attn_output and ffn_down. Nothing joins a
-    region across an op with memory effects (attention reads the cache), so
-    attention never shares a kernel with a store to the cache it reads.
+    A `tfm.linear` or `tfm.embedding` not yet in a region gets a region of
+    its own. Then every `tfm.rope`, `tfm.silu`, `tfm.gelu`, `tfm.mul`,
+    `tfm.add`, `tfm.slice_cols`, `tfm.add_positions` and `tfm.kv_store`
+    whose operands come from one region (or from above it) moves into that
+    region: the q/k/v slices of a fused projection, RoPE and the cache stores
+    after the q/k/v projections, SiLU·mul after gate/up, GELU after up, the
+    learned positions after the embedding, the residual add after
+    attn_output and ffn_down. A bias is an operand of its linear and comes
+    along with it. Nothing joins a region across an op with memory effects
+    (attention reads the cache), so attention never shares a kernel with a
+    store to the cache it reads.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }
@@ -46,8 +51,10 @@ def TfmOutlineKernels : Pass<"tfm-outline-kernels", "mlir::ModuleOp"> {
     values results; a cache the kernel stores into is an argument it writes.
     Arguments and results whose rows are token positions carry
     `tfm.token_rows`. Structurally identical kernels are one function, so the
-    kernel count does not grow with the layer count; kernels are named
-    `<entry>_<role>` (`prefill_attn_in`, `decode_ffn_out`, ...).
+    kernel count does not grow with the layer count, and score shares
+    prefill's kernels but for its logits. Kernels are named after the first
+    entry that launches them and their role: `<entry>_<role>`
+    (`prefill_attn_in`, `decode_ffn_out`, `score_logits`, ...).
   }];
   let dependentDialects = ["::tfm::TfmDialect", "::mlir::func::FuncDialect"];
 }

@@ -1,7 +1,7 @@
 /*===- model_abi.h - The C ABI between a generated model and the runtime ---===*
  *
  * Every library tfmc writes exports exactly one symbol, tfm_model_get(), that
- * returns a description of the compiled model and its two entry points. The
+ * returns a description of the compiled model and its three entry points. The
  * runtime dlopens the library (or, for `tfmc --emit exe`, links it in) and
  * talks to it only through this struct.
  *
@@ -13,7 +13,7 @@
  *  - arena: arena_bytes of scratch for activations, 64-byte aligned.
  * The generated code never allocates per call.
  *
- * Both entry points return 0 on success, or a non-zero error code (a Halide
+ * The entry points return 0 on success, or a non-zero error code (a Halide
  * runtime error code, or TFM_ERR_* below).
  *===----------------------------------------------------------------------===*/
 #ifndef TFM_RUNTIME_MODEL_ABI_H
@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to tfm_model below. */
-#define TFM_ABI_VERSION 1
+#define TFM_ABI_VERSION 2
 
 /* Returned when a call's positions do not fit the context. */
 #define TFM_ERR_CONTEXT (-1000)
@@ -56,6 +56,12 @@ typedef struct tfm_model {
    * through kernels scheduled for a single row. */
   int (*decode)(const void *const *weights, void *kv_cache, void *arena,
                 int32_t token, int32_t pos, float *logits);
+
+  /* Like prefill, but writes the logits of every token: logits[n_tokens *
+   * vocab_size], row i for tokens[i]. Used for --logits and --perplexity. */
+  int (*score)(const void *const *weights, void *kv_cache, void *arena,
+               const int32_t *tokens, int32_t n_tokens, int32_t pos,
+               float *logits);
 
   /* Threads the kernels may use (Halide's thread pool). */
   void (*set_num_threads)(int n);
