@@ -1,0 +1,143 @@
+"""tfm-run on a downloaded-style model: a Hugging Face folder (config.json,
+model.safetensors, vocab.json + merges.txt) holding a random-weight GPT-2
+Small with the real GPT-2 tokenizer.
+
+Checks, each against the independent float64 oracle (tests/reference):
+  --tokenize      the ids Hugging Face's GPT-2 tokenizer gives (gpt-2.out)
+  --logits        every prompt position within 1e-4 relative error
+  --perplexity    llama-perplexity's chunked estimate from the oracle's logits
+  generation      greedy ids equal the oracle's argmax continuation
+and that --model-dir compiles once and reuses the cached library after.
+
+usage: test_model_dir.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+"""
+
+import json
+import math
+import os
+import shutil
+import sys
+import unittest
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
+
+import gpt2_oracle  # noqa: E402
+import testlib  # noqa: E402
+import weight_files  # noqa: E402
+
+CONFIG = os.path.join(os.path.dirname(HERE), "reference", "configs", "gpt2-small-shape.json")
+TOLERANCE = 1e-4
+
+# Our own words, long enough for two 64-token perplexity chunks.
+TEXT = (
+    "The lighthouse keeper wrote down the weather every morning at six. On calm days the sea "
+    "was a sheet of grey glass, and the gulls sat on the rocks without a sound. On rough days "
+    "the spray reached the lamp room, and he counted the seconds between the waves to guess "
+    "how long the storm would last. Nobody read his notebooks, but he kept them in order on a "
+    "shelf by the stairs, one for every year since he arrived. When the ship from the mainland "
+    "brought flour, oil and letters, he gave the captain a cup of tea and asked about the "
+    "harbour, the market and the price of rope. Then the ship left, and the island was quiet "
+    "again until the next storm came in from the west.\n")
+
+
+def relative_error(ours, ref):
+    return float(np.max(np.abs(ours - ref)) / np.max(np.abs(ref)))
+
+
+class HuggingFaceFolder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        encoder = testlib.shared_path("models/gpt2-tokenizer/encoder.json")
+        vocab_bpe = testlib.shared_path("models/gpt2-tokenizer/vocab.bpe")
+        work = testlib.work_dir("e2e/model-dir")
+        cls.folder = os.path.join(work, "gpt2-random")
+        cls.cache = os.path.join(work, "cache")
+        shutil.rmtree(cls.cache, ignore_errors=True)
+        os.makedirs(cls.folder, exist_ok=True)
+        with open(CONFIG) as f:
+            config = json.load(f)
+        del config["name"]  # a downloaded config.json has none: the folder names the model
+        with open(os.path.join(cls.folder, "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+        # Hugging Face's vocab.json + merges.txt are OpenAI's files under new names.
+        shutil.copyfile(encoder, os.path.join(cls.folder, "vocab.json"))
+        shutil.copyfile(vocab_bpe, os.path.join(cls.folder, "merges.txt"))
+        compiled = testlib.compile_model(CONFIG, os.path.join(work, "compiled"))
+        testlib.check_run([testlib.bin("tfm-weights"), "--model", compiled, "--format",
+                           "safetensors", "--seed", "7", "-o", cls.folder])
+        oracle_config = gpt2_oracle.load_config(CONFIG)
+        cls.oracle = gpt2_oracle.Gpt2Oracle(
+            oracle_config,
+            weight_files.read_safetensors(os.path.join(cls.folder, "model.safetensors")))
+        cls.work = work
+
+    def tfm_run(self, *args):
+        return testlib.check_run([testlib.bin("tfm-run"), "--model-dir", self.folder,
+                                  "--cache-dir", self.cache, "--threads", "2", *args])
+
+    def tokenize(self, *prompt_args):
+        return json.loads(self.tfm_run("--tokenize", *prompt_args))
+
+    def test_tokenize_gives_hugging_face_ids(self):
+        self.assertEqual(self.tokenize("-p", "Hello world"), [15496, 995])
+        self.assertEqual(self.tokenize("-p", " Hello, world!"), [18435, 11, 995, 0])
+
+    def test_logits_of_every_prompt_position(self):
+        prompt = "The lighthouse keeper wrote down the weather"
+        ids = self.tokenize("-p", prompt)
+        path = os.path.join(self.work, "logits.npy")
+        self.tfm_run("--logits", path, "-p", prompt)
+        ours = np.load(path)
+        self.assertEqual(ours.dtype, np.float32)
+        self.assertEqual(ours.shape, (len(ids), 50257))
+        reference = self.oracle.logits(ids).numpy()
+        for row in range(len(ids)):
+            self.assertLessEqual(relative_error(ours[row].astype(np.float64), reference[row]),
+                                 TOLERANCE, f"position {row}")
+
+    def test_perplexity_matches_the_oracle(self):
+        path = os.path.join(self.work, "text.txt")
+        with open(path, "w") as f:
+            f.write(TEXT)
+        ids = self.tokenize("-f", path)
+        chunk = 64
+        self.assertGreaterEqual(len(ids), 2 * chunk)
+        nll = []
+        for start in range(0, len(ids) - chunk + 1, chunk):
+            piece = ids[start:start + chunk]
+            log_probs = torch.log_softmax(self.oracle.logits(piece), dim=-1)
+            nll += [-log_probs[j, piece[j + 1]].item() for j in range(chunk // 2, chunk - 1)]
+        expected = math.exp(sum(nll) / len(nll))
+        out = self.tfm_run("--perplexity", path, "-c", str(chunk))
+        final = [line for line in out.splitlines() if line.startswith("Final estimate: PPL = ")]
+        self.assertEqual(len(final), 1, out)
+        ours = float(final[0].split("=")[1].split()[0])
+        self.assertAlmostEqual(ours / expected, 1.0, delta=1e-3,
+                               msg=f"perplexity {ours}, oracle {expected}")
+
+    def test_greedy_generation_follows_the_oracle(self):
+        out = self.tfm_run("-p", "On calm days the sea", "-n", "6", "--temp", "0", "--ids",
+                           "--ignore-eos")
+        ids = json.loads(out.strip().splitlines()[-1])
+        prompt = self.tokenize("-p", "On calm days the sea")
+        self.assertEqual(ids[:len(prompt)], prompt)
+        expected = list(prompt)
+        for _ in range(6):
+            expected.append(int(self.oracle.logits(expected)[-1].argmax()))
+        self.assertEqual(ids, expected)
+
+    def test_compiles_once_then_reuses_the_cache(self):
+        self.tokenize("-p", "a")
+        self.tokenize("-p", "b")
+        compiled = [d for d in os.listdir(self.cache) if d != "configs"]
+        self.assertEqual(len(compiled), 1, compiled)
+        self.assertTrue(os.path.exists(os.path.join(self.cache, compiled[0], "manifest.json")))
+
+
+if __name__ == "__main__":
+    unittest.main()
