@@ -1,7 +1,6 @@
 //===- Llama2cWriter.cpp - llama2.c checkpoint layout ----------------------===//
 #include "Llama2cWriter.h"
 
-#include "ProgressMeter.h"
 #include "RandomValues.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -62,7 +61,7 @@ void writeInt32(llvm::raw_ostream &os, int64_t v) {
 /// RoPE tables as export.py writes them: cos and sin of pos * theta^(-2i/hd).
 /// The runtime recomputes them, but readers of the format expect the bytes.
 void writeRopeTable(const ModelSpec &s, bool imaginary, llvm::raw_ostream &os,
-                    ProgressMeter &progress) {
+                    rt::Progress &progress) {
   int64_t half = s.headDim / 2;
   std::vector<float> row(half);
   for (int64_t pos = 0; pos < s.contextLength; ++pos) {
@@ -120,20 +119,20 @@ std::string tfm::writeLlama2c(const ModelSpec &s, const std::vector<WeightTensor
            std::string(s.tiedEmbeddings ? "true" : "false") + " but the model " +
            (head ? "has" : "lacks") + " an 'output.weight' tensor";
 
-  ProgressMeter progress(llama2cFileBytes(s, tensors));
+  rt::Progress progress("writing weights", llama2cFileBytes(s, tensors));
   for (int64_t field : {s.dim, s.hiddenDim, s.nLayers, s.nHeads, s.nKvHeads})
     writeInt32(os, field);
   writeInt32(os, s.tiedEmbeddings ? s.vocabSize : -s.vocabSize);
   writeInt32(os, s.contextLength);
 
   for (const WeightTensor *t : order) {
-    streamRandomTensor(*t, seed, os, progress);
+    streamRandomTensor(*t, seed, ElementType::F32, os, progress);
     if (os.has_error())
       return "write failed in tensor '" + t->name + "'";
   }
   writeRopeTable(s, /*imaginary=*/false, os, progress);
   writeRopeTable(s, /*imaginary=*/true, os, progress);
   if (head)
-    streamRandomTensor(*head, seed, os, progress);
+    streamRandomTensor(*head, seed, ElementType::F32, os, progress);
   return "";
 }

@@ -1,7 +1,6 @@
 //===- RandomValues.cpp - splitmix64 streams per tensor --------------------===//
 #include "RandomValues.h"
 
-#include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -62,18 +61,22 @@ void TensorValueStream::next(float *out, size_t n) {
   }
 }
 
-void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed,
-                             llvm::raw_ostream &os, ProgressMeter &progress) {
-  static_assert(llvm::sys::IsLittleEndianHost,
-                "weight files are little-endian f32; add a byte swap for this host");
+void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed, ElementType type,
+                             llvm::raw_ostream &os, rt::Progress &progress) {
   constexpr size_t kChunk = size_t(1) << 20;
   TensorValueStream values(tensor, seed);
   std::vector<float> chunk(kChunk);
   for (int64_t left = tensor.numElements(); left > 0;) {
     size_t n = static_cast<size_t>(std::min<int64_t>(left, kChunk));
     values.next(chunk.data(), n);
-    os.write(reinterpret_cast<const char *>(chunk.data()), n * sizeof(float));
-    progress.advance(n * sizeof(float));
+    writeElements(chunk.data(), n, type, os);
+    progress.advance(n * elementBytes(type));
     left -= static_cast<int64_t>(n);
   }
+}
+
+std::vector<float> tfm::randomTensorValues(const WeightTensor &tensor, uint64_t seed) {
+  std::vector<float> out(tensor.numElements());
+  TensorValueStream(tensor, seed).next(out.data(), out.size());
+  return out;
 }

@@ -9,11 +9,14 @@
 #ifndef TFM_WEIGHTS_RANDOMVALUES_H
 #define TFM_WEIGHTS_RANDOMVALUES_H
 
-#include "ProgressMeter.h"
+#include "ElementEncoding.h"
 #include "WeightTensors.h"
+
+#include "tfm/runtime/Progress.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace llvm {
 class raw_ostream;
@@ -38,10 +41,13 @@ private:
   uint64_t state;
 };
 
-/// Streams the tensor's values to `os` as little-endian f32 in bounded
+/// Streams the tensor's values to `os` encoded as `type`, in bounded
 /// chunks, so a tensor of any size is written without holding it in memory.
-void streamRandomTensor(const WeightTensor &tensor, uint64_t seed,
-                        llvm::raw_ostream &os, ProgressMeter &progress);
+void streamRandomTensor(const WeightTensor &tensor, uint64_t seed, ElementType type,
+                        llvm::raw_ostream &os, rt::Progress &progress);
+
+/// All of the tensor's values (row-major), for writers that rearrange them.
+std::vector<float> randomTensorValues(const WeightTensor &tensor, uint64_t seed);
 
 } // namespace tfm
 

@@ -1,5 +1,7 @@
-//===- WeightTensors.cpp - The tensors of a Llama-family model ------------===//
+//===- WeightTensors.cpp - The tensors of a model and their init ----------===//
 #include "WeightTensors.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <cmath>
 
@@ -16,34 +18,48 @@ std::string tfm::layerTensorName(int64_t layer, const char *suffix) {
   return "blk." + std::to_string(layer) + "." + suffix;
 }
 
-namespace {
-
-WeightTensor projection(std::string name, int64_t out, int64_t in) {
-  return {std::move(name), {out, in}, InitKind::Uniform, 1.0 / std::sqrt(double(in))};
+llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
+                                                  std::vector<int64_t> shape) {
+  llvm::StringRef n = name;
+  WeightTensor t{name, shape, InitKind::Uniform, 0.0};
+  if (n == "token_embd.weight")
+    t.init = InitKind::UnitNormal;
+  else if (n == "position_embd.weight" || n.ends_with(".bias"))
+    t.bound = 0.1;
+  else if (n.ends_with("_norm.weight"))
+    t.init = InitKind::NormGain;
+  else if (n.ends_with(".weight") && shape.size() == 2)
+    t.bound = 1.0 / std::sqrt(double(shape[1]));
+  else
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "tensor '" + name +
+                                       "': no initialisation for it (expected an embedding, "
+                                       "a norm, a bias or a [out, in] matrix)");
+  return t;
 }
-
-WeightTensor normGain(std::string name, int64_t dim) {
-  return {std::move(name), {dim}, InitKind::NormGain, 0.0};
-}
-
-} // namespace
 
 std::vector<WeightTensor> tfm::llamaWeightTensors(const ModelSpec &s) {
-  std::vector<WeightTensor> t;
-  t.push_back({"token_embd.weight", {s.vocabSize, s.dim}, InitKind::UnitNormal, 0.0});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  shapes.push_back({"token_embd.weight", {s.vocabSize, s.dim}});
   for (int64_t l = 0; l < s.nLayers; ++l) {
-    t.push_back(normGain(layerTensorName(l, "attn_norm.weight"), s.dim));
-    t.push_back(projection(layerTensorName(l, "attn_q.weight"), s.qDim(), s.dim));
-    t.push_back(projection(layerTensorName(l, "attn_k.weight"), s.kvDim(), s.dim));
-    t.push_back(projection(layerTensorName(l, "attn_v.weight"), s.kvDim(), s.dim));
-    t.push_back(projection(layerTensorName(l, "attn_output.weight"), s.dim, s.qDim()));
-    t.push_back(normGain(layerTensorName(l, "ffn_norm.weight"), s.dim));
-    t.push_back(projection(layerTensorName(l, "ffn_gate.weight"), s.hiddenDim, s.dim));
-    t.push_back(projection(layerTensorName(l, "ffn_down.weight"), s.dim, s.hiddenDim));
-    t.push_back(projection(layerTensorName(l, "ffn_up.weight"), s.hiddenDim, s.dim));
+    auto add = [&](const char *suffix, std::vector<int64_t> shape) {
+      shapes.push_back({layerTensorName(l, suffix), std::move(shape)});
+    };
+    add("attn_norm.weight", {s.dim});
+    add("attn_q.weight", {s.qDim(), s.dim});
+    add("attn_k.weight", {s.kvDim(), s.dim});
+    add("attn_v.weight", {s.kvDim(), s.dim});
+    add("attn_output.weight", {s.dim, s.qDim()});
+    add("ffn_norm.weight", {s.dim});
+    add("ffn_gate.weight", {s.hiddenDim, s.dim});
+    add("ffn_down.weight", {s.dim, s.hiddenDim});
+    add("ffn_up.weight", {s.hiddenDim, s.dim});
   }
-  t.push_back(normGain("output_norm.weight", s.dim));
+  shapes.push_back({"output_norm.weight", {s.dim}});
   if (!s.tiedEmbeddings)
-    t.push_back(projection("output.weight", s.vocabSize, s.dim));
-  return t;
+    shapes.push_back({"output.weight", {s.vocabSize, s.dim}});
+  std::vector<WeightTensor> tensors;
+  for (auto &[name, shape] : shapes)
+    tensors.push_back(llvm::cantFail(weightTensorFor(name, shape)));
+  return tensors;
 }

@@ -1,15 +1,19 @@
 //===- WeightTensors.h - The tensors a model config implies -----*- C++ -*-===//
 //
 // What tensors a model has and how their random values are drawn, independent
-// of any file format. A format writer (llama2.c today, safetensors or GGUF
-// later) picks the tensors it needs by name and lays them out its own way.
-// Names follow GGUF's convention ("blk.3.attn_q.weight").
+// of any file format. A format writer picks the tensors it needs by name and
+// lays them out its own way. Names follow GGUF's convention
+// ("blk.3.attn_q.weight"). A tensor's initialisation follows from its name
+// and shape alone, so the tensor list can come from a compiled model's
+// manifest (any family) or, for Llama, from a config.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_WEIGHTS_WEIGHTTENSORS_H
 #define TFM_WEIGHTS_WEIGHTTENSORS_H
 
 #include "tfm/Config/ModelSpec.h"
+
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -22,7 +26,7 @@ namespace tfm {
 /// scale of their input, norm gains near one.
 enum class InitKind {
   UnitNormal,   // approximately N(0, 1)
-  Uniform,      // uniform in [-bound, bound], bound = 1/sqrt(fan_in)
+  Uniform,      // uniform in [-bound, bound]
   NormGain,     // uniform in [0.9, 1.1]
 };
 
@@ -34,6 +38,12 @@ struct WeightTensor {
 
   int64_t numElements() const;
 };
+
+/// The initialisation of tensor `name` of `shape`: unit-normal token
+/// embeddings, small position embeddings and biases (uniform in +-0.1),
+/// norm gains near one, matrices [out, in] uniform in +-1/sqrt(in). An
+/// error names a tensor that fits none of these.
+llvm::Expected<WeightTensor> weightTensorFor(std::string name, std::vector<int64_t> shape);
 
 /// Every tensor of a Llama-family model, in the order: embeddings, then per
 /// layer (attention norm, q, k, v, output, ffn norm, gate, down, up), then the

@@ -1,69 +1,167 @@
-//===- tfm_weights.cpp - Random weights for any model config ---------------===//
+//===- tfm_weights.cpp - Random weights for any model ----------------------===//
 //
-// tfm-weights CONFIG -o FILE [--seed N] [--format llama2c]
+// tfm-weights CONFIG -o FILE [--seed N]
+// tfm-weights --model DIR -o OUT [--format llama2c|safetensors|gguf]
+//             [--dtype f32|f16|bf16] [--shards N] [--seed N]
 //
-// Writes deterministic random weights for the model a config describes, so
-// any shape can be compiled, run and checked against the reference without
-// a real checkpoint. The same config and seed always give the same bytes.
+// Writes deterministic random weights, so any shape can be compiled, run and
+// checked against the reference without a real checkpoint. The tensor list
+// comes from a compiled model's manifest (--model, any family) or, for a
+// llama2.c checkpoint of a Llama model, from its config. Each tensor's
+// values depend only on its name and the seed, never on the format.
 //
 //===----------------------------------------------------------------------===//
+#include "GgufOutput.h"
 #include "Llama2cWriter.h"
+#include "SafetensorsOutput.h"
 #include "WeightTensors.h"
 
 #include "tfm/Config/ModelSpec.h"
+#include "tfm/runtime/Manifest.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 
 namespace {
 
-enum class WeightFormat { Llama2c };
+enum class WeightFormat { Llama2c, Safetensors, Gguf };
 
-cl::opt<std::string> configPath(cl::Positional, cl::Required,
-                                cl::desc("<config.json>"));
-cl::opt<std::string> outputPath("o", cl::Required, cl::desc("Weight file to write"),
-                                cl::value_desc("file"));
+cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"));
+cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc: its "
+                                                "manifest.json lists the tensors"),
+                              cl::value_desc("dir"));
+cl::opt<std::string> outputPath("o", cl::Required,
+                                cl::desc("File to write (for safetensors: a folder)"),
+                                cl::value_desc("path"));
 cl::opt<uint64_t> seed("seed", cl::init(0), cl::desc("Random seed (default 0)"));
-cl::opt<WeightFormat> format(
+cl::opt<WeightFormat> fileFormat(
     "format", cl::init(WeightFormat::Llama2c), cl::desc("File format"),
     cl::values(clEnumValN(WeightFormat::Llama2c, "llama2c",
-                          "llama2.c checkpoint: 7 int32 header, then f32 tensors")));
+                          "llama2.c checkpoint: 7 int32 header, then f32 tensors"),
+               clEnumValN(WeightFormat::Safetensors, "safetensors",
+                          "Hugging Face names and layouts, in a folder (needs --model)"),
+               clEnumValN(WeightFormat::Gguf, "gguf",
+                          "GGUF v3 under llama.cpp names (needs --model)")));
+cl::opt<tfm::ElementType> dtype(
+    "dtype", cl::init(tfm::ElementType::F32), cl::desc("Element type (safetensors, gguf)"),
+    cl::values(clEnumValN(tfm::ElementType::F32, "f32", "32-bit float"),
+               clEnumValN(tfm::ElementType::F16, "f16", "IEEE half"),
+               clEnumValN(tfm::ElementType::BF16, "bf16", "bfloat16")));
+cl::opt<int64_t> shards("shards", cl::init(1),
+                        cl::desc("Safetensors files to spread the tensors over (default 1)"));
 
 int fail(const std::string &message) {
   errs() << "tfm-weights: error: " << message << "\n";
   return 1;
 }
 
-} // namespace
+/// The model and its tensors: from the manifest, or from a Llama config.
+struct Model {
+  tfm::ModelSpec spec;
+  std::string source; // the file the model came from, for messages
+  std::vector<tfm::WeightTensor> tensors;
+};
 
-int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "tfm-weights: random weights for a model config\n");
+Expected<Model> loadModel() {
+  Model m;
+  if (modelDir.empty()) {
+    tfm::ParsedSpec parsed = tfm::loadModelSpec(configPath);
+    if (!parsed.ok)
+      return createStringError(inconvertibleErrorCode(), parsed.error);
+    m.spec = parsed.spec;
+    m.source = configPath;
+    m.tensors = tfm::llamaWeightTensors(m.spec);
+    return m;
+  }
+  SmallString<256> path(modelDir);
+  sys::path::append(path, "manifest.json");
+  m.source = path.str().str();
+  auto text = MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!text)
+    return createStringError(inconvertibleErrorCode(),
+                             m.source + ": cannot read the manifest (is " + modelDir +
+                                 " a model folder written by tfmc?): " +
+                                 text.getError().message());
+  Expected<tfm::rt::Manifest> manifest = tfm::rt::parseManifest((*text)->getBuffer(), m.source);
+  if (!manifest)
+    return manifest.takeError();
+  m.spec = manifest->config;
+  for (const tfm::rt::TensorSpec &t : manifest->tensors) {
+    Expected<tfm::WeightTensor> tensor = tfm::weightTensorFor(t.name, t.shape);
+    if (!tensor)
+      return createStringError(inconvertibleErrorCode(),
+                               m.source + ": " + toString(tensor.takeError()));
+    m.tensors.push_back(std::move(*tensor));
+  }
+  return m;
+}
 
-  tfm::ParsedSpec parsed = tfm::loadModelSpec(configPath);
-  if (!parsed.ok)
-    return fail(parsed.error);
-  const tfm::ModelSpec &spec = parsed.spec;
+/// Option combinations that cannot work, or "".
+std::string usageError() {
+  const bool fromConfig = !configPath.empty(), fromModel = !modelDir.empty();
+  if (fromConfig == fromModel)
+    return fromConfig ? "give a config or --model DIR, not both"
+                      : "give a config (llama2c only) or --model DIR (a folder written by tfmc)";
+  const char *name = fileFormat == WeightFormat::Safetensors ? "safetensors"
+                     : fileFormat == WeightFormat::Gguf      ? "gguf"
+                                                         : "llama2c";
+  if (fromConfig && fileFormat != WeightFormat::Llama2c)
+    return std::string("--format ") + name +
+           " needs --model DIR: the tensor list comes from a compiled model's manifest.json";
+  if (fileFormat == WeightFormat::Llama2c && dtype != tfm::ElementType::F32)
+    return "--dtype: the llama2c format holds f32 only";
+  if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
+    return std::string("--shards applies to --format safetensors, not ") + name;
+  return "";
+}
 
-  std::string unsupported = tfm::llama2cUnsupportedReason(spec, configPath);
+std::string writeLlama2cFile(const Model &m) {
+  std::string unsupported = tfm::llama2cUnsupportedReason(m.spec, m.source);
   if (!unsupported.empty())
-    return fail(unsupported);
-
+    return unsupported;
   std::error_code ec;
   raw_fd_ostream os(outputPath, ec, sys::fs::OF_None);
   if (ec)
-    return fail(outputPath + ": cannot open for writing: " + ec.message());
-
-  std::string error = tfm::writeLlama2c(spec, tfm::llamaWeightTensors(spec), seed, os);
+    return outputPath + ": cannot open for writing: " + ec.message();
+  std::string error = tfm::writeLlama2c(m.spec, m.tensors, seed, os);
   os.close();
   if (error.empty() && os.has_error())
     error = "write failed: " + os.error().message();
-  if (!error.empty()) {
-    os.clear_error(); // reported here; keep raw_fd_ostream from aborting
-    sys::fs::remove(outputPath);
-    return fail(outputPath + ": " + error);
+  if (error.empty())
+    return "";
+  os.clear_error(); // reported here; keep raw_fd_ostream from aborting
+  sys::fs::remove(outputPath);
+  return outputPath + ": " + error;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "tfm-weights: random weights for a model\n");
+  std::string usage = usageError();
+  if (!usage.empty())
+    return fail(usage);
+  Expected<Model> model = loadModel();
+  if (!model)
+    return fail(toString(model.takeError()));
+
+  std::string error;
+  switch (fileFormat) {
+  case WeightFormat::Llama2c:
+    error = writeLlama2cFile(*model);
+    break;
+  case WeightFormat::Safetensors:
+    error = tfm::writeSafetensorsFolder(model->spec, model->tensors, seed, dtype, shards,
+                                        outputPath);
+    break;
+  case WeightFormat::Gguf:
+    error = tfm::writeGgufFile(model->spec, model->tensors, seed, dtype, outputPath);
+    break;
   }
-  return 0;
+  return error.empty() ? 0 : fail(error);
 }

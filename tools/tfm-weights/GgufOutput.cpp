@@ -1,0 +1,76 @@
+//===- GgufOutput.cpp - Weights as a GGUF v3 file -------------------------===//
+#include "GgufOutput.h"
+
+#include "RandomValues.h"
+
+#include "tfm/runtime/GgufWriter.h"
+#include "tfm/runtime/Progress.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tfm;
+
+namespace {
+
+/// llama.cpp's hyperparameter keys for the two families tfm compiles.
+void addHyperparameters(const ModelSpec &s, rt::GgufWriter &w) {
+  const std::string arch = s.family;
+  auto u32 = [&](const char *key, int64_t value) {
+    w.addU32(arch + "." + key, static_cast<uint32_t>(value));
+  };
+  u32("context_length", s.contextLength);
+  u32("embedding_length", s.dim);
+  u32("block_count", s.nLayers);
+  u32("feed_forward_length", s.hiddenDim);
+  u32("attention.head_count", s.nHeads);
+  if (s.family == "gpt2") {
+    w.addF32(arch + ".attention.layer_norm_epsilon", static_cast<float>(s.normEps));
+    return;
+  }
+  u32("attention.head_count_kv", s.nKvHeads);
+  u32("rope.dimension_count", s.headDim);
+  w.addF32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.normEps));
+  w.addF32(arch + ".rope.freq_base", static_cast<float>(s.ropeTheta));
+}
+
+uint32_t ggmlType(ElementType type) {
+  return type == ElementType::F32 ? rt::GgmlF32
+         : type == ElementType::F16 ? rt::GgmlF16
+                                    : rt::GgmlBF16;
+}
+
+} // namespace
+
+std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
+                               uint64_t seed, ElementType type, const std::string &path) {
+  rt::GgufWriter w;
+  w.addString("general.architecture", spec.family);
+  w.addString("general.name", spec.name);
+  w.setAlignment(32);
+  addHyperparameters(spec, w);
+  uint64_t totalBytes = 0;
+  for (const WeightTensor &t : tensors) {
+    w.addTensor(t.name, t.shape, ggmlType(type));
+    totalBytes += t.numElements() * elementBytes(type);
+  }
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return path + ": cannot open for writing: " + ec.message();
+  rt::Progress progress("writing weights", totalBytes);
+  llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
+    streamRandomTensor(tensors[i], seed, type, out, progress);
+    return llvm::Error::success();
+  });
+  os.close();
+  std::string error = e ? llvm::toString(std::move(e)) : "";
+  if (error.empty() && os.has_error())
+    error = "write failed: " + os.error().message();
+  if (error.empty())
+    return "";
+  os.clear_error(); // reported here; keep raw_fd_ostream from aborting
+  llvm::sys::fs::remove(path);
+  return path + ": " + error;
+}

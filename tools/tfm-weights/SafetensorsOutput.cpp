@@ -1,0 +1,158 @@
+//===- SafetensorsOutput.cpp - Weights as a Hugging Face folder -----------===//
+#include "SafetensorsOutput.h"
+
+#include "RandomValues.h"
+
+#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/runtime/Progress.h"
+#include "tfm/runtime/SafetensorsWriter.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tfm;
+namespace json = llvm::json;
+
+namespace {
+
+/// `values` (manifest layout, row-major `shape`) in Hugging Face's layout:
+/// the inverse of what the runtime's loader undoes.
+std::vector<float> toHfLayout(const std::vector<float> &values, const std::vector<int64_t> &shape,
+                              rt::HfLayout layout, int64_t headDim) {
+  std::vector<float> out(values.size());
+  if (layout == rt::HfLayout::Transposed) {
+    const int64_t rows = shape[0], cols = shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out[c * rows + r] = values[r * cols + c];
+    return out;
+  }
+  // RopePermuted: manifest row r is Hugging Face row ropeHfRow(r).
+  const int64_t rows = shape[0], width = static_cast<int64_t>(values.size()) / rows;
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(values.begin() + r * width, width,
+                out.begin() + rt::ropeHfRow(r, headDim) * width);
+  return out;
+}
+
+const char *dtypeName(ElementType type) {
+  return type == ElementType::F32 ? "F32" : type == ElementType::F16 ? "F16" : "BF16";
+}
+
+struct HfTensor {
+  const WeightTensor *tensor;
+  std::string name;
+  rt::HfLayout layout;
+  std::vector<int64_t> shape; // as stored
+};
+
+std::string writeShard(const std::string &path, const std::vector<HfTensor> &tensors,
+                       const ModelSpec &spec, uint64_t seed, ElementType type,
+                       rt::Progress &progress) {
+  rt::SafetensorsWriter writer;
+  for (const HfTensor &t : tensors)
+    writer.addTensor(t.name, dtypeName(type), t.shape);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return path + ": cannot open for writing: " + ec.message();
+  llvm::Error e = writer.write(os, [&](size_t i, llvm::raw_ostream &out) {
+    const HfTensor &t = tensors[i];
+    if (t.layout == rt::HfLayout::Same) {
+      streamRandomTensor(*t.tensor, seed, type, out, progress);
+    } else {
+      std::vector<float> values = toHfLayout(randomTensorValues(*t.tensor, seed),
+                                             t.tensor->shape, t.layout, spec.headDim);
+      writeElements(values.data(), values.size(), type, out);
+      progress.advance(values.size() * elementBytes(type));
+    }
+    return llvm::Error::success();
+  });
+  os.close();
+  if (e)
+    return path + ": " + llvm::toString(std::move(e));
+  if (os.has_error()) {
+    std::string message = path + ": write failed: " + os.error().message();
+    os.clear_error(); // reported here; keep raw_fd_ostream from aborting
+    return message;
+  }
+  return "";
+}
+
+} // namespace
+
+std::string tfm::writeSafetensorsFolder(const ModelSpec &spec,
+                                        const std::vector<WeightTensor> &tensors, uint64_t seed,
+                                        ElementType type, int64_t shards,
+                                        const std::string &dir) {
+  if (shards < 1 || shards > static_cast<int64_t>(tensors.size()))
+    return "--shards " + std::to_string(shards) + ": expected 1 to " +
+           std::to_string(tensors.size()) + " (the model has " +
+           std::to_string(tensors.size()) + " tensors)";
+  std::vector<HfTensor> hf;
+  uint64_t totalBytes = 0;
+  for (const WeightTensor &t : tensors) {
+    llvm::Expected<rt::HfTensorName> name = rt::hfTensorName(spec, t.name);
+    if (!name)
+      return llvm::toString(name.takeError());
+    std::vector<int64_t> shape = t.shape;
+    if (name->layout == rt::HfLayout::Transposed)
+      std::reverse(shape.begin(), shape.end());
+    hf.push_back({&t, name->names.front(), name->layout, shape});
+    totalBytes += t.numElements() * elementBytes(type);
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return dir + ": cannot create the folder: " + ec.message();
+
+  // Shards take consecutive tensors, as transformers' save_pretrained does.
+  std::vector<std::string> written;
+  auto fail = [&](const std::string &message) {
+    for (const std::string &path : written)
+      llvm::sys::fs::remove(path);
+    return message;
+  };
+  rt::Progress progress("writing weights", totalBytes);
+  json::Object weightMap;
+  const int64_t count = static_cast<int64_t>(hf.size());
+  for (int64_t s = 0; s < shards; ++s) {
+    std::string file = shards == 1 ? std::string("model.safetensors")
+                                   : llvm::formatv("model-{0}-of-{1}.safetensors",
+                                                   llvm::format("%05d", s + 1),
+                                                   llvm::format("%05d", shards))
+                                         .str();
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, file);
+    std::vector<HfTensor> part(hf.begin() + s * count / shards,
+                               hf.begin() + (s + 1) * count / shards);
+    written.push_back(path.str().str());
+    std::string error = writeShard(path.str().str(), part, spec, seed, type, progress);
+    if (!error.empty())
+      return fail(error);
+    for (const HfTensor &t : part)
+      weightMap[t.name] = file;
+  }
+  if (shards == 1)
+    return "";
+
+  llvm::SmallString<256> indexPath(dir);
+  llvm::sys::path::append(indexPath, "model.safetensors.index.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(indexPath, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail(indexPath.str().str() + ": cannot open for writing: " + ec.message());
+  written.push_back(indexPath.str().str());
+  json::Object index{{"metadata", json::Object{{"total_size", static_cast<int64_t>(totalBytes)}}},
+                     {"weight_map", std::move(weightMap)}};
+  os << llvm::formatv("{0:2}", json::Value(std::move(index))) << "\n";
+  os.close();
+  if (os.has_error()) {
+    std::string message = indexPath.str().str() + ": write failed: " + os.error().message();
+    os.clear_error();
+    return fail(message);
+  }
+  return "";
+}
