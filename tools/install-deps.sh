@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache       # build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # MLIR/LLVM 22, TableGen, lit, FileCheck
   libhalide14-0-dev                              # kernels
+  libicu-dev                                     # Unicode classes for the tokenizers
   libgtest-dev                                   # unit tests
   python3 python3-numpy python3-torch            # the reference oracle
 )

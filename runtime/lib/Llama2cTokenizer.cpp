@@ -64,7 +64,8 @@ bool parseBytePiece(const std::string &piece, unsigned char &byte) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<Llama2cTokenizer>>
-Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab) {
+Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab, int32_t bosId,
+                       int32_t eosId) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
@@ -77,6 +78,7 @@ Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab) {
                           "max_token_length at the start");
 
   std::unique_ptr<Llama2cTokenizer> tok(new Llama2cTokenizer());
+  tok->special = {bosId, eosId, /*addBos=*/true};
   while (!in.atEnd()) {
     size_t entry = tok->pieces.size();
     size_t entryOffset = in.offset();
@@ -113,8 +115,8 @@ int32_t Llama2cTokenizer::lookup(const std::string &piece) const {
 
 std::vector<int32_t> Llama2cTokenizer::encode(const std::string &text, bool addBos) const {
   std::vector<int32_t> tokens;
-  if (addBos)
-    tokens.push_back(kBos);
+  if (addBos && bosId() >= 0)
+    tokens.push_back(bosId());
   // SentencePiece's dummy prefix: a leading space before non-empty text.
   if (!text.empty()) {
     int32_t space = lookup(" ");
@@ -170,8 +172,9 @@ std::string Llama2cTokenizer::decode(int32_t previous, int32_t token) const {
   if (token < 0 || token >= vocabSize())
     return "";
   std::string piece = pieces[token];
-  // After BOS, the dummy-prefix space is not part of the text.
-  if (previous == kBos && !piece.empty() && piece[0] == ' ')
+  // At the start of a text (after BOS), the dummy-prefix space is not part
+  // of the text.
+  if ((previous < 0 || previous == bosId()) && !piece.empty() && piece[0] == ' ')
     piece.erase(0, 1);
   unsigned char byte;
   if (parseBytePiece(piece, byte))

@@ -2,9 +2,14 @@
 //
 // File format: int32 max_token_length, then per token a float32 merge score,
 // an int32 byte length and the bytes. Encoding and decoding follow llama2.c
-// run.c exactly (BOS = 1, a dummy-prefix space before a non-empty text,
-// codepoint lookup with <0xXX> byte fallback at id byte+3, then greedy merges
-// of the adjacent pair with the best score), so ids match llama2.c's.
+// run.c exactly (a dummy-prefix space before a non-empty text, codepoint
+// lookup with <0xXX> byte fallback at id byte+3, then greedy merges of the
+// adjacent pair with the best score), so ids match llama2.c's. The file
+// names no special tokens: BOS and EOS are the model config's (run.c's 1
+// and 2), and a prompt starts with BOS.
+//
+// Unlike the other formats, decode() drops lone control bytes as run.c does,
+// so text with such bytes does not come back whole.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_LLAMA2CTOKENIZER_H
@@ -23,8 +28,8 @@ class Llama2cTokenizer : public Tokenizer {
 public:
   /// Reads `path`; refuses a malformed file, or one whose vocabulary size is
   /// not `expectedVocab` (a tokenizer of another model).
-  static llvm::Expected<std::unique_ptr<Llama2cTokenizer>> load(const std::string &path,
-                                                                int64_t expectedVocab);
+  static llvm::Expected<std::unique_ptr<Llama2cTokenizer>>
+  load(const std::string &path, int64_t expectedVocab, int32_t bosId = 1, int32_t eosId = 2);
 
   int64_t vocabSize() const override { return static_cast<int64_t>(pieces.size()); }
   std::vector<int32_t> encode(const std::string &text, bool addBos) const override;
@@ -33,7 +38,6 @@ public:
   const std::string &piece(int32_t token) const { return pieces[token]; }
 
 private:
-  static constexpr int32_t kBos = 1;
   static constexpr int32_t kFirstByteToken = 3; // <0x00> in llama2.c vocabularies
 
   int32_t lookup(const std::string &piece) const;

@@ -1,0 +1,94 @@
+//===- ByteLevelBpeTokenizer.h - GPT-2 style byte-level BPE -----*- C++ -*-===//
+//
+// GPT-2's tokenizer (also MPT's, GPT-NeoX's, StarCoder's with their own
+// vocabularies): added tokens are cut out of the text (AddedTokens.h), the
+// rest is split into words by GPT-2's regex (Gpt2PreTokenizer.h), and each
+// word's bytes are merged pairwise, always the adjacent pair of lowest merge
+// rank first (leftmost on a tie), until no ranked pair is left.
+//
+// Vocabulary files spell every byte as a printable character (GPT-2's
+// bytes_to_unicode: printable Latin-1 bytes as themselves, the others as
+// U+0100 onwards), so a token's text is that alphabet, except for added
+// tokens, which are stored as their plain text. Both are turned back into
+// bytes at load: encoding and decoding work on bytes, and decoding any
+// token sequence gives exactly the bytes it was encoded from.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_BYTELEVELBPETOKENIZER_H
+#define TFM_RUNTIME_BYTELEVELBPETOKENIZER_H
+
+#include "tfm/runtime/AddedTokens.h"
+#include "tfm/runtime/Tokenizer.h"
+#include "tfm/runtime/UnicodeCategories.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+namespace tfm::rt {
+
+/// A byte-level BPE vocabulary as one of its file formats gives it.
+struct ByteLevelBpeVocabulary {
+  std::string source; // the file(s) it came from, for messages
+  /// Token text by id: the byte-level alphabet, or plain text for the
+  /// tokens listed in `added`.
+  std::vector<std::string> tokens;
+  /// Merges by rank, each a pair of token texts in the byte-level alphabet.
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<AddedToken> added;
+  SpecialTokens special;
+  /// Stands for a byte the vocabulary has no token for (-1: such a byte is
+  /// dropped, as Hugging Face does). Vocabularies learnt from UTF-8 text
+  /// may lack the bytes UTF-8 never uses (C0, C1, F5..FF); all others are
+  /// required.
+  int32_t unknown = -1;
+  /// tokenizer.json's "normalizer"; GGUF and vocab.json carry none.
+  Normalization normalization = Normalization::None;
+};
+
+class ByteLevelBpeTokenizer : public Tokenizer {
+public:
+  /// Checks the vocabulary (every normal token in the byte-level alphabet,
+  /// a token for each byte UTF-8 uses, both halves and the result of every
+  /// merge in the vocabulary); errors name `vocab.source`.
+  static llvm::Expected<std::unique_ptr<ByteLevelBpeTokenizer>>
+  create(const ByteLevelBpeVocabulary &vocab);
+
+  int64_t vocabSize() const override { return static_cast<int64_t>(bytes.size()); }
+  std::vector<int32_t> encode(const std::string &text, bool addBos) const override;
+  std::string decode(int32_t previous, int32_t token) const override;
+
+private:
+  ByteLevelBpeTokenizer() = default;
+
+  void encodeWord(llvm::StringRef word, std::vector<int32_t> &out) const;
+  std::vector<int32_t> mergeWord(llvm::StringRef word) const;
+
+  struct Merge {
+    int32_t rank;
+    int32_t result;
+  };
+  static uint64_t pairKey(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+           static_cast<uint32_t>(right);
+  }
+
+  std::vector<std::string> bytes; // each token's bytes, by id
+  int32_t byteToken[256] = {};    // -1: the byte is dropped
+  std::unordered_map<uint64_t, Merge> merges; // by pairKey(left, right)
+  AddedTokenMatcher added;
+  Normalization normalization = Normalization::None;
+
+  // Words recur; their merges are remembered (up to a bound) as Hugging
+  // Face's BPE does.
+  static constexpr size_t kCacheEntries = 10000;
+  mutable std::mutex cacheMutex;
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache;
+};
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_BYTELEVELBPETOKENIZER_H

@@ -1,0 +1,77 @@
+//===- SentencePieceTokenizer.h - SentencePiece BPE (Llama) -----*- C++ -*-===//
+//
+// Encodes as SentencePiece's BPE model does (and llama.cpp's SPM tokenizer):
+// added tokens (control, user-defined, unknown) are cut out of the text
+// first (AddedTokens.h); each remaining stretch gets the dummy-prefix space
+// when it starts the text or follows an added token, spaces become U+2581
+// "▁", and the characters are merged pairwise, always the adjacent pair
+// whose merged piece has the best score (leftmost on a tie). A character
+// left without a piece becomes its UTF-8 bytes as <0xXX> pieces (byte
+// fallback) or, without those, the unknown piece.
+//
+// Only normal and user-defined pieces are merged into; SentencePiece would
+// also merge into unused pieces and split them again, which the
+// vocabularies this project reads (Llama's) do not have.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_SENTENCEPIECETOKENIZER_H
+#define TFM_RUNTIME_SENTENCEPIECETOKENIZER_H
+
+#include "tfm/runtime/AddedTokens.h"
+#include "tfm/runtime/Tokenizer.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <unordered_map>
+
+namespace tfm::rt {
+
+/// A SentencePiece BPE vocabulary as tokenizer.model or a GGUF file gives it.
+struct SentencePieceVocabulary {
+  std::string source; // the file it came from, for messages
+  std::vector<std::string> pieces; // as stored: "▁" for a space when escaping
+  std::vector<float> scores;
+  std::vector<TokenKind> kinds;
+  SpecialTokens special;
+  int32_t unknown = -1;
+  bool byteFallback = true;
+  // normalizer_spec
+  bool addDummyPrefix = true;
+  bool removeExtraWhitespaces = false;
+  bool escapeWhitespaces = true;
+};
+
+class SentencePieceTokenizer : public Tokenizer {
+public:
+  /// Checks that the vocabulary is consistent (sizes, ids in range, a way
+  /// to encode any character); errors name `vocab.source`.
+  static llvm::Expected<std::unique_ptr<SentencePieceTokenizer>>
+  create(const SentencePieceVocabulary &vocab);
+
+  int64_t vocabSize() const override { return static_cast<int64_t>(printed.size()); }
+  std::vector<int32_t> encode(const std::string &text, bool addBos) const override;
+  /// A piece's text with "▁" as a space and <0xXX> as its byte; the space
+  /// the dummy prefix put in front of a stretch of text is left out.
+  std::string decode(int32_t previous, int32_t token) const override;
+
+private:
+  SentencePieceTokenizer() = default;
+
+  void encodeStretch(llvm::StringRef text, bool dummyPrefix, std::vector<int32_t> &out) const;
+
+  std::vector<std::string> printed; // by id: what decode prints
+  std::vector<float> scores;
+  std::vector<bool> isByte;
+  std::unordered_map<std::string, int32_t> mergeable; // normal and user-defined pieces
+  int32_t byteToken[256] = {};
+  int32_t unknown = -1;
+  AddedTokenMatcher added;
+  bool addDummyPrefix = true;
+  bool removeExtraWhitespaces = false;
+  bool escapeWhitespaces = true;
+};
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_SENTENCEPIECETOKENIZER_H

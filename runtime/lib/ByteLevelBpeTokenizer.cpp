@@ -1,0 +1,243 @@
+//===- ByteLevelBpeTokenizer.cpp - GPT-2 byte-level BPE --------------------===//
+#include "tfm/runtime/ByteLevelBpeTokenizer.h"
+
+#include "tfm/runtime/Gpt2PreTokenizer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
+
+#include <array>
+#include <queue>
+
+using namespace tfm::rt;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// GPT-2's bytes_to_unicode() inverted: the byte each character of the
+/// byte-level alphabet stands for. Printable Latin-1 bytes stand for
+/// themselves; the other bytes, in order, for U+0100, U+0101, ...
+class ByteAlphabet {
+public:
+  ByteAlphabet() {
+    byteOf.fill(-1);
+    char32_t next = 0x100;
+    for (int b = 0; b < 256; ++b) {
+      bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      byteOf[printable ? b : next++] = b;
+    }
+  }
+
+  /// The bytes `text` spells, or false when a character is not in the
+  /// alphabet.
+  bool decode(llvm::StringRef text, std::string &out) const {
+    out.clear();
+    const auto *at = reinterpret_cast<const llvm::UTF8 *>(text.data());
+    const llvm::UTF8 *end = at + text.size();
+    while (at < end) {
+      llvm::UTF32 c;
+      if (llvm::convertUTF8Sequence(&at, end, &c, llvm::strictConversion) !=
+              llvm::conversionOK ||
+          c >= byteOf.size() || byteOf[c] < 0)
+        return false;
+      out += static_cast<char>(byteOf[c]);
+    }
+    return true;
+  }
+
+private:
+  std::array<int, 0x100 + 68> byteOf; // 68 bytes are not printable
+};
+
+std::string describeToken(const std::vector<std::string> &tokens, int32_t id) {
+  return "token " + std::to_string(id) + " '" + tokens[id] + "'";
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<ByteLevelBpeTokenizer>>
+ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
+  const std::string &src = vocab.source;
+  const auto count = static_cast<int32_t>(vocab.tokens.size());
+  if (count == 0)
+    return failure(src + ": the vocabulary is empty");
+  std::unique_ptr<ByteLevelBpeTokenizer> tok(new ByteLevelBpeTokenizer());
+  tok->special = vocab.special;
+  tok->normalization = vocab.normalization;
+  for (int32_t id : {vocab.special.bos, vocab.special.eos})
+    if (id >= count)
+      return failure(src + ": special token id " + std::to_string(id) +
+                     " is outside the vocabulary of " + std::to_string(count) + " tokens");
+
+  std::vector<bool> isAdded(count, false);
+  for (const AddedToken &token : vocab.added) {
+    if (token.id < 0 || token.id >= count)
+      return failure(src + ": added token '" + token.text + "' has id " +
+                     std::to_string(token.id) + ", outside the vocabulary of " +
+                     std::to_string(count) + " tokens");
+    isAdded[token.id] = true;
+  }
+  tok->added = AddedTokenMatcher(vocab.added);
+
+  // Normal tokens by their bytes: merges resolve through these only (an
+  // added token may spell the same bytes, as MPT's runs of spaces do).
+  ByteAlphabet alphabet;
+  std::unordered_map<std::string, int32_t> idOfBytes;
+  tok->bytes.resize(count);
+  std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);
+  for (int32_t id = 0; id < count; ++id) {
+    if (isAdded[id]) {
+      tok->bytes[id] = vocab.tokens[id];
+      continue;
+    }
+    if (!alphabet.decode(vocab.tokens[id], tok->bytes[id]))
+      return failure(src + ": " + describeToken(vocab.tokens, id) +
+                     " is not spelled in GPT-2's byte-level alphabet (and is not an added "
+                     "token)");
+    idOfBytes.emplace(tok->bytes[id], id);
+    if (tok->bytes[id].size() == 1) {
+      int32_t &slot = tok->byteToken[static_cast<unsigned char>(tok->bytes[id][0])];
+      if (slot < 0)
+        slot = id;
+    }
+  }
+  if (vocab.unknown >= count)
+    return failure(src + ": the unknown token id " + std::to_string(vocab.unknown) +
+                   " is outside the vocabulary of " + std::to_string(count) + " tokens");
+  for (int b = 0; b < 256; ++b) {
+    if (tok->byteToken[b] >= 0)
+      continue;
+    bool neverInUtf8 = b == 0xC0 || b == 0xC1 || b >= 0xF5;
+    if (!neverInUtf8)
+      return failure(src + ": the vocabulary has no token for byte " + "0x" +
+                     llvm::utohexstr(b, /*LowerCase=*/false, /*Width=*/2) +
+                     ", which byte-level BPE needs to encode UTF-8 text");
+    tok->byteToken[b] = vocab.unknown;
+  }
+
+  std::string left, right;
+  auto lookup = [&](const std::string &text, const std::string &bytes, size_t rank,
+                    int32_t &id) -> llvm::Error {
+    auto it = idOfBytes.find(bytes);
+    if (it == idOfBytes.end())
+      return failure(src + ": merge " + std::to_string(rank) + " ('" +
+                     vocab.merges[rank].first + " " + vocab.merges[rank].second +
+                     "') uses '" + text + "', which is not in the vocabulary");
+    id = it->second;
+    return llvm::Error::success();
+  };
+  for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
+    const auto &[a, b] = vocab.merges[rank];
+    if (!alphabet.decode(a, left) || !alphabet.decode(b, right))
+      return failure(src + ": merge " + std::to_string(rank) + " ('" + a + " " + b +
+                     "') is not spelled in GPT-2's byte-level alphabet");
+    int32_t leftId, rightId, result;
+    if (llvm::Error e = lookup(a, left, rank, leftId))
+      return std::move(e);
+    if (llvm::Error e = lookup(b, right, rank, rightId))
+      return std::move(e);
+    if (llvm::Error e = lookup(a + b, left + right, rank, result))
+      return std::move(e);
+    // A repeated merge keeps its first (best) rank.
+    tok->merges.emplace(pairKey(leftId, rightId),
+                        Merge{static_cast<int32_t>(rank), result});
+  }
+  return std::move(tok);
+}
+
+std::vector<int32_t> ByteLevelBpeTokenizer::encode(const std::string &text,
+                                                   bool addBos) const {
+  std::vector<int32_t> ids;
+  if (addBos && special.bos >= 0)
+    ids.push_back(special.bos);
+  for (const TextFragment &fragment : added.split(text)) {
+    if (fragment.token >= 0) {
+      ids.push_back(fragment.token);
+      continue;
+    }
+    std::string normalized = normalizeText(fragment.text, normalization);
+    for (llvm::StringRef word : splitGpt2Words(normalized))
+      encodeWord(word, ids);
+  }
+  return ids;
+}
+
+void ByteLevelBpeTokenizer::encodeWord(llvm::StringRef word, std::vector<int32_t> &out) const {
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = cache.find(word.str());
+    if (it != cache.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  std::vector<int32_t> ids = mergeWord(word);
+  out.insert(out.end(), ids.begin(), ids.end());
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  if (cache.size() < kCacheEntries)
+    cache.emplace(word.str(), std::move(ids));
+}
+
+std::vector<int32_t> ByteLevelBpeTokenizer::mergeWord(llvm::StringRef word) const {
+  // The word's symbols as a linked list; a merged-away symbol has id -1.
+  struct Symbol {
+    int32_t id, prev, next;
+  };
+  std::vector<Symbol> symbols;
+  for (unsigned char byte : word)
+    if (int32_t id = byteToken[byte]; id >= 0)
+      symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1,
+                         static_cast<int32_t>(symbols.size()) + 1});
+  if (!symbols.empty())
+    symbols.back().next = -1;
+
+  struct Candidate {
+    int32_t rank, left, leftId, rightId;
+    bool operator<(const Candidate &o) const { // worst on top of a max-heap
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate> queue;
+  auto consider = [&](int32_t left) {
+    if (left < 0 || symbols[left].next < 0)
+      return;
+    const Symbol &l = symbols[left], &r = symbols[l.next];
+    auto it = merges.find(pairKey(l.id, r.id));
+    if (it != merges.end())
+      queue.push({it->second.rank, left, l.id, r.id});
+  };
+  for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i)
+    consider(i);
+
+  while (!queue.empty()) {
+    Candidate c = queue.top();
+    queue.pop();
+    Symbol &l = symbols[c.left];
+    // Stale when either side has merged since: a symbol's id only changes
+    // to a longer token, never back.
+    if (l.id != c.leftId || l.next < 0 || symbols[l.next].id != c.rightId)
+      continue;
+    Symbol &r = symbols[l.next];
+    l.id = merges.at(pairKey(c.leftId, c.rightId)).result;
+    l.next = r.next;
+    if (r.next >= 0)
+      symbols[r.next].prev = c.left;
+    r.id = -1;
+    consider(l.prev);
+    consider(c.left);
+  }
+
+  std::vector<int32_t> ids;
+  for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next)
+    ids.push_back(symbols[i].id);
+  return ids;
+}
+
+std::string ByteLevelBpeTokenizer::decode(int32_t /*previous*/, int32_t token) const {
+  if (token < 0 || token >= vocabSize())
+    return "";
+  return bytes[token];
+}

@@ -1,0 +1,176 @@
+//===- GgufTokenizerFile.cpp - The tokenizer a GGUF file embeds -----------===//
+//
+// Keys as llama.cpp writes them (gguf-py's constants): tokenizer.ggml.model,
+// .tokens, .token_type, .scores, .merges, .pre, .bos_token_id,
+// .eos_token_id, .unknown_token_id, .add_bos_token, .add_space_prefix,
+// .remove_extra_whitespaces.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/TokenizerFiles.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace tfm::rt;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// tokenizer.ggml.pre values whose word split is GPT-2's regex alone (in
+/// llama.cpp). A file without the key predates it and is GPT-2's.
+constexpr const char *kGpt2SplitPre[] = {"gpt-2", "mpt"};
+
+/// Reads the optional key `key` into `out` with `get`.
+template <typename T, typename Get>
+llvm::Error readOptional(const GgufFile &file, llvm::StringRef key, T &out, Get get) {
+  if (!file.has(key))
+    return llvm::Error::success();
+  auto value = (file.*get)(key);
+  if (!value)
+    return value.takeError();
+  out = static_cast<T>(*value);
+  return llvm::Error::success();
+}
+
+/// The parts every vocabulary has: token texts, kinds, BOS/EOS/unknown.
+struct CommonPart {
+  std::vector<std::string> tokens;
+  std::vector<TokenKind> kinds;
+  SpecialTokens special;
+  bool hasAddBos = false;
+  int32_t unknown = -1;
+};
+
+llvm::Expected<CommonPart> readCommon(const GgufFile &file) {
+  const std::string &path = file.path();
+  CommonPart common;
+  auto tokens = file.getStringArray("tokenizer.ggml.tokens");
+  if (!tokens)
+    return tokens.takeError();
+  common.tokens = std::move(*tokens);
+  common.kinds.assign(common.tokens.size(), TokenKind::Normal);
+  if (file.has("tokenizer.ggml.token_type")) {
+    auto types = file.getI32Array("tokenizer.ggml.token_type");
+    if (!types)
+      return types.takeError();
+    if (types->size() != common.tokens.size())
+      return failure(path + ": tokenizer.ggml.token_type has " +
+                     std::to_string(types->size()) + " entries, expected one per token (" +
+                     std::to_string(common.tokens.size()) + ")");
+    for (size_t id = 0; id < types->size(); ++id) {
+      int32_t type = (*types)[id];
+      if (type < static_cast<int32_t>(TokenKind::Normal) ||
+          type > static_cast<int32_t>(TokenKind::Byte))
+        return failure(path + ": tokenizer.ggml.token_type[" + std::to_string(id) + "] is " +
+                       std::to_string(type) + ", expected 1..6");
+      common.kinds[id] = static_cast<TokenKind>(type);
+    }
+  }
+  common.hasAddBos = file.has("tokenizer.ggml.add_bos_token");
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.bos_token_id", common.special.bos,
+                                   &GgufFile::getInteger))
+    return std::move(e);
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.eos_token_id", common.special.eos,
+                                   &GgufFile::getInteger))
+    return std::move(e);
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.add_bos_token",
+                                   common.special.addBos, &GgufFile::getBool))
+    return std::move(e);
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.unknown_token_id", common.unknown,
+                                   &GgufFile::getInteger))
+    return std::move(e);
+  return common;
+}
+
+llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, CommonPart common) {
+  const std::string &path = file.path();
+  std::string pre = "gpt-2";
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.pre", pre, &GgufFile::getString))
+    return std::move(e);
+  if (!llvm::is_contained(kGpt2SplitPre, pre))
+    return failure(path + ": tokenizer.ggml.pre is '" + pre +
+                   "'; supported: the word splits of 'gpt-2' and 'mpt'");
+
+  ByteLevelBpeVocabulary vocab;
+  vocab.source = path;
+  auto merges = file.getStringArray("tokenizer.ggml.merges");
+  if (!merges)
+    return merges.takeError();
+  for (size_t rank = 0; rank < merges->size(); ++rank) {
+    auto [left, right] = llvm::StringRef((*merges)[rank]).split(' ');
+    if (left.empty() || right.empty() || right.contains(' '))
+      return failure(path + ": tokenizer.ggml.merges[" + std::to_string(rank) + "] is '" +
+                     (*merges)[rank] + "', expected two tokens separated by one space");
+    vocab.merges.emplace_back(left.str(), right.str());
+  }
+  vocab.added = addedTokensFromKinds(common.tokens, common.kinds);
+  vocab.tokens = std::move(common.tokens);
+  vocab.special = common.special;
+  vocab.unknown = common.unknown;
+  if (!common.hasAddBos)
+    vocab.special.addBos = false; // GPT-2 style models start without BOS
+  return vocab;
+}
+
+llvm::Expected<SentencePieceVocabulary> readSentencePiece(const GgufFile &file,
+                                                          CommonPart common) {
+  SentencePieceVocabulary vocab;
+  vocab.source = file.path();
+  auto scores = file.getF32Array("tokenizer.ggml.scores");
+  if (!scores)
+    return scores.takeError();
+  vocab.scores = std::move(*scores);
+  if (vocab.scores.size() != common.tokens.size())
+    return failure(file.path() + ": tokenizer.ggml.scores has " +
+                   std::to_string(vocab.scores.size()) + " entries, expected one per token (" +
+                   std::to_string(common.tokens.size()) + ")");
+  vocab.pieces = std::move(common.tokens);
+  vocab.kinds = std::move(common.kinds);
+  vocab.special = common.special;
+  if (!common.hasAddBos)
+    vocab.special.addBos = true; // SentencePiece (Llama) models start with BOS
+  // llama.cpp falls back to bytes whenever the vocabulary has byte pieces.
+  vocab.byteFallback = true;
+  vocab.unknown = common.unknown;
+  vocab.addDummyPrefix = true;
+  vocab.removeExtraWhitespaces = false;
+  vocab.escapeWhitespaces = true;
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.add_space_prefix",
+                                   vocab.addDummyPrefix, &GgufFile::getBool))
+    return std::move(e);
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.remove_extra_whitespaces",
+                                   vocab.removeExtraWhitespaces, &GgufFile::getBool))
+    return std::move(e);
+  return vocab;
+}
+
+} // namespace
+
+llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file) {
+  auto model = file.getString("tokenizer.ggml.model");
+  if (!model)
+    return model.takeError();
+  if (*model != "gpt2" && *model != "llama")
+    return failure(file.path() + ": tokenizer.ggml.model is '" + *model +
+                   "'; supported: 'gpt2' (byte-level BPE) and 'llama' (SentencePiece)");
+  llvm::Expected<CommonPart> common = readCommon(file);
+  if (!common)
+    return common.takeError();
+
+  GgufVocabulary vocab;
+  if (*model == "gpt2") {
+    auto bpe = readByteLevel(file, std::move(*common));
+    if (!bpe)
+      return bpe.takeError();
+    vocab.byteLevel = std::move(*bpe);
+  } else {
+    auto spm = readSentencePiece(file, std::move(*common));
+    if (!spm)
+      return spm.takeError();
+    vocab.sentencePiece = std::move(*spm);
+  }
+  return vocab;
+}

@@ -1,0 +1,368 @@
+//===- HuggingFaceTokenizerFiles.cpp - vocab.json, merges.txt, tokenizer.json ===//
+#include "tfm/runtime/TokenizerFiles.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+using namespace tfm::rt;
+namespace json = llvm::json;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<std::string> readText(const std::string &path, const char *what) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return failure(path + ": cannot open the " + what + ": " + file.getError().message());
+  return (*file)->getBuffer().str();
+}
+
+llvm::Expected<json::Value> readJson(const std::string &path, const char *what) {
+  llvm::Expected<std::string> text = readText(path, what);
+  if (!text)
+    return text.takeError();
+  llvm::Expected<json::Value> value = json::parse(*text);
+  if (!value)
+    return failure(path + ": the " + what + " is not valid JSON: " +
+                   llvm::toString(value.takeError()));
+  if (!value->getAsObject())
+    return failure(path + ": the " + what + " is not a JSON object");
+  return value;
+}
+
+/// Token texts by id, assembled from (text, id) entries; every id from 0 to
+/// the largest must be given exactly once.
+class TokenTable {
+public:
+  explicit TokenTable(std::string path) : path(std::move(path)) {}
+
+  /// `replace`: a later entry may restate an id with new text (added
+  /// tokens restate vocabulary entries).
+  llvm::Error add(const std::string &field, int64_t id, llvm::StringRef text, bool replace) {
+    if (id < 0 || id > INT32_MAX)
+      return failure(path + ": " + field + " '" + text.str() + "' has id " +
+                     std::to_string(id) + ", expected 0..2^31-1");
+    auto [it, inserted] = byId.emplace(id, text.str());
+    if (!inserted) {
+      if (!replace && it->second != text)
+        return failure(path + ": " + field + ": id " + std::to_string(id) +
+                       " is given to both '" + it->second + "' and '" + text.str() + "'");
+      it->second = text.str();
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<std::vector<std::string>> take() {
+    std::vector<std::string> tokens;
+    for (auto &[id, text] : byId) {
+      if (id != static_cast<int64_t>(tokens.size()))
+        return failure(path + ": no token has id " + std::to_string(tokens.size()) +
+                       " (ids must run from 0 without gaps)");
+      tokens.push_back(std::move(text));
+    }
+    return tokens;
+  }
+
+private:
+  std::string path;
+  std::map<int64_t, std::string> byId;
+};
+
+llvm::Error addVocab(const json::Object &vocab, const std::string &field, TokenTable &table,
+                     const std::string &path) {
+  for (const auto &[text, idValue] : vocab) {
+    std::optional<int64_t> id = idValue.getAsInteger();
+    if (!id)
+      return failure(path + ": " + field + " '" + text.str() +
+                     "' maps to a non-integer; expected its id");
+    if (llvm::Error e = table.add(field, *id, text, /*replace=*/false))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+/// One merge spelled "left right".
+llvm::Error parseMerge(llvm::StringRef line, const std::string &where,
+                       std::vector<std::pair<std::string, std::string>> &merges) {
+  auto [left, right] = line.split(' ');
+  if (left.empty() || right.empty() || right.contains(' '))
+    return failure(where + ": merge '" + line.str() +
+                   "': expected two tokens separated by one space");
+  merges.emplace_back(left.str(), right.str());
+  return llvm::Error::success();
+}
+
+/// An added token's settings; single_word is refused, as matching only
+/// whole words is not implemented.
+llvm::Expected<AddedToken> parseAddedToken(const json::Object &o, int64_t id,
+                                           const std::string &where) {
+  std::optional<llvm::StringRef> content = o.getString("content");
+  if (!content)
+    return failure(where + ": expected a string \"content\"");
+  if (o.getBoolean("single_word").value_or(false))
+    return failure(where + " ('" + content->str() +
+                   "'): single_word added tokens are not supported");
+  AddedToken token;
+  token.id = static_cast<int32_t>(id);
+  token.text = content->str();
+  token.special = o.getBoolean("special").value_or(false);
+  token.lstrip = o.getBoolean("lstrip").value_or(false);
+  token.rstrip = o.getBoolean("rstrip").value_or(false);
+  return token;
+}
+
+/// A "bos_token"-like entry: a string, or an object with "content".
+std::optional<std::string> tokenText(const json::Object &o, llvm::StringRef key) {
+  const json::Value *v = o.get(key);
+  if (!v)
+    return std::nullopt;
+  if (std::optional<llvm::StringRef> s = v->getAsString())
+    return s->str();
+  if (const json::Object *inner = v->getAsObject())
+    if (std::optional<llvm::StringRef> s = inner->getString("content"))
+      return s->str();
+  return std::nullopt;
+}
+
+/// "type" of a tokenizer.json section, or "" for null / absent.
+std::string sectionType(const json::Object &root, llvm::StringRef key) {
+  if (const json::Object *section = root.getObject(key))
+    return section->getString("type").value_or("").str();
+  return "";
+}
+
+llvm::Error readNormalizer(const json::Object &root, const std::string &path,
+                           Normalization &form) {
+  std::string type = sectionType(root, "normalizer");
+  static const std::pair<const char *, Normalization> forms[] = {
+      {"", Normalization::None},     {"NFC", Normalization::NFC},
+      {"NFD", Normalization::NFD},   {"NFKC", Normalization::NFKC},
+      {"NFKD", Normalization::NFKD}};
+  for (const auto &[name, value] : forms)
+    if (type == name) {
+      form = value;
+      return llvm::Error::success();
+    }
+  return failure(path + ": normalizer \"" + type +
+                 "\" is not supported; expected null, NFC, NFD, NFKC or NFKD");
+}
+
+llvm::Error checkPreTokenizer(const json::Object &root, const std::string &path) {
+  const json::Object *pre = root.getObject("pre_tokenizer");
+  std::string type = sectionType(root, "pre_tokenizer");
+  if (!pre || type != "ByteLevel")
+    return failure(path + ": pre_tokenizer \"" + type +
+                   "\" is not supported; expected ByteLevel (GPT-2's word split)");
+  if (pre->getBoolean("add_prefix_space").value_or(false))
+    return failure(path + ": pre_tokenizer.add_prefix_space is true; only false (GPT-2's "
+                          "setting) is supported");
+  if (!pre->getBoolean("use_regex").value_or(true))
+    return failure(path + ": pre_tokenizer.use_regex is false; only GPT-2's word split "
+                          "(true) is supported");
+  return llvm::Error::success();
+}
+
+/// The post_processor decides whether encoding puts BOS first: a
+/// TemplateProcessing whose "single" template is [SpecialToken, Sequence A].
+llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
+                              SpecialTokens &special) {
+  std::string type = sectionType(root, "post_processor");
+  if (type.empty() || type == "ByteLevel")
+    return llvm::Error::success();
+  if (type != "TemplateProcessing")
+    return failure(path + ": post_processor \"" + type +
+                   "\" is not supported; expected null, ByteLevel or TemplateProcessing");
+  const json::Object &post = *root.getObject("post_processor");
+  const json::Array *single = post.getArray("single");
+  auto unsupported = [&]() {
+    return failure(path + ": post_processor.single is not supported; expected the input "
+                          "sequence, optionally preceded by one special token (BOS)");
+  };
+  if (!single || single->empty() || single->size() > 2)
+    return unsupported();
+  const json::Object *last = single->back().getAsObject();
+  if (!last || !last->getObject("Sequence"))
+    return unsupported();
+  if (single->size() == 1)
+    return llvm::Error::success();
+  const json::Object *first = (*single)[0].getAsObject();
+  const json::Object *bos = first ? first->getObject("SpecialToken") : nullptr;
+  std::optional<llvm::StringRef> name = bos ? bos->getString("id") : std::nullopt;
+  const json::Object *tokens = post.getObject("special_tokens");
+  const json::Object *entry = name && tokens ? tokens->getObject(*name) : nullptr;
+  const json::Array *ids = entry ? entry->getArray("ids") : nullptr;
+  std::optional<int64_t> id = ids && ids->size() == 1 ? (*ids)[0].getAsInteger() : std::nullopt;
+  if (!id)
+    return failure(path + ": post_processor.single starts with a special token that "
+                          "special_tokens does not give exactly one id for");
+  special.bos = static_cast<int32_t>(*id);
+  special.addBos = true;
+  return llvm::Error::success();
+}
+
+llvm::Error checkModel(const json::Object &model, const std::string &path) {
+  std::string type = model.getString("type").value_or("").str();
+  if (type != "BPE")
+    return failure(path + ": model.type is \"" + type + "\"; only BPE is supported");
+  if (std::optional<double> dropout = model.getNumber("dropout"); dropout && *dropout != 0)
+    return failure(path + ": model.dropout is set; BPE dropout is for training only");
+  for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (!model.getString(key).value_or("").empty())
+      return failure(path + ": model." + key + " is set; byte-level BPE uses none");
+  for (const char *key : {"byte_fallback", "ignore_merges"})
+    if (model.getBoolean(key).value_or(false))
+      return failure(path + ": model." + key + " is true; GPT-2 style BPE has it false");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readVocabAndMerges(const std::string &vocabPath,
+                                                                   const std::string &mergesPath) {
+  llvm::Expected<json::Value> root = readJson(vocabPath, "vocabulary");
+  if (!root)
+    return root.takeError();
+  TokenTable table(vocabPath);
+  if (llvm::Error e = addVocab(*root->getAsObject(), "token", table, vocabPath))
+    return std::move(e);
+  ByteLevelBpeVocabulary vocab;
+  vocab.source = vocabPath + " + " + mergesPath;
+  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  if (!tokens)
+    return tokens.takeError();
+  vocab.tokens = std::move(*tokens);
+
+  llvm::Expected<std::string> merges = readText(mergesPath, "merges");
+  if (!merges)
+    return merges.takeError();
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(*merges).split(lines, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    llvm::StringRef line = lines[i].rtrim('\r');
+    if (line.empty() || (i == 0 && line.starts_with("#version")))
+      continue;
+    if (llvm::Error e = parseMerge(line, mergesPath + ":" + std::to_string(i + 1),
+                                   vocab.merges))
+      return std::move(e);
+  }
+  return vocab;
+}
+
+llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::string &path) {
+  llvm::Expected<json::Value> rootValue = readJson(path, "tokenizer");
+  if (!rootValue)
+    return rootValue.takeError();
+  const json::Object &root = *rootValue->getAsObject();
+  const json::Object *model = root.getObject("model");
+  if (!model)
+    return failure(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
+  if (llvm::Error e = checkModel(*model, path))
+    return std::move(e);
+  const json::Object *vocabObject = model->getObject("vocab");
+  const json::Array *mergeArray = model->getArray("merges");
+  if (!vocabObject || !mergeArray)
+    return failure(path + ": model.vocab (an object) and model.merges (an array) are required");
+
+  ByteLevelBpeVocabulary vocab;
+  vocab.source = path;
+  TokenTable table(path);
+  if (llvm::Error e = addVocab(*vocabObject, "model.vocab", table, path))
+    return std::move(e);
+  if (const json::Array *added = root.getArray("added_tokens")) {
+    for (size_t i = 0; i < added->size(); ++i) {
+      std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
+      const json::Object *o = (*added)[i].getAsObject();
+      std::optional<int64_t> id = o ? o->getInteger("id") : std::nullopt;
+      if (!id)
+        return failure(where + ": expected an object with an integer \"id\"");
+      llvm::Expected<AddedToken> token = parseAddedToken(*o, *id, where);
+      if (!token)
+        return token.takeError();
+      if (llvm::Error e = table.add("added_tokens", *id, token->text, /*replace=*/true))
+        return std::move(e);
+      vocab.added.push_back(std::move(*token));
+    }
+  }
+  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  if (!tokens)
+    return tokens.takeError();
+  vocab.tokens = std::move(*tokens);
+
+  for (size_t i = 0; i < mergeArray->size(); ++i) {
+    const json::Value &merge = (*mergeArray)[i];
+    std::string where = path + ": model.merges[" + std::to_string(i) + "]";
+    if (std::optional<llvm::StringRef> line = merge.getAsString()) {
+      if (llvm::Error e = parseMerge(*line, where, vocab.merges))
+        return std::move(e);
+      continue;
+    }
+    const json::Array *pair = merge.getAsArray();
+    if (!pair || pair->size() != 2 || !(*pair)[0].getAsString() || !(*pair)[1].getAsString())
+      return failure(where + ": expected \"left right\" or [\"left\", \"right\"]");
+    vocab.merges.emplace_back((*pair)[0].getAsString()->str(), (*pair)[1].getAsString()->str());
+  }
+
+  if (std::optional<llvm::StringRef> unknown = model->getString("unk_token")) {
+    auto it = llvm::find(vocab.tokens, *unknown);
+    if (it == vocab.tokens.end())
+      return failure(path + ": model.unk_token '" + unknown->str() +
+                     "' is not in the vocabulary");
+    vocab.unknown = static_cast<int32_t>(it - vocab.tokens.begin());
+  }
+  if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
+    return std::move(e);
+  if (llvm::Error e = checkPreTokenizer(root, path))
+    return std::move(e);
+  if (llvm::Error e = readPostProcessor(root, path, vocab.special))
+    return std::move(e);
+  return vocab;
+}
+
+llvm::Expected<HfTokenizerSettings> tfm::rt::readHfTokenizerSettings(const std::string &dir) {
+  HfTokenizerSettings settings;
+  // special_tokens_map.json first, so that tokenizer_config.json overrides it.
+  for (const char *name : {"special_tokens_map.json", "tokenizer_config.json"}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    llvm::Expected<json::Value> root = readJson(path.str().str(), "tokenizer settings");
+    if (!root)
+      return root.takeError();
+    settings.source += (settings.source.empty() ? "" : " + ") + path.str().str();
+    const json::Object &o = *root->getAsObject();
+    if (std::optional<std::string> bos = tokenText(o, "bos_token"))
+      settings.bosToken = bos;
+    if (std::optional<std::string> eos = tokenText(o, "eos_token"))
+      settings.eosToken = eos;
+    if (std::optional<bool> addBos = o.getBoolean("add_bos_token"))
+      settings.addBosToken = addBos;
+    if (const json::Object *decoder = o.getObject("added_tokens_decoder")) {
+      for (const auto &[key, value] : *decoder) {
+        std::string where = path.str().str() + ": added_tokens_decoder." + key.str();
+        int64_t id;
+        const json::Object *entry = value.getAsObject();
+        if (llvm::StringRef(key).getAsInteger(10, id) || !entry)
+          return failure(where + ": expected an integer id mapped to an object");
+        llvm::Expected<AddedToken> token = parseAddedToken(*entry, id, where);
+        if (!token)
+          return token.takeError();
+        settings.addedTokens.push_back(std::move(*token));
+      }
+    }
+  }
+  std::sort(settings.addedTokens.begin(), settings.addedTokens.end(),
+            [](const AddedToken &a, const AddedToken &b) { return a.id < b.id; });
+  return settings;
+}

@@ -1,0 +1,210 @@
+//===- SentencePieceTokenizer.cpp - SentencePiece BPE encode and decode ---===//
+#include "tfm/runtime/SentencePieceTokenizer.h"
+
+#include "tfm/runtime/UnicodeCategories.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <queue>
+
+using namespace tfm::rt;
+
+namespace {
+
+const char kSpaceMark[] = "\xE2\x96\x81"; // U+2581, SentencePiece's escaped space
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// "<0x0A>" -> 0x0A.
+bool parseBytePiece(llvm::StringRef piece, unsigned &byte) {
+  return piece.size() == 6 && piece.starts_with("<0x") && piece.ends_with(">") &&
+         !piece.substr(3, 2).getAsInteger(16, byte) && byte < 256;
+}
+
+/// SentencePiece's remove_extra_whitespaces: no leading or trailing spaces,
+/// and runs of spaces inside become one.
+std::string squeezeSpaces(llvm::StringRef text) {
+  std::string out;
+  for (char c : text.trim(' ')) {
+    if (c == ' ' && !out.empty() && out.back() == ' ')
+      continue;
+    out += c;
+  }
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<SentencePieceTokenizer>>
+SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
+  const std::string &src = vocab.source;
+  const auto count = static_cast<int32_t>(vocab.pieces.size());
+  if (count == 0)
+    return failure(src + ": the vocabulary is empty");
+  if (vocab.scores.size() != vocab.pieces.size() || vocab.kinds.size() != vocab.pieces.size())
+    return failure(src + ": " + std::to_string(count) + " pieces but " +
+                   std::to_string(vocab.scores.size()) + " scores and " +
+                   std::to_string(vocab.kinds.size()) + " token types; expected one of each "
+                   "per piece");
+  for (auto [what, id] : {std::pair<const char *, int32_t>{"BOS", vocab.special.bos},
+                          {"EOS", vocab.special.eos},
+                          {"unknown", vocab.unknown}})
+    if (id >= count)
+      return failure(src + ": the " + what + " id " + std::to_string(id) +
+                     " is outside the vocabulary of " + std::to_string(count) + " pieces");
+
+  std::unique_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
+  tok->special = vocab.special;
+  tok->scores = vocab.scores;
+  tok->unknown = vocab.unknown;
+  tok->addDummyPrefix = vocab.addDummyPrefix;
+  tok->removeExtraWhitespaces = vocab.removeExtraWhitespaces;
+  tok->escapeWhitespaces = vocab.escapeWhitespaces;
+  tok->added = AddedTokenMatcher(addedTokensFromKinds(vocab.pieces, vocab.kinds));
+  tok->printed.resize(count);
+  tok->isByte.assign(count, false);
+  std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);
+
+  bool anyByte = false;
+  for (int32_t id = 0; id < count; ++id) {
+    const std::string &piece = vocab.pieces[id];
+    TokenKind kind = vocab.kinds[id];
+    if (kind == TokenKind::Byte) {
+      unsigned byte;
+      if (!parseBytePiece(piece, byte))
+        return failure(src + ": piece " + std::to_string(id) + " '" + piece +
+                       "' is a byte piece, expected the form <0xXX>");
+      tok->isByte[id] = true;
+      tok->printed[id] = std::string(1, static_cast<char>(byte));
+      if (tok->byteToken[byte] < 0)
+        tok->byteToken[byte] = id;
+      anyByte = true;
+      continue;
+    }
+    tok->printed[id] = vocab.escapeWhitespaces
+                           ? llvm::join(llvm::split(piece, kSpaceMark), " ")
+                           : piece;
+    if (kind == TokenKind::Normal || kind == TokenKind::UserDefined)
+      tok->mergeable.emplace(piece, id); // the first of duplicates wins
+  }
+  if (vocab.byteFallback) {
+    for (int b = 0; b < 256 && anyByte; ++b)
+      if (tok->byteToken[b] < 0)
+        return failure(src + ": byte fallback is on but there is no piece <0x" +
+                       llvm::utohexstr(b, /*LowerCase=*/false, /*Width=*/2) + ">");
+  } else {
+    std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);
+  }
+  if (tok->byteToken[0] < 0 && tok->unknown < 0)
+    return failure(src + ": the vocabulary has neither byte-fallback pieces nor an unknown "
+                         "piece, so text with a character outside it cannot be encoded");
+  return std::move(tok);
+}
+
+std::vector<int32_t> SentencePieceTokenizer::encode(const std::string &text,
+                                                    bool addBos) const {
+  std::vector<int32_t> ids;
+  if (addBos && special.bos >= 0)
+    ids.push_back(special.bos);
+  // As llama.cpp does, every stretch of text after an added token gets the
+  // dummy prefix again (decode drops it in the same places).
+  bool afterAdded = true;
+  for (const TextFragment &fragment : added.split(text)) {
+    if (fragment.token >= 0) {
+      ids.push_back(fragment.token);
+      afterAdded = true;
+      continue;
+    }
+    encodeStretch(fragment.text, addDummyPrefix && afterAdded, ids);
+    afterAdded = false;
+  }
+  return ids;
+}
+
+void SentencePieceTokenizer::encodeStretch(llvm::StringRef text, bool dummyPrefix,
+                                           std::vector<int32_t> &out) const {
+  std::string normalized = removeExtraWhitespaces ? squeezeSpaces(text) : text.str();
+  if (normalized.empty())
+    return;
+  if (dummyPrefix)
+    normalized.insert(0, " ");
+  if (escapeWhitespaces)
+    normalized = llvm::join(llvm::split(normalized, ' '), kSpaceMark);
+
+  // Characters as a linked list of byte ranges; a merged-away one has size 0.
+  struct Symbol {
+    uint32_t offset, size;
+    int32_t prev, next;
+  };
+  std::vector<Symbol> symbols;
+  for (const TextChar &ch : splitCharacters(normalized))
+    symbols.push_back({ch.offset, ch.size, static_cast<int32_t>(symbols.size()) - 1,
+                       static_cast<int32_t>(symbols.size()) + 1});
+  symbols.back().next = -1;
+  llvm::StringRef whole(normalized);
+  auto textOf = [&](const Symbol &s) { return whole.substr(s.offset, s.size); };
+
+  struct Candidate {
+    float score;
+    int32_t left;
+    uint32_t size; // of the merged text: stale when the two sides changed
+    bool operator<(const Candidate &o) const { // worst on top of a max-heap
+      return score != o.score ? score < o.score : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate> queue;
+  auto consider = [&](int32_t left) {
+    if (left < 0 || symbols[left].next < 0)
+      return;
+    const Symbol &l = symbols[left], &r = symbols[l.next];
+    auto it = mergeable.find(whole.substr(l.offset, l.size + r.size).str());
+    if (it != mergeable.end())
+      queue.push({scores[it->second], left, l.size + r.size});
+  };
+  for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i)
+    consider(i);
+
+  while (!queue.empty()) {
+    Candidate c = queue.top();
+    queue.pop();
+    Symbol &l = symbols[c.left];
+    if (l.size == 0 || l.next < 0 || l.size + symbols[l.next].size != c.size)
+      continue;
+    Symbol &r = symbols[l.next];
+    l.size += r.size;
+    l.next = r.next;
+    if (r.next >= 0)
+      symbols[r.next].prev = c.left;
+    r.size = 0;
+    consider(l.prev);
+    consider(c.left);
+  }
+
+  for (int32_t i = 0; i >= 0; i = symbols[i].next) {
+    llvm::StringRef piece = textOf(symbols[i]);
+    auto it = mergeable.find(piece.str());
+    if (it != mergeable.end()) {
+      out.push_back(it->second);
+      continue;
+    }
+    // Only a single character can be missing: merges make known pieces.
+    if (byteToken[0] < 0) {
+      out.push_back(unknown);
+      continue;
+    }
+    for (unsigned char byte : piece)
+      out.push_back(byteToken[byte]);
+  }
+}
+
+std::string SentencePieceTokenizer::decode(int32_t previous, int32_t token) const {
+  if (token < 0 || token >= vocabSize())
+    return "";
+  llvm::StringRef text = printed[token];
+  bool startsStretch = previous < 0 || added.contains(previous);
+  if (addDummyPrefix && startsStretch && !isByte[token] && text.starts_with(" "))
+    text = text.drop_front();
+  return text.str();
+}

@@ -1,0 +1,249 @@
+//===- TokenizerFactory.cpp - Pick the reader and settle special tokens ---===//
+#include "tfm/runtime/TokenizerFactory.h"
+
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/Llama2cTokenizer.h"
+#include "tfm/runtime/TokenizerFiles.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
+
+using namespace tfm::rt;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string joinPath(llvm::StringRef dir, llvm::StringRef name) {
+  llvm::SmallString<256> result(dir);
+  path::append(result, name);
+  return result.str().str();
+}
+
+std::string besides(const std::string &file, llvm::StringRef name) {
+  return joinPath(path::parent_path(file), name);
+}
+
+bool hasGgufMagic(const std::string &file) {
+  char magic[4] = {};
+  std::ifstream in(file, std::ios::binary);
+  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
+}
+
+/// A vocabulary's token texts and added tokens, seen the same way for both
+/// vocabulary kinds while Hugging Face settings are applied.
+struct VocabularyView {
+  const std::string &source;
+  std::vector<std::string> &texts;
+  SpecialTokens &special;
+  std::vector<AddedToken> added; // as given; new ones are reported through addToken
+};
+
+/// The id of the token whose text is `text`: added tokens first (their
+/// text is plain; others may be spelled in a byte-level alphabet).
+int32_t findToken(const VocabularyView &vocab, llvm::StringRef text) {
+  for (const AddedToken &token : vocab.added)
+    if (token.text == text)
+      return token.id;
+  for (size_t id = 0; id < vocab.texts.size(); ++id)
+    if (vocab.texts[id] == text)
+      return static_cast<int32_t>(id);
+  return -1;
+}
+
+/// tokenizer_config.json / special_tokens_map.json over the vocabulary's
+/// own settings. `addToken` registers an added token the settings declare.
+template <typename AddToken>
+llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView vocab,
+                            AddToken addToken) {
+  for (const AddedToken &token : settings.addedTokens) {
+    auto size = static_cast<int32_t>(vocab.texts.size());
+    if (token.id > size)
+      return failure(settings.source + ": added token '" + token.text + "' has id " +
+                     std::to_string(token.id) + ", past the end of the vocabulary of " +
+                     vocab.source + " (" + std::to_string(size) + " tokens)");
+    if (token.id == size)
+      vocab.texts.push_back(token.text);
+    if (llvm::Error e = addToken(token))
+      return e;
+    vocab.added.push_back(token);
+  }
+  for (auto [name, text, id] :
+       {std::make_tuple("bos_token", &settings.bosToken, &vocab.special.bos),
+        std::make_tuple("eos_token", &settings.eosToken, &vocab.special.eos)}) {
+    if (!*text)
+      continue;
+    *id = findToken(vocab, **text);
+    if (*id < 0)
+      return failure(settings.source + ": " + name + " '" + **text +
+                     "' is not in the vocabulary of " + vocab.source);
+  }
+  if (settings.addBosToken)
+    vocab.special.addBos = *settings.addBosToken;
+  return llvm::Error::success();
+}
+
+/// The model config's ids where the files named none.
+void fallBackToConfig(SpecialTokens &special, size_t vocabSize, const tfm::ModelSpec &config) {
+  auto inVocab = [&](int64_t id) { return id >= 0 && id < static_cast<int64_t>(vocabSize); };
+  if (special.bos < 0 && inVocab(config.bosTokenId))
+    special.bos = static_cast<int32_t>(config.bosTokenId);
+  if (special.eos < 0 && inVocab(config.eosTokenId))
+    special.eos = static_cast<int32_t>(config.eosTokenId);
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+finishByteLevel(ByteLevelBpeVocabulary vocab, const HfTokenizerSettings *settings,
+                const tfm::ModelSpec &config) {
+  if (settings) {
+    VocabularyView view{vocab.source, vocab.tokens, vocab.special, vocab.added};
+    auto addToken = [&](const AddedToken &token) {
+      for (AddedToken &known : vocab.added)
+        if (known.id == token.id) {
+          known = token;
+          return llvm::Error::success();
+        }
+      vocab.added.push_back(token);
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = applyHfSettings(*settings, view, addToken))
+      return std::move(e);
+  }
+  fallBackToConfig(vocab.special, vocab.tokens.size(), config);
+  // BOS and EOS are special wherever they came from, as Hugging Face
+  // registers them.
+  for (int32_t id : {vocab.special.bos, vocab.special.eos}) {
+    bool known = id < 0 || id >= static_cast<int32_t>(vocab.tokens.size());
+    for (const AddedToken &token : vocab.added)
+      known = known || token.id == id;
+    if (!known)
+      vocab.added.push_back({id, vocab.tokens[id], /*special=*/true});
+  }
+  auto tok = ByteLevelBpeTokenizer::create(vocab);
+  if (!tok)
+    return tok.takeError();
+  return std::unique_ptr<Tokenizer>(std::move(*tok));
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+finishSentencePiece(SentencePieceVocabulary vocab, const HfTokenizerSettings *settings,
+                    const tfm::ModelSpec &config) {
+  if (settings) {
+    VocabularyView view{vocab.source, vocab.pieces, vocab.special,
+                        addedTokensFromKinds(vocab.pieces, vocab.kinds)};
+    // Tokens the settings add past the pieces become pieces of their kind;
+    // ones restating a piece must agree with it.
+    auto addToken = [&](const AddedToken &token) -> llvm::Error {
+      auto id = static_cast<size_t>(token.id);
+      if (id < vocab.kinds.size()) {
+        if (vocab.pieces[id] != token.text)
+          return failure(settings->source + ": added token " + std::to_string(id) + " '" +
+                         token.text + "' differs from piece '" + vocab.pieces[id] +
+                         "' of " + vocab.source);
+        return llvm::Error::success();
+      }
+      vocab.scores.push_back(0.0f);
+      vocab.kinds.push_back(token.special ? TokenKind::Control : TokenKind::UserDefined);
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = applyHfSettings(*settings, view, addToken))
+      return std::move(e);
+  }
+  fallBackToConfig(vocab.special, vocab.pieces.size(), config);
+  auto tok = SentencePieceTokenizer::create(vocab);
+  if (!tok)
+    return tok.takeError();
+  return std::unique_ptr<Tokenizer>(std::move(*tok));
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
+                                                        const tfm::ModelSpec &config) {
+  if (!fs::exists(file))
+    return failure(file + ": no such tokenizer file");
+  if (hasGgufMagic(file)) {
+    auto gguf = GgufFile::open(file);
+    if (!gguf)
+      return gguf.takeError();
+    auto vocab = readGgufVocabulary(**gguf);
+    if (!vocab)
+      return vocab.takeError();
+    if (vocab->byteLevel)
+      return finishByteLevel(std::move(*vocab->byteLevel), nullptr, config);
+    return finishSentencePiece(std::move(*vocab->sentencePiece), nullptr, config);
+  }
+
+  llvm::StringRef name = path::filename(file);
+  llvm::StringRef extension = path::extension(file);
+  if (extension == ".bin") {
+    auto tok = Llama2cTokenizer::load(file, config.vocabSize,
+                                      static_cast<int32_t>(config.bosTokenId),
+                                      static_cast<int32_t>(config.eosTokenId));
+    if (!tok)
+      return tok.takeError();
+    return std::unique_ptr<Tokenizer>(std::move(*tok));
+  }
+
+  // Hugging Face formats: the settings files beside them apply.
+  auto settings = readHfTokenizerSettings(path::parent_path(file).str());
+  if (!settings)
+    return settings.takeError();
+  if (extension == ".model") {
+    auto vocab = readSentencePieceModel(file);
+    if (!vocab)
+      return vocab.takeError();
+    return finishSentencePiece(std::move(*vocab), &*settings, config);
+  }
+  if (name == "tokenizer.json") {
+    auto vocab = readTokenizerJson(file);
+    if (!vocab)
+      return vocab.takeError();
+    return finishByteLevel(std::move(*vocab), &*settings, config);
+  }
+  if (extension == ".json") {
+    std::string merges = besides(file, "merges.txt");
+    if (!fs::exists(merges))
+      merges = besides(file, "vocab.bpe");
+    if (!fs::exists(merges))
+      return failure(file + ": a BPE vocabulary needs its merges beside it, in merges.txt "
+                            "or vocab.bpe; neither exists");
+    auto vocab = readVocabAndMerges(file, merges);
+    if (!vocab)
+      return vocab.takeError();
+    return finishByteLevel(std::move(*vocab), &*settings, config);
+  }
+  return failure(file + ": unknown tokenizer format; expected a GGUF file, tokenizer.json, "
+                        "vocab.json or encoder.json (with merges.txt or vocab.bpe beside "
+                        "it), a SentencePiece .model or a llama2.c .bin");
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Tokenizer>> tfm::rt::loadTokenizer(const std::string &file,
+                                                                  const ModelSpec &config) {
+  auto tok = loadByFormat(file, config);
+  if (!tok)
+    return tok.takeError();
+  if ((*tok)->vocabSize() > config.vocabSize)
+    return failure(file + ": the tokenizer has " + std::to_string((*tok)->vocabSize()) +
+                   " tokens, more than the model's vocabulary of " +
+                   std::to_string(config.vocabSize) + " (a tokenizer of another model?)");
+  return tok;
+}
+
+llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {
+  auto in = [&](llvm::StringRef name) { return joinPath(dir, name); };
+  if (fs::exists(in("tokenizer.model")))
+    return in("tokenizer.model");
+  if (fs::exists(in("tokenizer.json")))
+    return in("tokenizer.json");
+  if (fs::exists(in("vocab.json")))
+    return in("vocab.json");
+  return failure(dir + ": no tokenizer found; expected tokenizer.json, vocab.json with "
+                       "merges.txt, or tokenizer.model");
+}
