@@ -8,16 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SharedData.h"
+#include "TokenizerTestFiles.h"
 
 #include "tfm/runtime/TokenizerFactory.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <fstream>
 
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
@@ -71,61 +68,6 @@ std::string decodeAll(const Tokenizer &tok, const std::vector<int32_t> &ids, boo
   return text;
 }
 
-/// Writes a Hugging Face tokenizer.json for GPT-2 from OpenAI's
-/// encoder.json and vocab.bpe, with the merges in either of the two forms
-/// tokenizer.json files use.
-std::string writeGpt2TokenizerJson(const std::string &encoderPath, const std::string &bpePath,
-                                   bool mergesAsPairs, const std::string &dir) {
-  auto vocab = llvm::json::parse(readFile(encoderPath));
-  EXPECT_TRUE(bool(vocab)) << llvm::toString(vocab.takeError());
-  llvm::json::Array merges;
-  llvm::SmallVector<llvm::StringRef> lines;
-  std::string bpe = readFile(bpePath);
-  llvm::StringRef(bpe).split(lines, '\n', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef line : lines) {
-    if (line.starts_with("#version"))
-      continue;
-    auto [left, right] = line.split(' ');
-    if (mergesAsPairs)
-      merges.push_back(llvm::json::Array{left, right});
-    else
-      merges.push_back(line);
-  }
-  llvm::json::Object root{
-      {"version", "1.0"},
-      {"added_tokens",
-       llvm::json::Array{llvm::json::Object{{"id", 50256},
-                                            {"content", "<|endoftext|>"},
-                                            {"single_word", false},
-                                            {"lstrip", false},
-                                            {"rstrip", false},
-                                            {"normalized", true},
-                                            {"special", true}}}},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", llvm::json::Object{{"type", "ByteLevel"},
-                                           {"add_prefix_space", false},
-                                           {"trim_offsets", true},
-                                           {"use_regex", true}}},
-      {"post_processor", llvm::json::Object{{"type", "ByteLevel"},
-                                            {"add_prefix_space", true},
-                                            {"trim_offsets", false},
-                                            {"use_regex", true}}},
-      {"decoder", llvm::json::Object{{"type", "ByteLevel"}}},
-      {"model", llvm::json::Object{{"type", "BPE"},
-                                   {"dropout", nullptr},
-                                   {"unk_token", nullptr},
-                                   {"continuing_subword_prefix", ""},
-                                   {"end_of_word_suffix", ""},
-                                   {"fuse_unk", false},
-                                   {"byte_fallback", false},
-                                   {"vocab", std::move(*vocab)},
-                                   {"merges", std::move(merges)}}}};
-  std::string path = dir + "/tokenizer.json";
-  std::ofstream(path, std::ios::binary)
-      << llvm::formatv("{0}", llvm::json::Value(std::move(root))).str();
-  return path;
-}
-
 /// One vocabulary in one file format.
 struct Source {
   const char *name;
@@ -155,6 +97,8 @@ const Source kSources[] = {
      true, 32000, -1, -1},
 };
 
+void PrintTo(const Source &source, std::ostream *os) { *os << source.name; }
+
 /// llama2.c's tokenizer.bin of the same Llama vocabulary encodes differently
 /// (no split at whitespace before merging), so it is only round-tripped.
 const Source kLlama2c = {"Llama2cTokenizerBin", "llama-spm",
@@ -172,12 +116,10 @@ protected:
     } else {
       std::string encoder = sharedPath("models/gpt2-tokenizer/encoder.json");
       std::string bpe = sharedPath("models/gpt2-tokenizer/vocab.bpe");
-      if (!encoder.empty() && !bpe.empty()) {
-        std::string dir = ::testing::TempDir() + "tfm_tok_" + source.name;
-        llvm::sys::fs::create_directories(dir);
-        file = writeGpt2TokenizerJson(encoder, bpe,
-                                      source.kind == Source::TokenizerJsonPairMerges, dir);
-      }
+      if (!encoder.empty() && !bpe.empty())
+        file = writeJson(tempFolder(source.name) + "/tokenizer.json",
+                         gpt2TokenizerJson(encoder, bpe,
+                                           source.kind == Source::TokenizerJsonPairMerges));
     }
     if (file.empty())
       return nullptr;
