@@ -122,7 +122,7 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return failure(src + ": model ABI version " + std::to_string(m.abi_version) +
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
-  if (!m.manifest_json || !m.config_hash || !m.prefill || !m.decode)
+  if (!m.manifest_json || !m.config_hash || !m.prefill || !m.decode || !m.score)
     return failure(src + ": the model description lacks its manifest, config hash "
                          "or entry points");
 

@@ -12,7 +12,8 @@ const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "config_hash
  "config": {"dim":8,"hidden_dim":12,"n_layers":1,"n_heads":2,"n_kv_heads":1,"head_dim":4,
             "vocab_size":16,"context_length":4,"norm_eps":1e-5,"rope_theta":10000,
             "tied_embeddings":true,"dtype":"f32","bos_token_id":1,"eos_token_id":2,
-            "family":"llama","name":"tiny"},
+            "family":"llama","name":"tiny","norm":"rms_norm","activation":"silu",
+            "positions":"rope","projection_bias":false},
  "tensors": [{"name": "token_embd.weight", "shape": [16, 8], "dtype": "f32"},
              {"name": "output_norm.weight", "shape": [8], "dtype": "f32"}]})";
 
