@@ -127,6 +127,7 @@ llvm::Expected<SentencePieceVocabulary> readSentencePiece(const GgufFile &file,
     return failure(file.path() + ": tokenizer.ggml.scores has " +
                    std::to_string(vocab.scores.size()) + " entries, expected one per token (" +
                    std::to_string(common.tokens.size()) + ")");
+  vocab.added = addedTokensFromKinds(common.tokens, common.kinds);
   vocab.pieces = std::move(common.tokens);
   vocab.kinds = std::move(common.kinds);
   vocab.special = common.special;

@@ -254,6 +254,7 @@ llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const st
 
   if (vocab.pieces.empty())
     return failure(path + ": no pieces: not a SentencePiece model");
+  vocab.added = addedTokensFromKinds(vocab.pieces, vocab.kinds);
   if (modelType != kBpe)
     return failure(path + ": trainer_spec.model_type is " + std::to_string(modelType) +
                    (modelType == kUnigram ? " (UNIGRAM)" : "") +

@@ -62,7 +62,12 @@ SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   tok->addDummyPrefix = vocab.addDummyPrefix;
   tok->removeExtraWhitespaces = vocab.removeExtraWhitespaces;
   tok->escapeWhitespaces = vocab.escapeWhitespaces;
-  tok->added = AddedTokenMatcher(addedTokensFromKinds(vocab.pieces, vocab.kinds));
+  for (const AddedToken &token : vocab.added)
+    if (token.id < 0 || token.id >= count)
+      return failure(src + ": added token '" + token.text + "' has id " +
+                     std::to_string(token.id) + ", outside the vocabulary of " +
+                     std::to_string(count) + " pieces");
+  tok->added = AddedTokenMatcher(vocab.added);
   tok->printed.resize(count);
   tok->isByte.assign(count, false);
   std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);

@@ -58,7 +58,8 @@ int32_t findToken(const VocabularyView &vocab, llvm::StringRef text) {
 }
 
 /// tokenizer_config.json / special_tokens_map.json over the vocabulary's
-/// own settings. `addToken` registers an added token the settings declare.
+/// own settings. `addToken` registers an added token the settings declare:
+/// one restating a token, or one just past the end of the vocabulary.
 template <typename AddToken>
 llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView vocab,
                             AddToken addToken) {
@@ -68,8 +69,6 @@ llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView 
       return failure(settings.source + ": added token '" + token.text + "' has id " +
                      std::to_string(token.id) + ", past the end of the vocabulary of " +
                      vocab.source + " (" + std::to_string(size) + " tokens)");
-    if (token.id == size)
-      vocab.texts.push_back(token.text);
     if (llvm::Error e = addToken(token))
       return e;
     vocab.added.push_back(token);
@@ -89,6 +88,16 @@ llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView 
   return llvm::Error::success();
 }
 
+/// `token` in `added`, in place of an entry with its id if there is one.
+void replaceAdded(std::vector<AddedToken> &added, const AddedToken &token) {
+  for (AddedToken &known : added)
+    if (known.id == token.id) {
+      known = token;
+      return;
+    }
+  added.push_back(token);
+}
+
 /// The model config's ids where the files named none.
 void fallBackToConfig(SpecialTokens &special, size_t vocabSize, const tfm::ModelSpec &config) {
   auto inVocab = [&](int64_t id) { return id >= 0 && id < static_cast<int64_t>(vocabSize); };
@@ -103,13 +112,13 @@ finishByteLevel(ByteLevelBpeVocabulary vocab, const HfTokenizerSettings *setting
                 const tfm::ModelSpec &config) {
   if (settings) {
     VocabularyView view{vocab.source, vocab.tokens, vocab.special, vocab.added};
+    // The settings' text of a token is the one Hugging Face uses.
     auto addToken = [&](const AddedToken &token) {
-      for (AddedToken &known : vocab.added)
-        if (known.id == token.id) {
-          known = token;
-          return llvm::Error::success();
-        }
-      vocab.added.push_back(token);
+      if (token.id == static_cast<int32_t>(vocab.tokens.size()))
+        vocab.tokens.push_back(token.text);
+      else
+        vocab.tokens[token.id] = token.text;
+      replaceAdded(vocab.added, token);
       return llvm::Error::success();
     };
     if (llvm::Error e = applyHfSettings(*settings, view, addToken))
@@ -135,21 +144,21 @@ llvm::Expected<std::unique_ptr<Tokenizer>>
 finishSentencePiece(SentencePieceVocabulary vocab, const HfTokenizerSettings *settings,
                     const tfm::ModelSpec &config) {
   if (settings) {
-    VocabularyView view{vocab.source, vocab.pieces, vocab.special,
-                        addedTokensFromKinds(vocab.pieces, vocab.kinds)};
+    VocabularyView view{vocab.source, vocab.pieces, vocab.special, vocab.added};
     // Tokens the settings add past the pieces become pieces of their kind;
     // ones restating a piece must agree with it.
     auto addToken = [&](const AddedToken &token) -> llvm::Error {
       auto id = static_cast<size_t>(token.id);
-      if (id < vocab.kinds.size()) {
-        if (vocab.pieces[id] != token.text)
-          return failure(settings->source + ": added token " + std::to_string(id) + " '" +
-                         token.text + "' differs from piece '" + vocab.pieces[id] +
-                         "' of " + vocab.source);
-        return llvm::Error::success();
+      if (id < vocab.pieces.size() && vocab.pieces[id] != token.text)
+        return failure(settings->source + ": added token " + std::to_string(id) + " '" +
+                       token.text + "' differs from piece '" + vocab.pieces[id] + "' of " +
+                       vocab.source);
+      if (id == vocab.pieces.size()) {
+        vocab.pieces.push_back(token.text);
+        vocab.scores.push_back(0.0f);
+        vocab.kinds.push_back(token.special ? TokenKind::Control : TokenKind::UserDefined);
       }
-      vocab.scores.push_back(0.0f);
-      vocab.kinds.push_back(token.special ? TokenKind::Control : TokenKind::UserDefined);
+      replaceAdded(vocab.added, token);
       return llvm::Error::success();
     };
     if (llvm::Error e = applyHfSettings(*settings, view, addToken))

@@ -279,20 +279,39 @@ TEST(ByteLevelBpeTokenizer, HuggingFaceFolderSettingsWinOverTheConfig) {
   std::string dir = tempFolder("hf_gpt2");
   writeFile(dir + "/vocab.json", readFile(encoder));
   writeFile(dir + "/merges.txt", readFile(bpe));
+  // A token added past the vocabulary, as chat models do; the model's
+  // embedding is padded beyond both.
   writeJson(dir + "/tokenizer_config.json",
-            llvm::json::Object{{"add_bos_token", true},
-                               {"bos_token", llvm::json::Object{{"content", "<|endoftext|>"}}},
-                               {"eos_token", "<|endoftext|>"}});
+            llvm::json::Object{
+                {"add_bos_token", true},
+                {"bos_token", llvm::json::Object{{"content", "<|endoftext|>"}}},
+                {"eos_token", "<|im_end|>"},
+                {"added_tokens_decoder",
+                 llvm::json::Object{
+                     {"50256", llvm::json::Object{{"content", "<|endoftext|>"},
+                                                  {"special", true}}},
+                     {"50257", llvm::json::Object{{"content", "<|im_end|>"},
+                                                  {"special", true}}}}}});
   llvm::Expected<std::string> file = findTokenizerFile(dir);
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
   EXPECT_EQ(*file, dir + "/vocab.json");
-  auto tok = loadOrFail(*file, modelConfig(50257, 1, 2));
+  auto tok = loadOrFail(*file, modelConfig(50304, 1, 2));
   ASSERT_TRUE(tok);
+  EXPECT_EQ(tok->vocabSize(), 50258);
   EXPECT_EQ(tok->bosId(), 50256);
-  EXPECT_EQ(tok->eosId(), 50256);
+  EXPECT_EQ(tok->eosId(), 50257);
   EXPECT_TRUE(tok->addsBos());
-  std::vector<int32_t> ids = tok->encode("Hi", true);
-  EXPECT_EQ(ids, concat({{50256}, tok->encode("Hi", false)}));
+  EXPECT_EQ(tok->encode("Hi<|im_end|>", true),
+            concat({{50256}, tok->encode("Hi", false), {50257}}));
+  EXPECT_EQ(tok->decode(50256, 50257), "<|im_end|>");
+
+  writeJson(dir + "/tokenizer_config.json",
+            llvm::json::Object{{"added_tokens_decoder",
+                                llvm::json::Object{{"50300", llvm::json::Object{
+                                                                 {"content", "<|far|>"}}}}}});
+  std::string far = loadError(*file, modelConfig(50304));
+  EXPECT_NE(far.find("tokenizer_config.json"), std::string::npos) << far;
+  EXPECT_NE(far.find("'<|far|>' has id 50300, past the end"), std::string::npos) << far;
 }
 
 TEST(ByteLevelBpeTokenizer, TokenizerJsonTemplatePutsBosFirst) {

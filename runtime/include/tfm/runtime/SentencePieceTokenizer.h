@@ -13,6 +13,10 @@
 // also merge into unused pieces and split them again, which the
 // vocabularies this project reads (Llama's) do not have.
 //
+// Decoding turns "▁" back into a space, so a "▁" in the input comes back
+// as a space, and with remove_extra_whitespaces (not Llama's) runs of spaces
+// come back as one: both are SentencePiece's normalization.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_SENTENCEPIECETOKENIZER_H
 #define TFM_RUNTIME_SENTENCEPIECETOKENIZER_H
@@ -33,6 +37,9 @@ struct SentencePieceVocabulary {
   std::vector<std::string> pieces; // as stored: "▁" for a space when escaping
   std::vector<float> scores;
   std::vector<TokenKind> kinds;
+  /// Pieces found whole in the text: the readers take the control,
+  /// user-defined and unknown pieces (addedTokensFromKinds).
+  std::vector<AddedToken> added;
   SpecialTokens special;
   int32_t unknown = -1;
   bool byteFallback = true;

@@ -47,7 +47,9 @@ public:
   /// is -1 for the first token of a text. Some formats print a token
   /// differently at the start of a text or after BOS (the space SentencePiece
   /// adds in front is not part of the text). Concatenating the decoded tokens
-  /// of encode(text, addsBos()) -- BOS itself left out -- gives back `text`.
+  /// of encode(text, addsBos()) -- BOS itself left out -- gives back `text`,
+  /// byte for byte, invalid UTF-8 included; a format that normalizes text
+  /// gives back the normalized text (see each format's header).
   virtual std::string decode(int32_t previous, int32_t token) const = 0;
 
   int32_t bosId() const { return special.bos; }
