@@ -57,6 +57,7 @@ tfm_model scriptedModel() {
 
 class BracketTokenizer : public Tokenizer {
 public:
+  BracketTokenizer() { special = {/*bos=*/1, /*eos=*/2, /*addBos=*/true}; }
   int64_t vocabSize() const override { return kVocab; }
   std::vector<int32_t> encode(const std::string &, bool) const override { return {}; }
   std::string decode(int32_t, int32_t token) const override {
