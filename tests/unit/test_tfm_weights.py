@@ -1,4 +1,6 @@
-"""tfm-weights: the llama2.c layout, determinism, value ranges, refusals.
+"""tfm-weights: the llama2.c layout, determinism, value ranges; safetensors
+and GGUF for compiled models (Hugging Face names and layouts, dtypes, shards),
+read back with the reference's independent readers; refusals.
 
 usage: test_tfm_weights.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
 """
@@ -11,9 +13,12 @@ import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TESTS)
+sys.path.insert(0, os.path.join(TESTS, "reference"))
 
 import testlib  # noqa: E402
+import weight_files  # noqa: E402
 
 SMALL = {
     "model_type": "llama", "name": "weights_test",
@@ -157,8 +162,203 @@ class Refusals(unittest.TestCase):
     def test_unknown_format(self):
         config_path, _ = write_config("format")
         out = os.path.join(testlib.work_dir("tfm-weights"), "format.bin")
+        result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--format", "npz"])
+        testlib.assert_clean_failure(result, ["npz"], "tfm-weights")
+
+    def test_manifest_formats_need_a_model(self):
+        config_path, _ = write_config("needs-model")
+        out = os.path.join(testlib.work_dir("tfm-weights"), "needs-model.gguf")
         result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--format", "gguf"])
-        testlib.assert_clean_failure(result, ["gguf"], "tfm-weights")
+        testlib.assert_clean_failure(result, ["--format gguf needs --model DIR", "manifest.json"],
+                                     "tfm-weights")
+        self.assertFalse(os.path.exists(out))
+
+    def test_options_that_do_not_fit_the_format(self):
+        config_path, _ = write_config("options")
+        out = os.path.join(testlib.work_dir("tfm-weights"), "options.bin")
+        tool = testlib.bin("tfm-weights")
+        testlib.assert_clean_failure(testlib.run([tool, config_path, "-o", out, "--dtype", "f16"]),
+                                     ["--dtype", "llama2c format holds f32 only"], "tfm-weights")
+        testlib.assert_clean_failure(testlib.run([tool, config_path, "-o", out, "--shards", "2"]),
+                                     ["--shards applies to --format safetensors"], "tfm-weights")
+        testlib.assert_clean_failure(
+            testlib.run([tool, config_path, "--model", "somewhere", "-o", out]),
+            ["not both"], "tfm-weights")
+
+    def test_model_folder_without_manifest(self):
+        empty = os.path.join(testlib.work_dir("tfm-weights"), "not-a-model")
+        os.makedirs(empty, exist_ok=True)
+        out = os.path.join(testlib.work_dir("tfm-weights"), "none.gguf")
+        result = testlib.run([testlib.bin("tfm-weights"), "--model", empty, "-o", out,
+                              "--format", "gguf"])
+        testlib.assert_clean_failure(result, [os.path.join(empty, "manifest.json"), "tfmc"],
+                                     "tfm-weights")
+
+
+GPT2 = {"model_type": "gpt2", "name": "weights_gpt2", "n_embd": 40, "n_head": 5, "n_layer": 2,
+        "n_positions": 16, "vocab_size": 37, "n_inner": 72, "bos_token_id": 0, "eos_token_id": 0}
+
+
+def compiled(name, config):
+    """A tiny model compiled by tfmc (reused between runs): its folder and manifest."""
+    path = os.path.join(testlib.work_dir("tfm-weights"), name + ".json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    model = testlib.compile_model(path, os.path.join(testlib.work_dir("tfm-weights"), name))
+    with open(os.path.join(model, "manifest.json")) as f:
+        return model, json.load(f)
+
+
+def from_model(model, out_name, *args, seed=4):
+    out = os.path.join(testlib.work_dir("tfm-weights"), out_name)
+    testlib.check_run([testlib.bin("tfm-weights"), "--model", model, "-o", out,
+                       "--seed", str(seed), *args])
+    return out
+
+
+def rotate_half_rows(w, heads):
+    """Manifest (interleaved-pair) rows in Hugging Face's rotate-half order:
+    manifest row h*hd + 2i + j is Hugging Face row h*hd + j*hd/2 + i."""
+    hd = w.shape[0] // heads
+    return w.reshape(heads, hd // 2, 2, -1).transpose(0, 2, 1, 3).reshape(w.shape)
+
+
+def bf16_round(values):
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+
+
+class ManifestFormats(unittest.TestCase):
+    """Weights for compiled models, checked against the GGUF of the same seed:
+    a tensor's values depend only on its name and the seed."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.llama, cls.llama_manifest = compiled("model-llama", SMALL)
+        cls.gpt2, cls.gpt2_manifest = compiled("model-gpt2", GPT2)
+
+    def gguf(self, model, name):
+        return weight_files.read_gguf(from_model(model, name, "--format", "gguf"))
+
+    def safetensors(self, model, name, *args):
+        folder = from_model(model, name, "--format", "safetensors", *args)
+        return folder, weight_files.read_safetensors(os.path.join(folder, "model.safetensors"))
+
+    def test_gguf_holds_the_manifest_tensors_and_hyperparameters(self):
+        for model, manifest in [(self.llama, self.llama_manifest), (self.gpt2, self.gpt2_manifest)]:
+            metadata, tensors = self.gguf(model, manifest["name"] + ".gguf")
+            c, arch = manifest["config"], manifest["config"]["family"]
+            self.assertEqual([(n, list(t.shape)) for n, t in tensors.items()],
+                             [(t["name"], t["shape"]) for t in manifest["tensors"]])
+            self.assertEqual(metadata["general.architecture"], arch)
+            self.assertEqual(metadata["general.alignment"], 32)
+            for key, field in [("embedding_length", "dim"), ("block_count", "n_layers"),
+                               ("feed_forward_length", "hidden_dim"),
+                               ("attention.head_count", "n_heads"),
+                               ("context_length", "context_length")]:
+                self.assertEqual(metadata[f"{arch}.{key}"], c[field], key)
+
+    def test_llama_gguf_equals_the_llama2c_checkpoint_of_the_config(self):
+        _, tensors = self.gguf(self.llama, "llama-vs-llama2c.gguf")
+        config_path, c = write_config("same-as-model")
+        path, result = generate(config_path, "same-as-model.bin", seed=4)
+        self.assertEqual(result[0], 0, result[2])
+        _, legacy, _ = split_llama2c(path, c)
+        for name, layer_tensor in [("attn_q", "wq"), ("attn_k", "wk"), ("ffn_down", "w2")]:
+            np.testing.assert_array_equal(tensors[f"blk.1.{name}.weight"].numpy(),
+                                          legacy[layer_tensor][1])
+        np.testing.assert_array_equal(tensors["output.weight"].numpy(), legacy["wcls"])
+
+    def test_gpt2_safetensors_use_hf_names_and_conv1d_layout(self):
+        _, gguf = self.gguf(self.gpt2, "gpt2-layout.gguf")
+        _, hf = self.safetensors(self.gpt2, "gpt2-layout")
+        self.assertNotIn("lm_head.weight", hf)  # tied head
+        self.assertEqual(len(hf), len(gguf))
+        pairs = {"token_embd.weight": ("wte.weight", False),
+                 "position_embd.weight": ("wpe.weight", False),
+                 "output_norm.bias": ("ln_f.bias", False)}
+        for i in range(2):
+            for ours, theirs, transposed in [
+                    ("attn_norm.weight", "ln_1.weight", False), ("attn_qkv.weight", "attn.c_attn.weight", True),
+                    ("attn_qkv.bias", "attn.c_attn.bias", False), ("attn_output.weight", "attn.c_proj.weight", True),
+                    ("ffn_norm.bias", "ln_2.bias", False), ("ffn_up.weight", "mlp.c_fc.weight", True),
+                    ("ffn_down.weight", "mlp.c_proj.weight", True), ("ffn_down.bias", "mlp.c_proj.bias", False)]:
+                pairs[f"blk.{i}.{ours}"] = (f"h.{i}.{theirs}", transposed)
+        for ours, (theirs, transposed) in pairs.items():
+            expected = gguf[ours].T if transposed else gguf[ours]
+            np.testing.assert_array_equal(hf[theirs].numpy(), expected.numpy(), theirs)
+
+    def test_llama_safetensors_use_hf_names_and_rotate_half_rows(self):
+        _, gguf = self.gguf(self.llama, "llama-layout.gguf")
+        _, hf = self.safetensors(self.llama, "llama-layout")
+        self.assertEqual(len(hf), len(gguf))
+        heads, kv_heads = SMALL["num_attention_heads"], SMALL["num_key_value_heads"]
+        for i in range(2):
+            p = f"model.layers.{i}."
+            np.testing.assert_array_equal(hf[p + "self_attn.q_proj.weight"].numpy(),
+                                          rotate_half_rows(gguf[f"blk.{i}.attn_q.weight"].numpy(), heads))
+            np.testing.assert_array_equal(hf[p + "self_attn.k_proj.weight"].numpy(),
+                                          rotate_half_rows(gguf[f"blk.{i}.attn_k.weight"].numpy(), kv_heads))
+            np.testing.assert_array_equal(hf[p + "self_attn.v_proj.weight"].numpy(),
+                                          gguf[f"blk.{i}.attn_v.weight"].numpy())
+            np.testing.assert_array_equal(hf[p + "post_attention_layernorm.weight"].numpy(),
+                                          gguf[f"blk.{i}.ffn_norm.weight"].numpy())
+        np.testing.assert_array_equal(hf["model.embed_tokens.weight"].numpy(),
+                                      gguf["token_embd.weight"].numpy())
+        np.testing.assert_array_equal(hf["lm_head.weight"].numpy(), gguf["output.weight"].numpy())
+
+    def test_half_types_round_to_nearest_even(self):
+        _, f32 = self.safetensors(self.gpt2, "gpt2-f32")
+        _, f16 = self.safetensors(self.gpt2, "gpt2-f16", "--dtype", "f16")
+        _, bf16 = self.safetensors(self.gpt2, "gpt2-bf16", "--dtype", "bf16")
+        gguf_path = from_model(self.llama, "llama-f16.gguf", "--format", "gguf", "--dtype", "f16")
+        _, gguf16 = weight_files.read_gguf(gguf_path)
+        _, gguf32 = self.gguf(self.llama, "llama-f32.gguf")
+        for name, values in f32.items():
+            v = values.numpy().astype(np.float32)
+            np.testing.assert_array_equal(f16[name].numpy(), v.astype(np.float16), name)
+            np.testing.assert_array_equal(bf16[name].numpy(), bf16_round(v), name)
+        for name, values in gguf32.items():
+            np.testing.assert_array_equal(gguf16[name].numpy(),
+                                          values.numpy().astype(np.float32).astype(np.float16), name)
+
+    def test_shards_hold_the_same_tensors_as_one_file(self):
+        _, single = self.safetensors(self.llama, "llama-single")
+        folder = from_model(self.llama, "llama-sharded", "--format", "safetensors", "--shards", "3")
+        names = sorted(os.listdir(folder))
+        self.assertEqual(names, ["model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                                 "model-00003-of-00003.safetensors", "model.safetensors.index.json"])
+        with open(os.path.join(folder, "model.safetensors.index.json")) as f:
+            weight_map = json.load(f)["weight_map"]
+        self.assertEqual(sorted(weight_map), sorted(single))
+        self.assertEqual(sorted(set(weight_map.values())), names[:3])
+        sharded = weight_files.read_safetensors(os.path.join(folder, "model.safetensors.index.json"))
+        for name, values in single.items():
+            np.testing.assert_array_equal(sharded[name].numpy(), values.numpy(), name)
+
+    def test_gpt2_values_follow_each_tensor_kind(self):
+        _, t = self.gguf(self.gpt2, "gpt2-ranges.gguf")
+        self.assertAlmostEqual(float(t["token_embd.weight"].std()), 1.0, delta=0.15)
+        self.assertLessEqual(float(t["position_embd.weight"].abs().max()), 0.1)
+        for i in range(2):
+            for bias in ["attn_norm.bias", "attn_qkv.bias", "ffn_up.bias", "ffn_down.bias"]:
+                self.assertLessEqual(float(t[f"blk.{i}.{bias}"].abs().max()), 0.1, bias)
+            norm = t[f"blk.{i}.ffn_norm.weight"]
+            self.assertTrue(bool(((norm >= 0.9) & (norm <= 1.1)).all()))
+            for matrix, fan_in in [("attn_qkv.weight", 40), ("ffn_down.weight", 72)]:
+                self.assertLessEqual(float(t[f"blk.{i}.{matrix}"].abs().max()),
+                                     (1 + 1e-6) / math.sqrt(fan_in), matrix)
+
+    def test_refusals_with_a_model(self):
+        tool = testlib.bin("tfm-weights")
+        out = os.path.join(testlib.work_dir("tfm-weights"), "refused")
+        testlib.assert_clean_failure(
+            testlib.run([tool, "--model", self.gpt2, "-o", out + ".bin"]),
+            ["manifest.json", "model_type 'gpt2'", "llama2c"], "tfm-weights")
+        testlib.assert_clean_failure(
+            testlib.run([tool, "--model", self.gpt2, "-o", out, "--format", "safetensors",
+                         "--shards", "1000"]),
+            ["--shards 1000", "expected 1 to"], "tfm-weights")
 
 
 if __name__ == "__main__":
