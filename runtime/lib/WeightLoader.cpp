@@ -11,6 +11,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -281,8 +282,8 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
                           "model.safetensors.index.json or a llama2.c .bin)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return failure(path + ": cannot open the weight file");
-  char head[16] = {};
+    return failure(path + ": cannot open the weight file: " + std::strerror(errno));
+  char head[28] = {};
   in.read(head, sizeof head);
   const size_t got = static_cast<size_t>(in.gcount());
   llvm::StringRef bytes(head, got);
@@ -306,7 +307,25 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
     return WeightFormat::Safetensors;
   if (bytes.ltrim().starts_with("{"))
     return WeightFormat::SafetensorsIndex;
-  return WeightFormat::Llama2c;
+  // dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size (negative
+  // when untied), seq_len: each well below 2^24 in any real model.
+  int32_t header[7];
+  std::memcpy(header, head, sizeof header);
+  bool llama2c = got == sizeof head;
+  for (int i = 0; i < 7; ++i) {
+    int64_t field = i == 5 ? std::abs(int64_t(header[i])) : header[i];
+    llama2c &= field > 0 && field < (1 << 24);
+  }
+  if (llama2c)
+    return WeightFormat::Llama2c;
+  llvm::StringRef magic = bytes.take_front(4);
+  bool printable = llvm::all_of(magic, [](char c) { return llvm::isPrint(c); });
+  return failure(path + ": not a weight file tfm reads: bad magic " +
+                 (printable ? "\"" + magic.str() + "\" " : std::string()) + "(hex " +
+                 llvm::toHex(magic, /*LowerCase=*/true) + "); expected a GGUF file (magic \"GGUF\"), "
+                 "safetensors (an 8-byte header length, then '{'), a "
+                 "model.safetensors.index.json, or a llama2.c checkpoint (a header of 7 "
+                 "positive int32)");
 }
 
 llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,

@@ -488,6 +488,23 @@ TEST(WeightLoader, DetectsFormatsFromFirstBytes) {
   int32_t header[7] = {640, 1712, 10, 10, 10, 32000, 2048};
   std::string llama2c(reinterpret_cast<const char *>(header), sizeof header);
   EXPECT_EQ(*detectWeightFormat(writeTemp("dim640.bin", llama2c)), WeightFormat::Llama2c);
+  std::string ggml = writeTemp("old.ggml", std::string("GGML") + std::string(40, '\x01'));
+  auto unknown = detectWeightFormat(ggml);
+  ASSERT_FALSE(bool(unknown));
+  EXPECT_EQ(llvm::toString(unknown.takeError()).rfind(
+                ggml + ": not a weight file tfm reads: bad magic \"GGML\" (hex 47474d4c); "
+                       "expected a GGUF file (magic \"GGUF\")",
+                0),
+            0u);
+  std::string tiny = writeTemp("tiny.bin", "abc");
+  auto tooShort = detectWeightFormat(tiny);
+  ASSERT_FALSE(bool(tooShort));
+  EXPECT_NE(llvm::toString(tooShort.takeError()).find("not a weight file tfm reads"),
+            std::string::npos);
+  auto missing = detectWeightFormat(tempPath("no-such-weights.bin"));
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("no-such-weights.bin: cannot open"),
+            std::string::npos);
   auto folder = detectWeightFormat(::testing::TempDir());
   ASSERT_FALSE(bool(folder));
   EXPECT_NE(llvm::toString(folder.takeError()).find("is a folder"), std::string::npos);
