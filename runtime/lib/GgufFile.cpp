@@ -289,8 +289,8 @@ llvm::Error GgufParser::readTensorInfos(uint64_t count) {
 
 llvm::Error GgufParser::parse() {
   if (size < 4 || !bytes.starts_with("GGUF"))
-    return fail("bad magic \"" + llvm::toHex(bytes.take_front(4), /*LowerCase=*/true) + "\" (hex), expected "
-                "\"GGUF\" (47475546): not a GGUF file");
+    return fail("bad magic \"" + llvm::toHex(bytes.take_front(4), /*LowerCase=*/true) +
+                "\" (hex), expected \"GGUF\" (47475546): not a GGUF file");
   if (size < kHeaderBytes)
     return fail(std::to_string(size) + " bytes, too short for the " +
                 std::to_string(kHeaderBytes) + "-byte GGUF header (truncated metadata)");

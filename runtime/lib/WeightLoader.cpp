@@ -322,10 +322,10 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   bool printable = llvm::all_of(magic, [](char c) { return llvm::isPrint(c); });
   return failure(path + ": not a weight file tfm reads: bad magic " +
                  (printable ? "\"" + magic.str() + "\" " : std::string()) + "(hex " +
-                 llvm::toHex(magic, /*LowerCase=*/true) + "); expected a GGUF file (magic \"GGUF\"), "
-                 "safetensors (an 8-byte header length, then '{'), a "
-                 "model.safetensors.index.json, or a llama2.c checkpoint (a header of 7 "
-                 "positive int32)");
+                 llvm::toHex(magic, /*LowerCase=*/true) +
+                 "); expected a GGUF file (magic \"GGUF\"), safetensors (an 8-byte header "
+                 "length, then '{'), a model.safetensors.index.json, or a llama2.c "
+                 "checkpoint (a header of 7 positive int32)");
 }
 
 llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 using namespace tfm::rt;
 
@@ -138,7 +139,8 @@ TEST(GgufFile, GettersNameFileAndKeyOnMissingOrWrongType) {
   auto file = GgufFile::open(path);
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
   EXPECT_FALSE((*file)->has("tokenizer.ggml.bos_token_id"));
-  std::string missing = llvm::toString((*file)->getInteger("tokenizer.ggml.bos_token_id").takeError());
+  std::string missing =
+      llvm::toString((*file)->getInteger("tokenizer.ggml.bos_token_id").takeError());
   EXPECT_EQ(missing, path + ": metadata key 'tokenizer.ggml.bos_token_id' is missing, "
                             "expected an integer");
   std::string wrong = llvm::toString((*file)->getF32Array("tokenizer.ggml.tokens").takeError());
@@ -281,24 +283,22 @@ TEST(GgufFile, RefusesBadTensorInfos) {
     std::function<void(std::string &)> patch;
     std::string expected;
   };
-  auto infoOf = [](std::string &bytes, const std::string &tensor) {
-    return bytes.find(tensor) + tensor.size(); // at n_dims
+  // output_norm.weight's info: n_dims (4 bytes), ne[0] (8), type (4), offset (8).
+  auto patch = [](size_t at, std::string value) {
+    return [at, value](std::string &b) {
+      b.replace(b.find("output_norm.weight") + 18 + at, value.size(), value);
+    };
   };
   std::vector<Case> cases = {
-      {"type", [](GgufWriter &) {},
-       [&](std::string &b) { b.replace(infoOf(b, "output_norm.weight") + 4 + 8, 4, raw<uint32_t>(99)); },
+      {"type", [](GgufWriter &) {}, patch(12, raw<uint32_t>(99)),
        "tensor 'output_norm.weight': ggml type 99, not a type ggml defines"},
-      {"dims", [](GgufWriter &) {},
-       [&](std::string &b) { b.replace(infoOf(b, "output_norm.weight"), 4, raw<uint32_t>(9)); },
+      {"dims", [](GgufWriter &) {}, patch(0, raw<uint32_t>(9)),
        "tensor 'output_norm.weight': n_dims 9, expected at most 4"},
-      {"zero", [](GgufWriter &) {},
-       [&](std::string &b) { b.replace(infoOf(b, "output_norm.weight") + 4, 8, raw<uint64_t>(0)); },
+      {"zero", [](GgufWriter &) {}, patch(4, raw<uint64_t>(0)),
        "tensor 'output_norm.weight': dimension ne[0] = 0, expected a positive size"},
-      {"block", [](GgufWriter &) {},
-       [&](std::string &b) { b.replace(infoOf(b, "output_norm.weight") + 4 + 8, 4, raw<uint32_t>(GgmlQ8_0)); },
+      {"block", [](GgufWriter &) {}, patch(12, raw<uint32_t>(GgmlQ8_0)),
        "tensor 'output_norm.weight': ne[0] = 4 is not a multiple of q8_0's block size 32"},
-      {"offset", [](GgufWriter &) {},
-       [&](std::string &b) { b.replace(infoOf(b, "output_norm.weight") + 4 + 8 + 4, 8, raw<uint64_t>(52)); },
+      {"offset", [](GgufWriter &) {}, patch(16, raw<uint64_t>(52)),
        "tensor 'output_norm.weight': data offset 52 is not a multiple of the alignment 32"},
       {"twice", [](GgufWriter &w) { w.addTensor("token_embd.weight", {1}, GgmlF32); },
        [](std::string &) {}, "tensor 'token_embd.weight' appears twice"},
