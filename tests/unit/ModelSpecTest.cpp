@@ -115,6 +115,7 @@ TEST(ModelSpecTest, ExplicitHeadDimNeedNotDivideHiddenSize) {
 
 TEST(ModelSpecTest, TokenIdListTakesTheFirst) {
   llvm::json::Object obj = validConfig();
+  obj["vocab_size"] = 128256;
   obj["eos_token_id"] = llvm::json::Array{128001, 128009};
   ParsedSpec parsed = parse(std::move(obj));
   ASSERT_TRUE(parsed.ok) << parsed.error;
@@ -433,6 +434,33 @@ TEST(ModelSpecTest, Gpt2DefaultsAreGpt2Config) {
   EXPECT_EQ(changed.spec.hiddenDim, 512);
   EXPECT_DOUBLE_EQ(changed.spec.normEps, 1e-6);
   EXPECT_FALSE(changed.spec.tiedEmbeddings);
+}
+
+TEST(ModelSpecTest, TokenIdsMustIndexTheVocabulary) {
+  for (const char *field : {"bos_token_id", "eos_token_id"}) {
+    for (llvm::json::Object config : {validConfig(), minimalGpt2()}) {
+      SCOPED_TRACE(field);
+      // vocab_size is 1000 in both: ids 0 and 999 are the ends of the table.
+      for (int64_t id : {0, 999}) {
+        llvm::json::Object ok = config;
+        ok[field] = id;
+        ParsedSpec parsed = parse(std::move(ok));
+        ASSERT_TRUE(parsed.ok) << parsed.error;
+      }
+      for (llvm::json::Value bad : {llvm::json::Value(1000), llvm::json::Value(-1),
+                                    llvm::json::Value(llvm::json::Array{1000, 2})}) {
+        llvm::json::Object refused = config;
+        refused[field] = std::move(bad);
+        ParsedSpec parsed = parse(std::move(refused));
+        expectRefusal(parsed, field);
+        EXPECT_NE(parsed.error.find("below vocab_size"), std::string::npos) << parsed.error;
+      }
+      // null stands for "none given": the family's default applies.
+      llvm::json::Object none = config;
+      none[field] = nullptr;
+      EXPECT_TRUE(parse(std::move(none)).ok);
+    }
+  }
 }
 
 TEST(ModelSpecTest, Gpt2ActivationForms) {

@@ -117,17 +117,25 @@ std::string sanitizeName(const std::string &raw) {
 
 /// A token id. Some configs list several ids (Llama 3 names two end-of-turn
 /// tokens as eos_token_id); generation stops at one id, so the first is taken.
-int64_t tokenId(FieldReader &r, const char *field, int64_t fallback) {
-  if (const json::Value *v = r.raw(field))
-    if (const json::Array *list = v->getAsArray()) {
-      std::optional<int64_t> first =
-          list->empty() ? std::nullopt : (*list)[0].getAsInteger();
-      if (!first)
-        r.fail(field, "found " + FieldReader::describe(*v) +
-                          ", expected an integer or a non-empty list of integers");
-      return first.value_or(fallback);
-    }
-  return r.integer(field, false, fallback);
+/// An id the config gives must index the vocabulary (the runtime looks it up
+/// in the token table); `fallback` stands for an absent or null one.
+int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t vocabSize) {
+  const json::Value *v = r.raw(field);
+  const json::Array *list = v ? v->getAsArray() : nullptr;
+  int64_t id = fallback;
+  if (list) {
+    std::optional<int64_t> first = list->empty() ? std::nullopt : (*list)[0].getAsInteger();
+    if (!first)
+      r.fail(field, "found " + FieldReader::describe(*v) +
+                        ", expected an integer or a non-empty list of integers");
+    id = first.value_or(fallback);
+  } else {
+    id = r.integer(field, false, fallback);
+  }
+  if (!r.failed() && r.has(field) && (id < 0 || id >= vocabSize))
+    r.fail(field, "found " + std::to_string(id) + ", expected a token id from 0 to " +
+                      std::to_string(vocabSize - 1) + " (below vocab_size)");
+  return id;
 }
 
 void parseLlama(FieldReader &r, ModelSpec &s) {
@@ -146,8 +154,8 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
   s.normEps = r.number("rms_norm_eps", 1e-6);
   s.ropeTheta = r.number("rope_theta", 10000.0);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
-  s.bosTokenId = tokenId(r, "bos_token_id", 1);
-  s.eosTokenId = tokenId(r, "eos_token_id", 2);
+  s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
   if (r.failed())
     return;
 
@@ -220,8 +228,8 @@ void parseGpt2(FieldReader &r, ModelSpec &s) {
   s.hiddenDim = r.positive("n_inner", false, 4 * s.dim); // null: 4 * n_embd
   s.normEps = r.number("layer_norm_epsilon", 1e-5);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
-  s.bosTokenId = tokenId(r, "bos_token_id", 50256);
-  s.eosTokenId = tokenId(r, "eos_token_id", 50256);
+  s.bosTokenId = tokenId(r, "bos_token_id", 50256, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 50256, s.vocabSize);
   if (r.failed())
     return;
 
