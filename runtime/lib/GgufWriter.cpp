@@ -22,12 +22,39 @@ std::string encodeArray(GgufType elementType, uint64_t count, llvm::StringRef pa
          GgufWriter::encodeU64(count) + packed.str();
 }
 
+/// `v` as its file stored it after its type.
+std::string encodeValue(const GgufValue &v) {
+  switch (v.type) {
+  case GgufType::U8: case GgufType::Bool: return encodeScalar(static_cast<uint8_t>(v.integer));
+  case GgufType::I8: return encodeScalar(static_cast<int8_t>(v.integer));
+  case GgufType::U16: return encodeScalar(static_cast<uint16_t>(v.integer));
+  case GgufType::I16: return encodeScalar(static_cast<int16_t>(v.integer));
+  case GgufType::U32: return encodeScalar(static_cast<uint32_t>(v.integer));
+  case GgufType::I32: return encodeScalar(static_cast<int32_t>(v.integer));
+  // GgufFile keeps a u64 as its bit pattern.
+  case GgufType::U64: return encodeScalar(static_cast<uint64_t>(v.integer));
+  case GgufType::I64: return encodeScalar(v.integer);
+  case GgufType::F32: return encodeScalar(static_cast<float>(v.real));
+  case GgufType::F64: return encodeScalar(v.real);
+  case GgufType::String: return GgufWriter::encodeString(v.string);
+  case GgufType::Array: break;
+  }
+  std::string packed = v.elements.str();
+  for (const GgufValue &item : v.items)
+    packed += encodeValue(item);
+  return encodeArray(v.elementType, v.count, packed);
+}
+
 } // namespace
 
 std::string GgufWriter::encodeU32(uint32_t value) { return encodeScalar(value); }
 std::string GgufWriter::encodeU64(uint64_t value) { return encodeScalar(value); }
 std::string GgufWriter::encodeString(llvm::StringRef value) {
   return encodeU64(value.size()) + value.str();
+}
+
+void GgufWriter::addValue(llvm::StringRef key, const GgufValue &value) {
+  addEncoded(key, value.type, encodeValue(value));
 }
 
 void GgufWriter::setAlignment(uint32_t value) {

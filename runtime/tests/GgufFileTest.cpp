@@ -67,9 +67,9 @@ GgufWriter smallModel() {
   return w;
 }
 
-} // namespace
-
-TEST(GgufFile, ReadsEveryValueTypeAndNestedArrays) {
+/// One key of every value type, numeric and string arrays, and an array of
+/// arrays.
+GgufWriter everyValueType() {
   GgufWriter w;
   w.addEncoded("u8", GgufType::U8, raw<uint8_t>(200));
   w.addEncoded("i8", GgufType::I8, raw<int8_t>(-100));
@@ -97,7 +97,13 @@ TEST(GgufFile, ReadsEveryValueTypeAndNestedArrays) {
   w.addEncoded("nested", GgufType::Array,
                GgufWriter::encodeU32(uint32_t(GgufType::Array)) + GgufWriter::encodeU64(2) +
                    inner1 + inner2);
-  std::string path = writeTemp("types.gguf", fileBytes(w));
+  return w;
+}
+
+} // namespace
+
+TEST(GgufFile, ReadsEveryValueTypeAndNestedArrays) {
+  std::string path = writeTemp("types.gguf", fileBytes(everyValueType()));
 
   auto file = GgufFile::open(path);
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
@@ -132,6 +138,16 @@ TEST(GgufFile, ReadsEveryValueTypeAndNestedArrays) {
   EXPECT_EQ(second, 2);
   EXPECT_EQ(nested->items[1].count, 1u);
   EXPECT_TRUE(f.tensors().empty());
+}
+
+TEST(GgufFile, WriterCopiesValuesReadFromAFile) {
+  std::string original = fileBytes(everyValueType());
+  auto file = GgufFile::open(writeTemp("copied-from.gguf", original));
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  GgufWriter copy;
+  for (const std::string &key : (*file)->keys())
+    copy.addValue(key, *(*file)->find(key));
+  EXPECT_EQ(fileBytes(copy), original);
 }
 
 TEST(GgufFile, GettersNameFileAndKeyOnMissingOrWrongType) {

@@ -1,6 +1,7 @@
 """tfm-weights: the llama2.c layout, determinism, value ranges; safetensors
 and GGUF for compiled models (Hugging Face names and layouts, dtypes, shards),
-read back with the reference's independent readers; refusals.
+read back with the reference's independent readers; refusals. GGUFs that
+carry a real vocabulary (--vocab) are tested in test_tfm_weights_vocab.py.
 
 usage: test_tfm_weights.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
 """
@@ -359,6 +360,24 @@ class ManifestFormats(unittest.TestCase):
             testlib.run([tool, "--model", self.gpt2, "-o", out, "--format", "safetensors",
                          "--shards", "1000"]),
             ["--shards 1000", "expected 1 to"], "tfm-weights")
+
+    def test_vocabulary_refusals(self):
+        # Those that need a real vocabulary are in test_tfm_weights_vocab.py.
+        tool = testlib.bin("tfm-weights")
+        out = os.path.join(testlib.work_dir("tfm-weights"), "vocab-refused")
+        no_tokens = from_model(self.gpt2, "no-tokens.gguf", "--format", "gguf")
+        testlib.assert_clean_failure(
+            testlib.run([tool, "--model", self.gpt2, "-o", out, "--format", "safetensors",
+                         "--vocab", no_tokens]),
+            ["--vocab applies to --format gguf, not safetensors"], "tfm-weights")
+        for vocab, mentions in [
+                (no_tokens, [no_tokens, "'tokenizer.ggml.tokens' is missing", "vocabulary"]),
+                (os.path.join(self.gpt2, "manifest.json"),
+                 [os.path.join(self.gpt2, "manifest.json"), "not a GGUF file"])]:
+            testlib.assert_clean_failure(
+                testlib.run([tool, "--model", self.gpt2, "-o", out + ".gguf", "--format", "gguf",
+                             "--vocab", vocab]), mentions, "tfm-weights")
+            self.assertFalse(os.path.exists(out + ".gguf"))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ void addHyperparameters(const ModelSpec &s, rt::GgufWriter &w) {
   w.addF32(arch + ".rope.freq_base", static_cast<float>(s.ropeTheta));
 }
 
+/// The tokenizer section of a GGUF: tokenizer.ggml.* (tokens, scores, merges,
+/// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
+bool isTokenizerKey(llvm::StringRef key) { return key.starts_with("tokenizer."); }
+
 uint32_t ggmlType(ElementType type) {
   return type == ElementType::F32 ? rt::GgmlF32
          : type == ElementType::F16 ? rt::GgmlF16
@@ -42,13 +46,41 @@ uint32_t ggmlType(ElementType type) {
 
 } // namespace
 
+llvm::Expected<std::unique_ptr<rt::GgufFile>>
+tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::string &source) {
+  llvm::Expected<std::unique_ptr<rt::GgufFile>> file = rt::GgufFile::open(path);
+  if (!file)
+    return file.takeError();
+  const char *key = "tokenizer.ggml.tokens";
+  if (!(*file)->has(key))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": metadata key '" + key +
+                                       "' is missing, expected a vocabulary GGUF (a token "
+                                       "list, as llama.cpp's models/ggml-vocab-*.gguf hold)");
+  llvm::Expected<std::vector<std::string>> tokens = (*file)->getStringArray(key);
+  if (!tokens)
+    return tokens.takeError();
+  if (static_cast<int64_t>(tokens->size()) > spec.vocabSize)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        path + ": metadata key '" + key + "' holds " + std::to_string(tokens->size()) +
+            " tokens, expected at most the model's vocab_size " +
+            std::to_string(spec.vocabSize) + " (" + source + ")");
+  return std::move(*file);
+}
+
 std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                               uint64_t seed, ElementType type, const std::string &path) {
+                               uint64_t seed, ElementType type, const rt::GgufFile *vocabulary,
+                               const std::string &path) {
   rt::GgufWriter w;
   w.addString("general.architecture", spec.family);
   w.addString("general.name", spec.name);
   w.setAlignment(32);
   addHyperparameters(spec, w);
+  if (vocabulary)
+    for (const std::string &key : vocabulary->keys())
+      if (isTokenizerKey(key))
+        w.addValue(key, *vocabulary->find(key));
   uint64_t totalBytes = 0;
   for (const WeightTensor &t : tensors) {
     w.addTensor(t.name, t.shape, ggmlType(type));

@@ -2,13 +2,15 @@
 //
 // tfm-weights CONFIG -o FILE [--seed N]
 // tfm-weights --model DIR -o OUT [--format llama2c|safetensors|gguf]
-//             [--dtype f32|f16|bf16] [--shards N] [--seed N]
+//             [--dtype f32|f16|bf16] [--shards N] [--vocab FILE.gguf] [--seed N]
 //
 // Writes deterministic random weights, so any shape can be compiled, run and
 // checked against the reference without a real checkpoint. The tensor list
 // comes from a compiled model's manifest (--model, any family) or, for a
 // llama2.c checkpoint of a Llama model, from its config. Each tensor's
-// values depend only on its name and the seed, never on the format.
+// values depend only on its name and the seed, never on the format. A GGUF
+// can take its tokenizer from a vocabulary GGUF (--vocab), so that random
+// weights make a complete model file.
 //
 //===----------------------------------------------------------------------===//
 #include "GgufOutput.h"
@@ -54,6 +56,10 @@ cl::opt<tfm::ElementType> dtype(
                clEnumValN(tfm::ElementType::BF16, "bf16", "bfloat16")));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
+cl::opt<std::string> vocabPath("vocab",
+                               cl::desc("GGUF whose tokenizer metadata the GGUF written "
+                                        "carries (e.g. llama.cpp's ggml-vocab-gpt-2.gguf)"),
+                               cl::value_desc("file.gguf"));
 
 int fail(const std::string &message) {
   errs() << "tfm-weights: error: " << message << "\n";
@@ -117,6 +123,8 @@ std::string usageError() {
     return "--dtype: the llama2c format holds f32 only";
   if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
     return std::string("--shards applies to --format safetensors, not ") + name;
+  if (!vocabPath.empty() && fileFormat != WeightFormat::Gguf)
+    return std::string("--vocab applies to --format gguf, not ") + name;
   return "";
 }
 
@@ -159,9 +167,18 @@ int main(int argc, char **argv) {
     error = tfm::writeSafetensorsFolder(model->spec, model->tensors, seed, dtype, shards,
                                         outputPath);
     break;
-  case WeightFormat::Gguf:
-    error = tfm::writeGgufFile(model->spec, model->tensors, seed, dtype, outputPath);
+  case WeightFormat::Gguf: {
+    std::unique_ptr<tfm::rt::GgufFile> vocabulary;
+    if (!vocabPath.empty()) {
+      auto opened = tfm::openVocabulary(vocabPath, model->spec, model->source);
+      if (!opened)
+        return fail(toString(opened.takeError()));
+      vocabulary = std::move(*opened);
+    }
+    error = tfm::writeGgufFile(model->spec, model->tensors, seed, dtype, vocabulary.get(),
+                               outputPath);
     break;
+  }
   }
   return error.empty() ? 0 : fail(error);
 }

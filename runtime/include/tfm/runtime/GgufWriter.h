@@ -36,6 +36,9 @@ public:
   void addI32Array(llvm::StringRef key, llvm::ArrayRef<int32_t> values);
   /// A value of any type, `encoded` as the file stores it after its type.
   void addEncoded(llvm::StringRef key, GgufType type, std::string encoded);
+  /// A value read by GgufFile, stored as its own file stored it (same type,
+  /// element types and values), to carry metadata from one file to another.
+  void addValue(llvm::StringRef key, const GgufValue &value);
 
   /// Declares a tensor; `shape` is row-major (the file stores it reversed).
   void addTensor(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, uint32_t ggmlType);
