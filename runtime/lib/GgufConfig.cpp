@@ -4,6 +4,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdio>
+#include <cstdlib>
 
 using namespace tfm::rt;
 namespace json = llvm::json;
@@ -38,6 +40,20 @@ const FieldSource kGpt2Fields[] = {
     {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
 };
 
+/// A float32 as the shortest decimal that reads back as the same float32:
+/// the number its writer meant (a converter stores config.json's 1e-05 as the
+/// float nearest it), so that a GGUF and its Hugging Face config give the same
+/// ModelSpec and share a compiled library.
+double shortestDecimal(float value) {
+  char text[32];
+  for (int digits = 1; digits < 9; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
+    if (std::strtof(text, nullptr) == value)
+      return std::strtod(text, nullptr);
+  }
+  return value; // nine significant digits always read back
+}
+
 llvm::Error readFields(const GgufFile &file, const std::string &arch,
                        llvm::ArrayRef<FieldSource> fields, json::Object &config) {
   for (const FieldSource &f : fields) {
@@ -48,7 +64,8 @@ llvm::Error readFields(const GgufFile &file, const std::string &arch,
       llvm::Expected<double> value = file.getFloat(key);
       if (!value)
         return value.takeError();
-      config[f.field] = *value;
+      bool f32 = file.find(key)->type == GgufType::F32;
+      config[f.field] = f32 ? shortestDecimal(static_cast<float>(*value)) : *value;
     } else {
       llvm::Expected<int64_t> value = file.getInteger(key);
       if (!value)
