@@ -1,15 +1,23 @@
-"""tfm-run on a downloaded-style model: a Hugging Face folder (config.json,
-model.safetensors, vocab.json + merges.txt) holding a random-weight GPT-2
-Small with the real GPT-2 tokenizer.
+"""tfm-run on downloaded-style models, each holding a random-weight GPT-2
+Small with the real GPT-2 tokenizer:
+  HuggingFaceFolder  a Hugging Face folder (config.json, model.safetensors,
+                     vocab.json + merges.txt)
+  GgufFile           one .gguf (tfm-weights --vocab: llama.cpp's GPT-2
+                     vocabulary, hyperparameters and tensors in one file)
 
-Checks, each against the independent float64 oracle (tests/reference):
+Checks, each against the independent float64 oracle (tests/reference) reading
+the model's own weight file:
   --tokenize      the ids Hugging Face's GPT-2 tokenizer gives (gpt-2.out)
   --logits        every prompt position within 1e-4 relative error
   --perplexity    llama-perplexity's chunked estimate from the oracle's logits
   generation      greedy ids equal the oracle's argmax continuation
-and that --model-dir compiles once and reuses the cached library after.
+and that --model-dir compiles once and reuses the cached library after. For
+the GGUF also: the config derived from its metadata compiles to the same
+config (and hash) as the JSON it was made from, and a GGUF of an architecture
+tfmc does not build is refused naming the file and key.
 
-usage: test_model_dir.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_model_dir.py [HuggingFaceFolder|GgufFile]
+       (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import json
@@ -49,35 +57,20 @@ def relative_error(ours, ref):
     return float(np.max(np.abs(ours - ref)) / np.max(np.abs(ref)))
 
 
-class HuggingFaceFolder(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        encoder = testlib.shared_path("models/gpt2-tokenizer/encoder.json")
-        vocab_bpe = testlib.shared_path("models/gpt2-tokenizer/vocab.bpe")
-        work = testlib.work_dir("e2e/model-dir")
-        cls.folder = os.path.join(work, "gpt2-random")
-        cls.cache = os.path.join(work, "cache")
-        shutil.rmtree(cls.cache, ignore_errors=True)
-        os.makedirs(cls.folder, exist_ok=True)
-        with open(CONFIG) as f:
-            config = json.load(f)
-        del config["name"]  # a downloaded config.json has none: the folder names the model
-        with open(os.path.join(cls.folder, "config.json"), "w") as f:
-            json.dump(config, f, indent=2)
-        # Hugging Face's vocab.json + merges.txt are OpenAI's files under new names.
-        shutil.copyfile(encoder, os.path.join(cls.folder, "vocab.json"))
-        shutil.copyfile(vocab_bpe, os.path.join(cls.folder, "merges.txt"))
-        compiled = testlib.compile_model(CONFIG, os.path.join(work, "compiled"))
-        testlib.check_run([testlib.bin("tfm-weights"), "--model", compiled, "--format",
-                           "safetensors", "--seed", "7", "-o", cls.folder])
-        oracle_config = gpt2_oracle.load_config(CONFIG)
-        cls.oracle = gpt2_oracle.Gpt2Oracle(
-            oracle_config,
-            weight_files.read_safetensors(os.path.join(cls.folder, "model.safetensors")))
-        cls.work = work
+def compiled_reference():
+    """CONFIG compiled by tfmc: the manifest tfm-weights takes the tensor list
+    from (one folder for both classes; compile_model locks it)."""
+    return testlib.compile_model(CONFIG, os.path.join(testlib.work_dir("e2e/model-dir"),
+                                                      "compiled"))
+
+
+class ModelDirChecks:
+    """The checks every --model-dir source passes. A subclass's setUpClass
+    sets `model` (what --model-dir gets), `cache` (its own --cache-dir,
+    emptied), `work` (scratch) and `oracle` (built from the model's weights)."""
 
     def tfm_run(self, *args):
-        return testlib.check_run([testlib.bin("tfm-run"), "--model-dir", self.folder,
+        return testlib.check_run([testlib.bin("tfm-run"), "--model-dir", self.model,
                                   "--cache-dir", self.cache, "--threads", "2", *args])
 
     def tokenize(self, *prompt_args):
@@ -137,6 +130,69 @@ class HuggingFaceFolder(unittest.TestCase):
         compiled = [d for d in os.listdir(self.cache) if d != "configs"]
         self.assertEqual(len(compiled), 1, compiled)
         self.assertTrue(os.path.exists(os.path.join(self.cache, compiled[0], "manifest.json")))
+
+
+class HuggingFaceFolder(ModelDirChecks, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        encoder = testlib.shared_path("models/gpt2-tokenizer/encoder.json")
+        vocab_bpe = testlib.shared_path("models/gpt2-tokenizer/vocab.bpe")
+        work = testlib.work_dir("e2e/model-dir")
+        cls.model, cls.work = os.path.join(work, "gpt2-random"), work
+        cls.cache = os.path.join(work, "cache")
+        shutil.rmtree(cls.cache, ignore_errors=True)
+        os.makedirs(cls.model, exist_ok=True)
+        with open(CONFIG) as f:
+            config = json.load(f)
+        del config["name"]  # a downloaded config.json has none: the folder names the model
+        with open(os.path.join(cls.model, "config.json"), "w") as f:
+            json.dump(config, f, indent=2)
+        # Hugging Face's vocab.json + merges.txt are OpenAI's files under new names.
+        shutil.copyfile(encoder, os.path.join(cls.model, "vocab.json"))
+        shutil.copyfile(vocab_bpe, os.path.join(cls.model, "merges.txt"))
+        testlib.check_run([testlib.bin("tfm-weights"), "--model", compiled_reference(),
+                           "--format", "safetensors", "--seed", "7", "-o", cls.model])
+        cls.oracle = gpt2_oracle.Gpt2Oracle(
+            gpt2_oracle.load_config(CONFIG),
+            weight_files.read_safetensors(os.path.join(cls.model, "model.safetensors")))
+
+
+class GgufFile(ModelDirChecks, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        vocab = testlib.shared_path("models/gguf-vocab/ggml-vocab-gpt-2.gguf")
+        work = testlib.work_dir("e2e/model-dir-gguf")
+        cls.cache, cls.work = os.path.join(work, "cache"), work
+        shutil.rmtree(cls.cache, ignore_errors=True)
+        with open(CONFIG) as f:
+            name = json.load(f)["name"]
+        # --model-dir names the model after the file: the config's own name.
+        cls.model = os.path.join(work, name + ".gguf")
+        cls.reference = compiled_reference()
+        testlib.check_run([testlib.bin("tfm-weights"), "--model", cls.reference, "--format",
+                           "gguf", "--vocab", vocab, "--seed", "7", "-o", cls.model])
+        cls.oracle = gpt2_oracle.Gpt2Oracle(
+            gpt2_oracle.load_config(CONFIG),
+            gpt2_oracle.hf_names_from_gguf(weight_files.read_gguf(cls.model)[1]))
+
+    def test_derived_config_compiles_to_the_same_model(self):
+        self.tokenize("-p", "a")
+        compiled = [d for d in os.listdir(self.cache) if d != "configs"]
+        self.assertEqual(len(compiled), 1, compiled)
+        with open(os.path.join(self.cache, compiled[0], "manifest.json")) as f:
+            ours = json.load(f)
+        with open(os.path.join(self.reference, "manifest.json")) as f:
+            reference = json.load(f)
+        self.assertEqual(ours["config"], reference["config"])
+        self.assertEqual(ours["config_hash"], reference["config_hash"])
+
+    def test_unknown_architecture_is_refused(self):
+        # llama.cpp's MPT vocabulary file: an architecture tfmc does not build.
+        mpt = testlib.shared_path("models/gguf-vocab/ggml-vocab-mpt.gguf")
+        result = testlib.run([testlib.bin("tfm-run"), "--model-dir", mpt, "--cache-dir",
+                              os.path.join(self.work, "cache-refused"), "--tokenize", "-p", "a"])
+        testlib.assert_clean_failure(result, [mpt, "'general.architecture'", "'mpt'"],
+                                     "tfm-run")
 
 
 if __name__ == "__main__":
