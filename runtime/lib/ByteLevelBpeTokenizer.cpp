@@ -3,6 +3,8 @@
 
 #include "tfm/runtime/Gpt2PreTokenizer.h"
 
+#include "VocabularyIds.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 
@@ -62,24 +64,12 @@ llvm::Expected<std::unique_ptr<ByteLevelBpeTokenizer>>
 ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   const std::string &src = vocab.source;
   const auto count = static_cast<int32_t>(vocab.tokens.size());
-  if (count == 0)
-    return failure(src + ": the vocabulary is empty");
+  if (llvm::Error e =
+          checkVocabularyIds(src, count, "tokens", vocab.special, vocab.unknown, vocab.added))
+    return std::move(e);
   std::unique_ptr<ByteLevelBpeTokenizer> tok(new ByteLevelBpeTokenizer());
   tok->special = vocab.special;
   tok->normalization = vocab.normalization;
-  for (int32_t id : {vocab.special.bos, vocab.special.eos})
-    if (id >= count)
-      return failure(src + ": special token id " + std::to_string(id) +
-                     " is outside the vocabulary of " + std::to_string(count) + " tokens");
-
-  std::vector<bool> isAdded(count, false);
-  for (const AddedToken &token : vocab.added) {
-    if (token.id < 0 || token.id >= count)
-      return failure(src + ": added token '" + token.text + "' has id " +
-                     std::to_string(token.id) + ", outside the vocabulary of " +
-                     std::to_string(count) + " tokens");
-    isAdded[token.id] = true;
-  }
   tok->added = AddedTokenMatcher(vocab.added);
 
   // Normal tokens by their bytes: merges resolve through these only (an
@@ -89,7 +79,7 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   tok->bytes.resize(count);
   std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);
   for (int32_t id = 0; id < count; ++id) {
-    if (isAdded[id]) {
+    if (tok->added.contains(id)) {
       tok->bytes[id] = vocab.tokens[id];
       continue;
     }
@@ -104,9 +94,6 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
         slot = id;
     }
   }
-  if (vocab.unknown >= count)
-    return failure(src + ": the unknown token id " + std::to_string(vocab.unknown) +
-                   " is outside the vocabulary of " + std::to_string(count) + " tokens");
   for (int b = 0; b < 256; ++b) {
     if (tok->byteToken[b] >= 0)
       continue;

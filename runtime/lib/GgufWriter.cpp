@@ -1,6 +1,8 @@
 //===- GgufWriter.cpp - Write a GGUF v3 file ------------------------------===//
 #include "tfm/runtime/GgufWriter.h"
 
+#include "TensorData.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <cassert>
@@ -128,24 +130,9 @@ llvm::Error GgufWriter::write(
     head += encodeU32(t.type) + encodeU64(offset);
     offset = llvm::alignTo(offset + t.bytes, alignment);
   }
-  auto pad = [&](uint64_t written) {
-    os.write_zeros(llvm::alignTo(written, alignment) - written);
-  };
   os << head;
   if (tensors.empty())
     return llvm::Error::success();
-  pad(head.size());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    uint64_t before = os.tell();
-    if (llvm::Error e = writeData(i, os))
-      return e;
-    uint64_t written = os.tell() - before;
-    if (written != static_cast<uint64_t>(tensors[i].bytes))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tensor '" + tensors[i].name + "': wrote " +
-                                         std::to_string(written) + " bytes, expected " +
-                                         std::to_string(tensors[i].bytes));
-    pad(written);
-  }
-  return llvm::Error::success();
+  os.write_zeros(llvm::alignTo(head.size(), alignment) - head.size());
+  return writeTensorData(os, llvm::ArrayRef(tensors), writeData, alignment);
 }

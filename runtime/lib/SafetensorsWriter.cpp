@@ -3,6 +3,8 @@
 
 #include "tfm/runtime/SafetensorsFile.h"
 
+#include "TensorData.h"
+
 #include "llvm/Support/JSON.h"
 
 #include <cassert>
@@ -42,16 +44,5 @@ llvm::Error SafetensorsWriter::write(
   std::memcpy(lengthBytes, &length, 8);
   os.write(lengthBytes, 8);
   os << text;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    uint64_t before = os.tell();
-    if (llvm::Error e = writeData(i, os))
-      return e;
-    uint64_t written = os.tell() - before;
-    if (written != static_cast<uint64_t>(tensors[i].bytes))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tensor '" + tensors[i].name + "': wrote " +
-                                         std::to_string(written) + " bytes, expected " +
-                                         std::to_string(tensors[i].bytes));
-  }
-  return llvm::Error::success();
+  return writeTensorData(os, llvm::ArrayRef(tensors), writeData);
 }

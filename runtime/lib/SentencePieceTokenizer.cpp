@@ -3,6 +3,8 @@
 
 #include "tfm/runtime/UnicodeCategories.h"
 
+#include "VocabularyIds.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <queue>
@@ -41,19 +43,14 @@ llvm::Expected<std::unique_ptr<SentencePieceTokenizer>>
 SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   const std::string &src = vocab.source;
   const auto count = static_cast<int32_t>(vocab.pieces.size());
-  if (count == 0)
-    return failure(src + ": the vocabulary is empty");
+  if (llvm::Error e =
+          checkVocabularyIds(src, count, "pieces", vocab.special, vocab.unknown, vocab.added))
+    return std::move(e);
   if (vocab.scores.size() != vocab.pieces.size() || vocab.kinds.size() != vocab.pieces.size())
     return failure(src + ": " + std::to_string(count) + " pieces but " +
                    std::to_string(vocab.scores.size()) + " scores and " +
                    std::to_string(vocab.kinds.size()) + " token types; expected one of each "
                    "per piece");
-  for (auto [what, id] : {std::pair<const char *, int32_t>{"BOS", vocab.special.bos},
-                          {"EOS", vocab.special.eos},
-                          {"unknown", vocab.unknown}})
-    if (id >= count)
-      return failure(src + ": the " + what + " id " + std::to_string(id) +
-                     " is outside the vocabulary of " + std::to_string(count) + " pieces");
 
   std::unique_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
   tok->special = vocab.special;
@@ -62,11 +59,6 @@ SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   tok->addDummyPrefix = vocab.addDummyPrefix;
   tok->removeExtraWhitespaces = vocab.removeExtraWhitespaces;
   tok->escapeWhitespaces = vocab.escapeWhitespaces;
-  for (const AddedToken &token : vocab.added)
-    if (token.id < 0 || token.id >= count)
-      return failure(src + ": added token '" + token.text + "' has id " +
-                     std::to_string(token.id) + ", outside the vocabulary of " +
-                     std::to_string(count) + " pieces");
   tok->added = AddedTokenMatcher(vocab.added);
   tok->printed.resize(count);
   tok->isByte.assign(count, false);

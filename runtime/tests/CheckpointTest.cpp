@@ -7,11 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 
+#include "TempFiles.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 using namespace tfm::rt;
+using namespace tfm::rt::testing;
 
 namespace {
 
@@ -90,14 +91,6 @@ Manifest manifestFor(const Dims &d) {
   if (!d.tied)
     add("output.weight", "output");
   return m;
-}
-
-std::string writeTemp(const std::string &name, const std::string &bytes) {
-  std::string path = ::testing::TempDir() + name;
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return path;
 }
 
 std::string bindError(const std::string &path, const Manifest &m) {

@@ -8,24 +8,17 @@
 #include "tfm/runtime/GgufWriter.h"
 
 #include "SharedData.h"
+#include "TempFiles.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
 #include <functional>
 
 using namespace tfm::rt;
+using namespace tfm::rt::testing;
 
 namespace {
-
-std::string writeTemp(const std::string &name, const std::string &bytes) {
-  std::string path = ::testing::TempDir() + name;
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return path;
-}
 
 /// Tensor i holds the floats i*1000 + 0, 1, 2, ... (f32) so a wrong offset
 /// shows as wrong values.

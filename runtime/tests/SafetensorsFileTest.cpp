@@ -7,22 +7,16 @@
 #include "tfm/runtime/SafetensorsFile.h"
 #include "tfm/runtime/SafetensorsWriter.h"
 
+#include "TempFiles.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
 
 using namespace tfm::rt;
+using namespace tfm::rt::testing;
 
 namespace {
-
-std::string writeTemp(const std::string &name, const std::string &bytes) {
-  std::string path = ::testing::TempDir() + name;
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return path;
-}
 
 /// A file with `header` as its JSON and `dataBytes` bytes of data.
 std::string rawFile(const std::string &header, size_t dataBytes) {
@@ -86,66 +80,43 @@ TEST(SafetensorsFile, RefusesHeaderLengthPastEndOfFile) {
             std::string::npos);
 }
 
-TEST(SafetensorsFile, RefusesOverlappingDataOffsets) {
-  std::string path = writeTemp(
-      "overlap.safetensors",
-      rawFile(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-              12));
-  std::string error = openError(path);
-  EXPECT_EQ(error, path + ": tensors 'a' (data_offsets [0, 8)) and 'b' (data_offsets [4, 12)) "
-                          "overlap; expected each tensor in its own bytes");
-}
-
-TEST(SafetensorsFile, RefusesOutOfRangeDataOffsets) {
-  std::string path = writeTemp(
-      "range.safetensors",
-      rawFile(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 12));
-  std::string error = openError(path);
-  EXPECT_EQ(error, path + ": tensor 'w': data_offsets [0, 16) run past the end of the data "
-                          "(12 bytes after the header; truncated file?)");
-
-  std::string reversed = writeTemp(
-      "reversed.safetensors",
-      rawFile(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 12));
-  EXPECT_NE(openError(reversed).find(reversed + ": tensor 'w': field 'data_offsets' is [8,4], "
-                                                "expected [begin, end] with 0 <= begin <= end"),
-            std::string::npos)
-      << openError(reversed);
-}
-
-TEST(SafetensorsFile, RefusesByteSizeThatDisagreesWithShape) {
-  std::string path = writeTemp(
-      "size.safetensors",
-      rawFile(R"({"w":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,24]}})", 24));
-  std::string error = openError(path);
-  EXPECT_EQ(error, path + ": tensor 'w': data_offsets [0, 24) hold 24 bytes, but shape "
-                          "[2, 3] of BF16 needs 12");
-}
-
-TEST(SafetensorsFile, RefusesUnknownDtype) {
-  std::string path = writeTemp(
-      "dtype.safetensors",
-      rawFile(R"({"w":{"dtype":"F17","shape":[1],"data_offsets":[0,4]}})", 4));
-  std::string error = openError(path);
-  EXPECT_NE(error.find(path + ": tensor 'w': unknown dtype \"F17\", expected one of F64, F32"),
-            std::string::npos)
-      << error;
-}
-
-TEST(SafetensorsFile, RefusesHeaderThatIsNotTensors) {
-  std::string notJson = writeTemp("json.safetensors", rawFile("{\"w\": [", 0));
-  EXPECT_NE(openError(notJson).find(notJson + ": the header is not valid JSON"),
-            std::string::npos);
-  std::string shape = writeTemp(
-      "shape.safetensors",
-      rawFile(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4));
-  EXPECT_NE(openError(shape).find("tensor 'w': field 'shape' is [-1], expected an array of "
-                                  "non-negative integers"),
-            std::string::npos)
-      << openError(shape);
-  std::string entry = writeTemp("entry.safetensors", rawFile(R"({"w":3})", 0));
-  EXPECT_NE(openError(entry).find("tensor 'w': found 3, expected an object"), std::string::npos);
+// Each malformed header, named for its defect, and how its error goes on
+// after "PATH: ".
+TEST(SafetensorsFile, RefusesMalformedHeaders) {
+  struct Case {
+    const char *name;
+    const char *header;
+    size_t dataBytes;
+    const char *expected;
+  };
+  const Case cases[] = {
+      {"overlap",
+       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+       12,
+       "tensors 'a' (data_offsets [0, 8)) and 'b' (data_offsets [4, 12)) overlap; expected "
+       "each tensor in its own bytes"},
+      {"range", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 12,
+       "tensor 'w': data_offsets [0, 16) run past the end of the data (12 bytes after the "
+       "header; truncated file?)"},
+      {"reversed", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 12,
+       "tensor 'w': field 'data_offsets' is [8,4], expected [begin, end] with 0 <= begin <= end"},
+      {"size", R"({"w":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,24]}})", 24,
+       "tensor 'w': data_offsets [0, 24) hold 24 bytes, but shape [2, 3] of BF16 needs 12"},
+      {"dtype", R"({"w":{"dtype":"F17","shape":[1],"data_offsets":[0,4]}})", 4,
+       "tensor 'w': unknown dtype \"F17\", expected one of F64, F32"},
+      {"json", "{\"w\": [", 0, "the header is not valid JSON"},
+      {"shape", R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4,
+       "tensor 'w': field 'shape' is [-1], expected an array of non-negative integers"},
+      {"entry", R"({"w":3})", 0, "tensor 'w': found 3, expected an object"},
+  };
+  for (const Case &c : cases) {
+    std::string path =
+        writeTemp(std::string("bad-") + c.name + ".safetensors", rawFile(c.header, c.dataBytes));
+    std::string error = openError(path);
+    EXPECT_TRUE(llvm::StringRef(error).starts_with(path + ": " + c.expected))
+        << c.name << ": " << error;
+  }
 }
 
 TEST(SafetensorsIndex, ReadsWeightMapBesideTheIndex) {

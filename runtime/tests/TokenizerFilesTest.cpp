@@ -416,15 +416,10 @@ TEST(ByteLevelBpeTokenizer, RefusesBrokenVocabAndMerges) {
 
 namespace {
 
+/// A vocabulary GGUF: metadata only, no tensors.
 std::string writeGguf(const std::string &name, const GgufWriter &writer) {
-  std::string path = tempFolder(name) + "/vocab.gguf";
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  EXPECT_FALSE(ec) << ec.message();
-  llvm::cantFail(writer.write(os, [](size_t, llvm::raw_ostream &) {
-    return llvm::Error::success();
-  }));
-  return path;
+  return writeTensorFile(tempFolder(name) + "/vocab.gguf", writer,
+                         [](size_t, llvm::raw_ostream &) {});
 }
 
 } // namespace

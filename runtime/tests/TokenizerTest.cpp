@@ -1,12 +1,12 @@
 //===- TokenizerTest.cpp - llama2.c tokenizer against real data ----------===//
 #include "SharedData.h"
+#include "TempFiles.h"
 
 #include "tfm/runtime/Llama2cTokenizer.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
-#include <cstdio>
 #include <cstring>
 
 using namespace tfm::rt;
@@ -19,14 +19,6 @@ std::string loadError(const std::string &path, int64_t vocab) {
   if (tok)
     return "";
   return llvm::toString(tok.takeError());
-}
-
-std::string writeTemp(const std::string &name, const std::string &bytes) {
-  std::string path = ::testing::TempDir() + name;
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return path;
 }
 
 template <typename T> void append(std::string &out, T value) {

@@ -3,27 +3,22 @@
 #define TFM_RUNTIME_TESTS_TOKENIZERTESTFILES_H
 
 #include "SharedData.h"
+#include "TempFiles.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
-#include <fstream>
 #include <string>
 
 namespace tfm::rt::testing {
 
 /// A fresh folder under the test temp dir.
 inline std::string tempFolder(const std::string &name) {
-  std::string dir = ::testing::TempDir() + "tfm_tok_" + name;
+  std::string dir = tempPath("tfm_tok_" + name);
   llvm::sys::fs::remove_directories(dir);
   llvm::sys::fs::create_directories(dir);
   return dir;
-}
-
-inline std::string writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
 }
 
 inline std::string writeJson(const std::string &path, llvm::json::Value value) {

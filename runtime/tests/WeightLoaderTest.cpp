@@ -13,32 +13,24 @@
 #include "tfm/runtime/SafetensorsWriter.h"
 #include "tfm/runtime/WeightLoader.h"
 
+#include "TempFiles.h"
+
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
 
 using namespace tfm::rt;
+using namespace tfm::rt::testing;
 
 namespace {
 
 float value(size_t tensor, int64_t element) {
   return static_cast<float>(static_cast<int64_t>((tensor * 37 + element) % 255) - 127);
-}
-
-std::string tempPath(const std::string &name) { return ::testing::TempDir() + name; }
-
-std::string writeTemp(const std::string &name, const std::string &bytes) {
-  std::string path = tempPath(name);
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return path;
 }
 
 Manifest llamaManifest(bool tied) {
@@ -191,15 +183,10 @@ std::string writeHf(const std::string &name, const Manifest &m, const HfFileOpti
   for (int s = 0; s < shards; ++s) {
     std::string path = shards == 1 ? tempPath(name + ".safetensors")
                                    : tempPath(name + "-" + std::to_string(s + 1) + ".safetensors");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    EXPECT_FALSE(ec) << ec.message();
-    llvm::Error e = writers[s].write(os, [&](size_t i, llvm::raw_ostream &out) {
+    writeTensorFile(path, writers[s], [&](size_t i, llvm::raw_ostream &out) {
       bool extra = o.extraBuffers && s == 0 && i + 2 >= writers[0].tensorCount();
       writeElements(out, data[s][i], extra ? "F32" : o.dtype);
-      return llvm::Error::success();
     });
-    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
   }
   if (shards == 1)
     return tempPath(name + ".safetensors");
@@ -211,16 +198,10 @@ std::string writeGguf(const std::string &name, const Manifest &m, uint32_t type)
   w.addString("general.architecture", m.config.family);
   for (const TensorSpec &t : m.tensors)
     w.addTensor(t.name, t.shape, type);
-  std::string path = tempPath(name + ".gguf");
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
+  return writeTensorFile(tempPath(name + ".gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
     auto [values, shape] = hfLayout(m, i, HfLayout::Same);
     writeElements(out, values, type == GgmlF32 ? "F32" : type == GgmlF16 ? "F16" : "BF16");
-    return llvm::Error::success();
   });
-  EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
-  return path;
 }
 
 void expectManifestValues(const std::string &path, const Manifest &m,
@@ -333,16 +314,10 @@ TEST(WeightLoader, ConvertsF16SpecialValues) {
   const uint16_t halves[7] = {0x0001, 0x03ff, 0x3c00, 0xc000, 0x7c00, 0x8000, 0x7bff};
   SafetensorsWriter w;
   w.addTensor("model.norm.weight", "F16", {7});
-  std::string path = tempPath("special.safetensors");
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(path, ec);
-    llvm::Error e = w.write(os, [&](size_t, llvm::raw_ostream &out) {
-      out.write(reinterpret_cast<const char *>(halves), sizeof halves);
-      return llvm::Error::success();
-    });
-    ASSERT_FALSE(bool(e));
-  }
+  std::string path =
+      writeTensorFile(tempPath("special.safetensors"), w, [&](size_t, llvm::raw_ostream &out) {
+        out.write(reinterpret_cast<const char *>(halves), sizeof halves);
+      });
   auto bound = bindWeights(path, m, LoadOptions{});
   ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
   const float *f = static_cast<const float *>(bound->pointers[0]);
@@ -433,32 +408,19 @@ TEST(WeightLoader, RefusesDtypesItCannotConvert) {
   m.tensors.push_back({"token_embd.weight", {2, 32}, "f32"});
   GgufWriter w;
   w.addTensor("token_embd.weight", {2, 32}, GgmlQ8_0);
-  std::string path = tempPath("q8.gguf");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
-      out.write_zeros(w.tensorBytes(i));
-      return llvm::Error::success();
-    });
-    ASSERT_FALSE(bool(e));
-  }
+  std::string path = writeTensorFile(tempPath("q8.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
+    out.write_zeros(w.tensorBytes(i));
+  });
   EXPECT_EQ(bindError(path, m),
             path + ": tensor 'token_embd.weight' is q8_0; this library was compiled for f32 "
                    "and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
 
   SafetensorsWriter s;
   s.addTensor("model.embed_tokens.weight", "I64", {2, 32});
-  std::string spath = tempPath("i64.safetensors");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(spath, ec);
-    llvm::Error e = s.write(os, [&](size_t i, llvm::raw_ostream &out) {
-      out.write_zeros(s.tensorBytes(i));
-      return llvm::Error::success();
-    });
-    ASSERT_FALSE(bool(e));
-  }
+  std::string spath =
+      writeTensorFile(tempPath("i64.safetensors"), s, [&](size_t i, llvm::raw_ostream &out) {
+        out.write_zeros(s.tensorBytes(i));
+      });
   EXPECT_NE(bindError(spath, m).find(spath + ": tensor 'model.embed_tokens.weight' "
                                              "(token_embd.weight) is I64; this library"),
             std::string::npos)
