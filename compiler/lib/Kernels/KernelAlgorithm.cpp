@@ -266,9 +266,11 @@ private:
     Var s = at.s, h = at.h, d = at.d;
     std::string name = "attention_" + std::to_string(a.values.size());
 
-    // Keys and values of the window: cache rows 0 .. last position of the call.
+    // Causal: the row at position r reads cache rows 0..r, so the keys a
+    // row reduces over depend on the row, and no masked key is computed.
     at.overDim = RDom(0, headDim, name + "_d");
     at.overKeys = RDom(0, kc.weight.dim(1).extent(), name + "_s");
+    at.overKeys.where(at.overKeys.x <= r);
     Expr kvCol = (h / group) * headDim;
 
     Func &dot = at.dot;
@@ -276,13 +278,12 @@ private:
     dot(s, h, r) = 0.0f;
     dot(s, h, r) += q.func(h * headDim + at.overDim, r) * kc.func(kvCol + at.overDim, s);
     at.score = Func(name + "_score");
-    at.score(s, h, r) = select(s <= r, dot(s, h, r) * (1.0f / std::sqrt(float(headDim))),
-                               Float(32).min());
+    at.score(s, h, r) = dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
     at.maxScore = Func(name + "_max");
     at.maxScore(h, r) = Float(32).min();
     at.maxScore(h, r) = max(at.maxScore(h, r), at.score(at.overKeys, h, r));
     at.weight = Func(name + "_weight");
-    at.weight(s, h, r) = select(s <= r, exp(at.score(s, h, r) - at.maxScore(h, r)), 0.0f);
+    at.weight(s, h, r) = exp(at.score(s, h, r) - at.maxScore(h, r));
     at.denom = Func(name + "_denom");
     at.denom(h, r) = 0.0f;
     at.denom(h, r) += at.weight(at.overKeys, h, r);

@@ -23,13 +23,13 @@ namespace tfm::kernels {
 /// The Funcs behind one attention op, for the schedule to place.
 struct AttentionFuncs {
   Halide::Func dot;      // (s, h, row): q . k
-  Halide::Func score;    // (s, h, row): dot / sqrt(head_dim), masked causally
+  Halide::Func score;    // (s, h, row): dot / sqrt(head_dim)
   Halide::Func maxScore; // (h, row)
   Halide::Func weight;   // (s, h, row): exp(score - max)
   Halide::Func denom;    // (h, row): sum of weights
   Halide::Func mixed;    // (d, h, row): sum over s of weight * v
   Halide::RDom overDim;  // d in [0, head_dim)
-  Halide::RDom overKeys; // s in [0, rows in the cache window)
+  Halide::RDom overKeys; // s in [0, row]: the keys the row attends to
   Halide::Var s, h, d;
   int headDim = 0;
 };

@@ -83,6 +83,28 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
   }
 }
 
+/// Packs the weight columns of one column block of `out`, column-major
+/// ([K, block]), once per block, so that every row tile reads them
+/// contiguously.
+void packPanel(ImageParam weight, Func prod, Func out, Var co, Expr inDim, int vec) {
+  Func panel = weight.in(prod);
+  Var k = panel.args()[0], n = panel.args()[1];
+  panel.compute_at(out, co).reorder_storage(n, k);
+  const int64_t *rowLength = Internal::as_const_int(inDim);
+  if (rowLength && (*rowLength * 4) % 4096 == 0) {
+    // Gathering a vector from weight rows whose stride is a multiple of
+    // 4 KiB puts all its elements in one L1 set of 8 lines, and every one
+    // misses. Load vec x vec blocks row by row instead and transpose them
+    // in registers (measured 9.2 -> 6.6 ms for GPT-2's down projection).
+    Var kO("kO"), kI("kI"), nO("nO"), nI("nI");
+    Func block = weight.in(panel);
+    panel.tile(n, k, nO, kO, nI, kI, vec, vec).vectorize(nI).unroll(kI);
+    block.compute_at(panel, nO).vectorize(block.args()[0]).unroll(block.args()[1]);
+  } else {
+    panel.reorder(n, k).vectorize(n, vec);
+  }
+}
+
 void scheduleMatmul(ScheduleContext &ctx, Func out, int cols, const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
@@ -98,16 +120,20 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, int cols, const std::vector<
       .parallel(co)
       .vectorize(ci, vec);
   for (Value *lin : linears) {
+    // The accumulators of a tile: a constant-size block, so that LLVM keeps
+    // it in registers (the last row tile uses part of it).
     Func prod = lin->product;
-    prod.compute_at(out, ro).vectorize(a.col, vec);
+    prod.compute_at(out, ro)
+        .bound_storage(a.col, colTile)
+        .bound_storage(a.row, rowTile)
+        .store_in(MemoryType::Stack)
+        .vectorize(a.col, vec);
     prod.update()
         .reorder(a.col, a.row, lin->reduction.x)
         .vectorize(a.col, vec)
         .unroll(a.col)
         .unroll(a.row);
-    Func panel = lin->weight.in(prod);
-    std::vector<Var> args = panel.args(); // (k, n)
-    panel.compute_at(out, co).reorder_storage(args[1], args[0]).reorder(args[1], args[0]).vectorize(args[1], vec);
+    packPanel(lin->weight, prod, out, co, lin->reduction.x.extent(), vec);
   }
 }
 
@@ -126,9 +152,13 @@ void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool si
   }
   Var so("so"), si("si");
   at.dot.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
+  // One key dimension at a time across all keys: a key-cache row is read
+  // contiguously. (Reading all dimensions of a few keys instead walks rows
+  // context * 4 bytes apart, which share L1 sets when that is a multiple of
+  // 4 KiB.)
   at.dot.update()
       .split(at.s, so, si, lanes, TailStrategy::GuardWithIf)
-      .reorder(si, at.overDim.x, so)
+      .reorder(si, so, at.overDim.x)
       .vectorize(si);
   at.score.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.maxScore.compute_at(out, where);
@@ -206,7 +236,21 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
       continue;
     }
     // Gathers, copies and plain elementwise outputs.
-    out.vectorize(a.col, lanesDividing(cols, lanes));
+    int vec = lanesDividing(cols, lanes);
+    if (param.isKeyCache && !singleRow) {
+      // Keys are stored transposed: write vectors along positions, from
+      // vec x vec blocks read along columns and transposed in registers.
+      Var co("co"), ro("ro"), ci("ci"), ri("ri");
+      Func block = a.values[a.outputValues[i]].func.in(out);
+      out.tile(a.col, a.row, co, ro, ci, ri, vec, vec, TailStrategy::GuardWithIf)
+          .reorder(ri, ci, co, ro)
+          .vectorize(ri)
+          .unroll(ci)
+          .parallel(ro);
+      block.compute_at(out, co).vectorize(block.args()[0]).unroll(block.args()[1]);
+      continue;
+    }
+    out.vectorize(a.col, vec);
     if (param.shape.size() == 2 && !singleRow)
       out.parallel(a.row);
   }
