@@ -114,7 +114,7 @@ private:
       constrainLayout(in, p);
       a.inputs.push_back(in);
       v.func = Func(in);
-      v.weight = in;
+      v.image = in;
     }
     a.values.push_back(v);
   }
@@ -173,8 +173,6 @@ private:
       v.rowStats = {mean, scale};
     } else if (op.kind == "linear") {
       Value &x = operand(0), &w = operand(1);
-      if (w.param < 0)
-        fail(k, "linear expects its weight to be a kernel parameter");
       int inDim = static_cast<int>(w.shape[1]);
       RDom over(0, inDim, name + "_k");
       Func product(name + "_product");
@@ -191,7 +189,7 @@ private:
       }
       v.reduction = over;
       v.product = product;
-      v.weight = w.weight;
+      v.activations = x.func;
     } else if (op.kind == "rope") {
       Value &x = operand(0);
       int headDim = static_cast<int>(attr(k, op, "head_dim"));
@@ -269,7 +267,7 @@ private:
     // Causal: the row at position r reads cache rows 0..r, so the keys a
     // row reduces over depend on the row, and no masked key is computed.
     at.overDim = RDom(0, headDim, name + "_d");
-    at.overKeys = RDom(0, kc.weight.dim(1).extent(), name + "_s");
+    at.overKeys = RDom(0, kc.image.dim(1).extent(), name + "_s");
     at.overKeys.where(at.overKeys.x <= r);
     Expr kvCol = (h / group) * headDim;
 

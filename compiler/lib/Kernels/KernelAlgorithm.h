@@ -46,7 +46,8 @@ struct Value {
   std::vector<Halide::Func> rowStats; // norms: per-row statistics (rms_norm:
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
-  Halide::ImageParam weight;          // linear: W [N,K]
+  Halide::Func activations;           // linear: x [T,K]
+  Halide::ImageParam image;           // input parameters: the buffer
   AttentionFuncs attention;           // attention only
 };
 

@@ -26,7 +26,7 @@ using namespace tfm::kernels;
 namespace {
 
 constexpr int kDim = 64, kHeads = 4, kKvHeads = 2, kHeadDim = 16, kHidden = 96,
-              kCtx = 48;
+              kCtx = 96;
 constexpr int kKvDim = kKvHeads * kHeadDim;
 
 KernelParam param(const std::string &name, std::vector<int64_t> shape,
@@ -385,10 +385,12 @@ Kernel single(const std::string &kind, std::vector<KernelParam> inputs, int64_t 
 TEST(ScheduleEquivalence, AttentionInputDecode) { expectSchedulesAgree(attentionInput(1), 5, 1); }
 TEST(ScheduleEquivalence, AttentionInputPrefill) {
   expectSchedulesAgree(attentionInput(kDynamicRows), 3, 13);
+  expectSchedulesAgree(attentionInput(kDynamicRows), 3, 70); // a full row tile and a tail
 }
 TEST(ScheduleEquivalence, AttentionDecode) { expectSchedulesAgree(attention(1), 21, 1); }
 TEST(ScheduleEquivalence, AttentionPrefill) {
   expectSchedulesAgree(attention(kDynamicRows), 4, 11);
+  expectSchedulesAgree(attention(kDynamicRows), 0, 70);
 }
 TEST(ScheduleEquivalence, FeedForwardDecode) {
   expectSchedulesAgree(feedForwardInput(1), 9, 1);
@@ -398,6 +400,8 @@ TEST(ScheduleEquivalence, FeedForwardPrefill) {
   expectSchedulesAgree(feedForwardInput(kDynamicRows), 2, 1);
   expectSchedulesAgree(feedForwardInput(kDynamicRows), 2, 19);
   expectSchedulesAgree(feedForwardOutput(kDynamicRows), 0, 7);
+  expectSchedulesAgree(feedForwardInput(kDynamicRows), 5, 70);
+  expectSchedulesAgree(feedForwardOutput(kDynamicRows), 5, 70);
 }
 
 TEST(ScheduleEquivalence, Gpt2EmbeddingDecode) { expectSchedulesAgree(gpt2Embedding(1), 17, 1); }
@@ -409,6 +413,7 @@ TEST(ScheduleEquivalence, Gpt2AttentionInputDecode) {
 }
 TEST(ScheduleEquivalence, Gpt2AttentionInputPrefill) {
   expectSchedulesAgree(gpt2AttentionInput(kDynamicRows), 3, 13);
+  expectSchedulesAgree(gpt2AttentionInput(kDynamicRows), 3, 70);
 }
 TEST(ScheduleEquivalence, Gpt2AttentionDecode) { expectSchedulesAgree(gpt2Attention(1), 30, 1); }
 TEST(ScheduleEquivalence, Gpt2AttentionPrefill) {
@@ -425,6 +430,8 @@ TEST(ScheduleEquivalence, Gpt2ProjectionsPrefill) {
   expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGHidden), 4, 1);
   expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 1), 1, 19);
   expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 0), 1, 19);
+  expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGHidden), 4, 70);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 1), 4, 70);
 }
 TEST(ScheduleEquivalence, Gpt2LogitsDecode) { expectSchedulesAgree(gpt2Logits(1, false), 12, 1); }
 TEST(ScheduleEquivalence, Gpt2LogitsPrefill) {
@@ -434,6 +441,7 @@ TEST(ScheduleEquivalence, Gpt2LogitsPrefill) {
 TEST(ScheduleEquivalence, Gpt2LogitsScore) {
   expectSchedulesAgree(gpt2Logits(kDynamicRows, false), 2, 1);
   expectSchedulesAgree(gpt2Logits(kDynamicRows, false), 2, 15);
+  expectSchedulesAgree(gpt2Logits(kDynamicRows, false), 2, 66);
 }
 
 // Each GPT-2 op against its definition, in double.

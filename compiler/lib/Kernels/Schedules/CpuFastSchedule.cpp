@@ -6,9 +6,10 @@
 //    is a matrix-vector product: blocks of output columns run in parallel,
 //    each column a contiguous dot product that LLVM vectorises with several
 //    accumulators (measured faster than an explicit rfactor over lanes);
-//  * a projection feeding token rows (prefill) is a matrix product: a panel
-//    of the weight is packed column-major once per column block and reused
-//    for every row tile, whose accumulators stay in registers;
+//  * a projection feeding token rows (prefill) is a matrix product tiled in
+//    registers: a few output columns by a few vectors of rows, each step
+//    a vector of rows of the activations (transposed once per call) times
+//    one weight broadcast from its row, so the weights are read in place;
 //  * elementwise epilogues (bias, RoPE, SiLU·mul, GELU, residual adds,
 //    column slices) are inlined into the output, so their inputs never leave
 //    the tile;
@@ -83,57 +84,84 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
   }
 }
 
-/// Packs the weight columns of one column block of `out`, column-major
-/// ([K, block]), once per block, so that every row tile reads them
-/// contiguously.
-void packPanel(ImageParam weight, Func prod, Func out, Var co, Expr inDim, int vec) {
-  Func panel = weight.in(prod);
-  Var k = panel.args()[0], n = panel.args()[1];
-  panel.compute_at(out, co).reorder_storage(n, k);
-  const int64_t *rowLength = Internal::as_const_int(inDim);
-  if (rowLength && (*rowLength * 4) % 4096 == 0) {
-    // Gathering a vector from weight rows whose stride is a multiple of
-    // 4 KiB puts all its elements in one L1 set of 8 lines, and every one
-    // misses. Load vec x vec blocks row by row instead and transpose them
-    // in registers (measured 9.2 -> 6.6 ms for GPT-2's down projection).
-    Var kO("kO"), kI("kI"), nO("nO"), nI("nI");
-    Func block = weight.in(panel);
-    panel.tile(n, k, nO, kO, nI, kI, vec, vec).vectorize(nI).unroll(kI);
-    block.compute_at(panel, nO).vectorize(block.args()[0]).unroll(block.args()[1]);
-  } else {
-    panel.reorder(n, k).vectorize(n, vec);
-  }
+/// Schedules `f`, stored contiguously along `y`, as a transpose of
+/// `source`, stored contiguously along `x`: lanes x lanes blocks loaded
+/// along x and stored along y, the block transposed in registers instead of
+/// gathered or scattered element by element.
+void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes) {
+  Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func block = source.in(f);
+  f.tile(x, y, xo, yo, xi, yi, lanes, lanes, TailStrategy::GuardWithIf)
+      .reorder(yi, xi, xo, yo)
+      .vectorize(yi)
+      .unroll(xi)
+      .parallel(yo);
+  block.compute_at(f, xo)
+      .vectorize(block.args()[0], lanes, TailStrategy::GuardWithIf)
+      .unroll(block.args()[1], lanes, TailStrategy::GuardWithIf);
 }
 
-void scheduleMatmul(ScheduleContext &ctx, Func out, int cols, const std::vector<Value *> &linears) {
+/// Register tiles of the prefill matrix product: accumulators for
+/// `cols` output columns by `rowVectors` vectors of rows, plus one vector of
+/// activations per row vector and a broadcast weight, fit the register file.
+struct MatmulTile {
+  int cols, rowVectors;
+};
+
+MatmulTile matmulTile(int lanes) {
+  if (lanes >= 16)
+    return {6, 4}; // AVX-512: 24 + 4 + 1 of 32 zmm
+  return {3, 4};   // AVX2, SSE: 12 + 4 of 16 registers (the broadcast spills)
+}
+
+void scheduleMatmul(ScheduleContext &ctx, Func out, bool keyCache, int cols,
+                    const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
-  // Two vectors of columns by rowTile rows of accumulators fit the register
-  // file (32 zmm with AVX-512, 16 ymm with AVX2).
-  int colTile = std::min(2 * lanes, cols);
-  int rowTile = lanes >= 16 ? 8 : 4;
-  int vec = lanesDividing(colTile, lanes);
-  Var co("co"), ci("ci"), ro("ro"), ri("ri");
+  MatmulTile tile = matmulTile(lanes);
+  int colTile = std::min(tile.cols, cols), rowTile = tile.rowVectors * lanes;
+  Var co("co"), ci("ci"), ro("ro"), ri("ri"), rvo("rvo"), rvi("rvi");
   out.split(a.col, co, ci, colTile, TailStrategy::ShiftInwards)
       .split(a.row, ro, ri, rowTile, TailStrategy::GuardWithIf)
-      .reorder(ci, ri, ro, co)
-      .parallel(co)
-      .vectorize(ci, vec);
+      .parallel(co);
+  if (keyCache) // stored transposed: rows are contiguous
+    out.split(ri, rvo, rvi, lanes, TailStrategy::GuardWithIf)
+        .reorder(rvi, rvo, ci, ro, co)
+        .vectorize(rvi);
+  else // a row's columns at a time: rows lie a whole row stride apart
+    out.reorder(ci, ri, ro, co).vectorize(ci).unroll(ri);
+
+  // Activations are read transposed, a vector of rows per reduction step;
+  // linears reading the same activations share one transposed copy.
+  std::map<std::string, std::pair<Func, std::vector<Func>>> byActivations;
   for (Value *lin : linears) {
     // The accumulators of a tile: a constant-size block, so that LLVM keeps
-    // it in registers (the last row tile uses part of it).
+    // it in registers (the last row tile uses part of it). Each weight
+    // element is broadcast from its row as the reduction walks along it:
+    // the weights are read in place, never repacked.
     Func prod = lin->product;
     prod.compute_at(out, ro)
         .bound_storage(a.col, colTile)
         .bound_storage(a.row, rowTile)
         .store_in(MemoryType::Stack)
-        .vectorize(a.col, vec);
+        .reorder_storage(a.row, a.col)
+        .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
+        .vectorize(rvi);
     prod.update()
-        .reorder(a.col, a.row, lin->reduction.x)
-        .vectorize(a.col, vec)
-        .unroll(a.col)
-        .unroll(a.row);
-    packPanel(lin->weight, prod, out, co, lin->reduction.x.extent(), vec);
+        .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
+        .reorder(rvi, rvo, a.col, lin->reduction.x)
+        .vectorize(rvi)
+        .unroll(rvo)
+        .unroll(a.col);
+    auto &group = byActivations[lin->activations.name()];
+    group.first = lin->activations;
+    group.second.push_back(prod);
+  }
+  for (auto &[name, group] : byActivations) {
+    Func xT = group.first.in(group.second);
+    Var k = xT.args()[0], r = xT.args()[1];
+    xT.compute_root().reorder_storage(r, k);
+    transposeInBlocks(xT, group.first, k, r, lanes);
   }
 }
 
@@ -176,11 +204,11 @@ bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1
 /// Tiles `out` over its columns (and rows) and computes the projections it
 /// reads inside the tiles.
 void scheduleProjections(ScheduleContext &ctx, Func out, int cols, bool singleRow,
-                         const std::vector<Value *> &linears) {
+                         bool keyCache, const std::vector<Value *> &linears) {
   if (singleRow)
     scheduleMatvec(ctx, out, cols, linears);
   else
-    scheduleMatmul(ctx, out, cols, linears);
+    scheduleMatmul(ctx, out, keyCache, cols, linears);
 }
 
 } // namespace
@@ -214,7 +242,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
     Value &lin = a.values[index];
     lin.func.compute_root();
     scheduleProjections(ctx, lin.func, static_cast<int>(lin.shape.back()), isSingleRow(lin),
-                        {&lin});
+                        false, {&lin});
   }
 
   for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -232,22 +260,13 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
         linears.push_back(&a.values[index]);
     int cols = static_cast<int>(param.shape.back());
     if (!linears.empty()) {
-      scheduleProjections(ctx, out, cols, singleRow, linears);
+      scheduleProjections(ctx, out, cols, singleRow, param.isKeyCache, linears);
       continue;
     }
     // Gathers, copies and plain elementwise outputs.
     int vec = lanesDividing(cols, lanes);
-    if (param.isKeyCache && !singleRow) {
-      // Keys are stored transposed: write vectors along positions, from
-      // vec x vec blocks read along columns and transposed in registers.
-      Var co("co"), ro("ro"), ci("ci"), ri("ri");
-      Func block = a.values[a.outputValues[i]].func.in(out);
-      out.tile(a.col, a.row, co, ro, ci, ri, vec, vec, TailStrategy::GuardWithIf)
-          .reorder(ri, ci, co, ro)
-          .vectorize(ri)
-          .unroll(ci)
-          .parallel(ro);
-      block.compute_at(out, co).vectorize(block.args()[0]).unroll(block.args()[1]);
+    if (param.isKeyCache && !singleRow) { // keys are stored transposed
+      transposeInBlocks(out, a.values[a.outputValues[i]].func, a.col, a.row, lanes);
       continue;
     }
     out.vectorize(a.col, vec);
