@@ -18,9 +18,9 @@
 //    copy their columns from it;
 //  * norms (RMSNorm, LayerNorm) are materialised before the projections,
 //    their row statistics computed once per row;
-//  * attention runs one head (decode) or one head and row (prefill) per task,
-//    vectorised across key positions (keys are stored transposed) and across
-//    the head dimension for the value mix.
+//  * attention runs one head (decode) or one head and block of rows (prefill)
+//    per task, vectorised across key positions (keys are stored transposed)
+//    and across the head dimension for the value mix.
 //
 //===----------------------------------------------------------------------===//
 #include "Schedules.h"
@@ -37,6 +37,10 @@ namespace {
 /// Columns per parallel task of a matrix-vector product: enough work per
 /// task that dispatch costs little, and enough tasks to share out.
 constexpr int kMatvecTask = 64;
+
+/// Query rows per attention task in prefill (measured: 16 rows 1.4 -> 0.8 ms
+/// for GPT-2 Small's 128-token attention).
+constexpr int kAttentionRows = 16;
 
 /// Ops reached from an output through inlined elementwise ops that need a
 /// placement of their own.
@@ -175,7 +179,14 @@ void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool si
   if (singleRow) {
     out.parallel(head);
   } else {
-    out.fuse(head, a.row, task).parallel(task);
+    // A task per head and block of rows: the block's key dot products
+    // share each key-cache load (keys up to the block's last row; each row
+    // then reduces over its own causal prefix).
+    Var ro("ro"), ri("ri");
+    out.split(a.row, ro, ri, kAttentionRows, TailStrategy::GuardWithIf)
+        .reorder(inHead, ri, head, ro)
+        .fuse(head, ro, task)
+        .parallel(task);
     where = task;
   }
   Var so("so"), si("si");
@@ -186,7 +197,7 @@ void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool si
   // 4 KiB.)
   at.dot.update()
       .split(at.s, so, si, lanes, TailStrategy::GuardWithIf)
-      .reorder(si, so, at.overDim.x)
+      .reorder(si, a.row, so, at.overDim.x)
       .vectorize(si);
   at.score.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.maxScore.compute_at(out, where);
