@@ -1,6 +1,6 @@
 //===- tfm-bench.cpp - Compiled models side by side against the roofline -===//
 //
-//   tfm-bench --weights W.bin --threads 2 generated/m-fast generated/m-plain
+//   tfm-bench --weights W --threads 2 generated/m-fast generated/m-plain
 //
 // Each folder is one compilation of the same config (typically with a
 // different --schedule or --target). For each, the benchmark runs a fresh
@@ -10,7 +10,7 @@
 // here first with the same number of threads.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/runtime/Llama2cCheckpoint.h"
+#include "tfm/runtime/WeightLoader.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
@@ -90,7 +90,7 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   if (!lib)
     return lib.takeError();
   const tfm_model &model = (*lib)->model();
-  auto weights = tfm::rt::bindLlama2cCheckpoint(opt.weightsPath, (*lib)->manifest());
+  auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(), tfm::rt::LoadOptions{});
   if (!weights)
     return weights.takeError();
   schedule = model.schedule;
@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
   cl::list<std::string> modelDirs(cl::Positional, cl::OneOrMore, cl::desc("<model dir>..."),
                                   cl::cat(category));
   cl::opt<std::string> weightsPath("weights", cl::Required,
-                                   cl::desc("llama2.c checkpoint (tfm-weights writes one)"),
+                                   cl::desc("Weights: safetensors, GGUF or llama2.c (tfm-weights writes any)"),
                                    cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
   cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
