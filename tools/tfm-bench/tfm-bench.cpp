@@ -10,10 +10,10 @@
 // here first with the same number of threads.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/runtime/WeightLoader.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
+#include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
