@@ -115,7 +115,7 @@ struct MatmulTile {
 MatmulTile matmulTile(int lanes) {
   if (lanes >= 16)
     return {6, 4}; // AVX-512: 24 + 4 + 1 of 32 zmm
-  return {3, 4};   // AVX2, SSE: 12 + 4 of 16 registers (the broadcast spills)
+  return {6, 2};   // AVX2, SSE: 12 + 2 + 1 of 16 registers
 }
 
 void scheduleMatmul(ScheduleContext &ctx, Func out, bool keyCache, int cols,

@@ -28,7 +28,8 @@ struct ScheduleContext {
 void schedulePlain(ScheduleContext &ctx);
 
 /// Vectorised and multi-threaded for CPUs: tiled matrix-vector products for
-/// single rows, packed-panel matrix products for prefill, attention per head.
+/// single rows, register-tiled matrix products for prefill, attention per
+/// head.
 void scheduleCpuFast(ScheduleContext &ctx);
 
 struct ScheduleSet {
