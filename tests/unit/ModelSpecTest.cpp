@@ -406,7 +406,7 @@ TEST(ModelSpecTest, HuggingFaceGpt2ConfigParsesUnedited) {
 /// change one at a time.
 llvm::json::Object minimalGpt2() {
   return llvm::json::Object{{"model_type", "gpt2"}, {"n_embd", 200},  {"n_layer", 2},
-                            {"n_head", 5},          {"vocab_size", 1000}, {"n_positions", 64}};
+                            {"n_head", 5},          {"vocab_size", 50257}, {"n_positions", 64}};
 }
 
 TEST(ModelSpecTest, Gpt2DefaultsAreGpt2Config) {
@@ -440,7 +440,10 @@ TEST(ModelSpecTest, TokenIdsMustIndexTheVocabulary) {
   for (const char *field : {"bos_token_id", "eos_token_id"}) {
     for (llvm::json::Object config : {validConfig(), minimalGpt2()}) {
       SCOPED_TRACE(field);
-      // vocab_size is 1000 in both: ids 0 and 999 are the ends of the table.
+      // vocab_size 1000 in both: ids 0 and 999 are the ends of the table.
+      config["vocab_size"] = 1000;
+      config["bos_token_id"] = 0;
+      config["eos_token_id"] = 0;
       for (int64_t id : {0, 999}) {
         llvm::json::Object ok = config;
         ok[field] = id;
@@ -455,11 +458,20 @@ TEST(ModelSpecTest, TokenIdsMustIndexTheVocabulary) {
         expectRefusal(parsed, field);
         EXPECT_NE(parsed.error.find("below vocab_size"), std::string::npos) << parsed.error;
       }
-      // null stands for "none given": the family's default applies.
-      llvm::json::Object none = config;
-      none[field] = nullptr;
-      EXPECT_TRUE(parse(std::move(none)).ok);
     }
+    // null stands for "none given": the family's default applies, and is
+    // checked like a given id (GPT-2's 50256 is past a 1000-token vocabulary).
+    llvm::json::Object llama = validConfig();
+    llama[field] = nullptr;
+    EXPECT_TRUE(parse(std::move(llama)).ok);
+    llvm::json::Object gpt2 = minimalGpt2();
+    gpt2["vocab_size"] = 1000;
+    gpt2["bos_token_id"] = 0;
+    gpt2["eos_token_id"] = 0;
+    gpt2[field] = nullptr;
+    ParsedSpec parsed = parse(std::move(gpt2));
+    expectRefusal(parsed, field);
+    EXPECT_NE(parsed.error.find("family default 50256"), std::string::npos) << parsed.error;
   }
 }
 

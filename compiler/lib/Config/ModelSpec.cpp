@@ -132,9 +132,13 @@ int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t voc
   } else {
     id = r.integer(field, false, fallback);
   }
-  if (!r.failed() && r.has(field) && (id < 0 || id >= vocabSize))
-    r.fail(field, "found " + std::to_string(id) + ", expected a token id from 0 to " +
-                      std::to_string(vocabSize - 1) + " (below vocab_size)");
+  // A default id is checked too: GPT2Config's 50256 is no token of a smaller vocabulary.
+  if (!r.failed() && (id < 0 || id >= vocabSize))
+    r.fail(field, (r.has(field) ? "found " + std::to_string(id)
+                                : "absent, so the family default " + std::to_string(id) +
+                                      " applies") +
+                      "; expected a token id from 0 to " + std::to_string(vocabSize - 1) +
+                      " (below vocab_size)");
   return id;
 }
 
