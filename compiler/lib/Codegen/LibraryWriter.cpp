@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 using namespace tfm;
@@ -64,24 +65,21 @@ bool runTool(const std::string &name, std::vector<std::string> args, bool verbos
   return true;
 }
 
-/// Compiles every kernel on up to two threads: kernels are independent
-/// pipelines and Halide compiles them separately.
-bool compileKernels(const Program &p, const std::string &target, const std::string &objDir,
-                    std::vector<std::string> &objects, bool verbose, std::string &error) {
-  objects.clear();
-  for (const Kernel &k : p.kernels)
-    objects.push_back(join(objDir, k.name + ".o"));
-  std::vector<std::string> errors(p.kernels.size());
+/// One object file of the library and the work that writes it.
+struct ObjectJob {
+  std::string object;
+  std::function<bool(std::string &error)> build;
+};
+
+/// Runs the jobs on up to two threads, in order: they are independent (the
+/// kernels are separate Halide pipelines, the driver and Halide's runtime
+/// need no kernel), so the slowest should start first.
+bool runJobs(const std::vector<ObjectJob> &jobs, std::string &error) {
+  std::vector<std::string> errors(jobs.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < p.kernels.size();) {
-      auto start = std::chrono::steady_clock::now();
-      compileKernel(p.kernels[i], target, objects[i], errors[i]);
-      if (verbose)
-        llvm::errs() << llvm::formatv(
-            "tfmc: kernel {0} ({1}) in {2:f2} s\n", p.kernels[i].name, p.kernels[i].schedule,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
+    for (size_t i; (i = next++) < jobs.size();)
+      jobs[i].build(errors[i]);
   };
   unsigned threads = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
@@ -96,6 +94,30 @@ bool compileKernels(const Program &p, const std::string &target, const std::stri
       return false;
     }
   return true;
+}
+
+/// A kernel over many token rows (prefill, score) takes Halide several times
+/// longer to compile than a single-row one.
+bool isMultiRow(const Kernel &k) {
+  for (const KernelParam &param : k.params)
+    if (param.tokenRows && !param.shape.empty() && param.shape[0] == kDynamicRows)
+      return true;
+  return false;
+}
+
+ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::string &objDir,
+                    bool verbose) {
+  std::string object = join(objDir, kernel.name + ".o");
+  return {object, [&kernel, target, object, verbose](std::string &error) {
+            auto start = std::chrono::steady_clock::now();
+            bool ok = compileKernel(kernel, target, object, error);
+            if (verbose)
+              llvm::errs() << llvm::formatv(
+                  "tfmc: kernel {0} ({1}) in {2:f2} s\n", kernel.name, kernel.schedule,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                      .count());
+            return ok;
+          }};
 }
 
 } // namespace
@@ -139,20 +161,30 @@ bool tfm::writeLibrary(Program &program, const LibraryOptions &options, std::str
       !writeFile(exports, "{ global: tfm_model_get; local: *; };\n", error))
     return false;
 
-  std::vector<std::string> objects;
-  if (!compileKernels(program, id.halideTarget, objDir, objects, options.verbose, error))
-    return false;
-  std::string runtimeObject = join(objDir, "halide_runtime.o");
-  if (!compileKernelRuntime(id.halideTarget, runtimeObject, error))
-    return false;
-  objects.push_back(runtimeObject);
-
+  // Slowest first: the driver (a C compile of every launch), the multi-row
+  // kernels, the single-row ones, then Halide's runtime.
+  std::vector<ObjectJob> jobs;
   std::string driverObject = join(objDir, "driver.o");
-  if (!runTool("cc", {"-c", "-O2", "-fPIC", "-fvisibility=hidden", "-I" TFM_HALIDE_INCLUDE_DIR,
-                      "-I" + options.outDir, driver, "-o", driverObject},
-               options.verbose, error))
+  jobs.push_back({driverObject, [&](std::string &e) {
+                    return runTool("cc",
+                                   {"-c", "-O2", "-fPIC", "-fvisibility=hidden",
+                                    "-I" TFM_HALIDE_INCLUDE_DIR, "-I" + options.outDir, driver,
+                                    "-o", driverObject},
+                                   options.verbose, e);
+                  }});
+  for (bool multiRow : {true, false})
+    for (const Kernel &k : program.kernels)
+      if (isMultiRow(k) == multiRow)
+        jobs.push_back(kernelJob(k, id.halideTarget, objDir, options.verbose));
+  std::string runtimeObject = join(objDir, "halide_runtime.o");
+  jobs.push_back({runtimeObject, [&](std::string &e) {
+                    return compileKernelRuntime(id.halideTarget, runtimeObject, e);
+                  }});
+  if (!runJobs(jobs, error))
     return false;
-  objects.insert(objects.begin(), driverObject);
+  std::vector<std::string> objects;
+  for (const ObjectJob &job : jobs)
+    objects.push_back(job.object);
 
   std::vector<std::string> link{"-shared", "-o", join(options.outDir, "lib" + name + ".so"),
                                 "-Wl,--version-script=" + exports};
