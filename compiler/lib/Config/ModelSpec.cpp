@@ -1,5 +1,6 @@
 //===- ModelSpec.cpp - Parse and validate a model config ------------------===//
 #include "tfm/Config/ModelSpec.h"
+#include "tfm/Config/FieldReader.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -15,96 +16,6 @@ namespace json = llvm::json;
 
 namespace {
 
-/// Reads fields from one JSON object and records the first problem found,
-/// phrased as "<file>: field '<name>': found ..., expected ...".
-class FieldReader {
-public:
-  FieldReader(const json::Object &obj, std::string path, std::string prefix = "")
-      : obj(obj), path(std::move(path)), prefix(std::move(prefix)) {}
-
-  bool failed() const { return !error.empty(); }
-  const std::string &message() const { return error; }
-
-  void fail(const std::string &field, const std::string &what) {
-    if (error.empty())
-      error = path + ": field '" + prefix + field + "': " + what;
-  }
-
-  int64_t integer(const char *field, bool required, int64_t fallback = 0) {
-    const json::Value *v = obj.get(field);
-    if (!v || v->kind() == json::Value::Null) {
-      if (required)
-        fail(field, "missing, expected an integer");
-      return fallback;
-    }
-    if (auto i = v->getAsInteger())
-      return *i;
-    fail(field, "found " + describe(*v) + ", expected an integer");
-    return fallback;
-  }
-
-  int64_t positive(const char *field, bool required, int64_t fallback = 0) {
-    int64_t v = integer(field, required, fallback);
-    if (!failed() && v <= 0 && (required || obj.get(field)))
-      fail(field, "found " + std::to_string(v) + ", expected a positive integer");
-    return v;
-  }
-
-  double number(const char *field, double fallback) {
-    const json::Value *v = obj.get(field);
-    if (!v || v->kind() == json::Value::Null)
-      return fallback;
-    if (auto d = v->getAsNumber())
-      return *d;
-    fail(field, "found " + describe(*v) + ", expected a number");
-    return fallback;
-  }
-
-  bool boolean(const char *field, bool fallback) {
-    const json::Value *v = obj.get(field);
-    if (!v || v->kind() == json::Value::Null)
-      return fallback;
-    if (auto b = v->getAsBoolean())
-      return *b;
-    fail(field, "found " + describe(*v) + ", expected true or false");
-    return fallback;
-  }
-
-  std::string string(const char *field, bool required, std::string fallback = "") {
-    const json::Value *v = obj.get(field);
-    if (!v || v->kind() == json::Value::Null) {
-      if (required)
-        fail(field, "missing, expected a string");
-      return fallback;
-    }
-    if (auto s = v->getAsString())
-      return s->str();
-    fail(field, "found " + describe(*v) + ", expected a string");
-    return fallback;
-  }
-
-  const json::Value *raw(const char *field) const { return obj.get(field); }
-
-  /// Present and not null.
-  bool has(const char *field) const {
-    const json::Value *v = obj.get(field);
-    return v && v->kind() != json::Value::Null;
-  }
-
-  static std::string describe(const json::Value &v) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << v;
-    return s;
-  }
-
-private:
-  const json::Object &obj;
-  std::string path;
-  std::string prefix; // where the object sits in its file, e.g. "config."
-  std::string error;
-};
-
 /// A C identifier: the model name becomes part of file and symbol names.
 std::string sanitizeName(const std::string &raw) {
   std::string out;
@@ -113,6 +24,16 @@ std::string sanitizeName(const std::string &raw) {
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
     out = "m_" + out;
   return out;
+}
+
+/// The runtime looks token ids up in the token table, so they must index it.
+void checkTokenId(FieldReader &r, const char *field, int64_t id, int64_t vocabSize) {
+  if (!r.failed() && (id < 0 || id >= vocabSize))
+    r.fail(field, (r.has(field) ? "found " + std::to_string(id)
+                                : "absent, so the family default " + std::to_string(id) +
+                                      " applies") +
+                      "; expected a token id from 0 to " + std::to_string(vocabSize - 1) +
+                      " (below vocab_size)");
 }
 
 /// A token id. Some configs list several ids (Llama 3 names two end-of-turn
@@ -133,12 +54,7 @@ int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t voc
     id = r.integer(field, false, fallback);
   }
   // A default id is checked too: GPT2Config's 50256 is no token of a smaller vocabulary.
-  if (!r.failed() && (id < 0 || id >= vocabSize))
-    r.fail(field, (r.has(field) ? "found " + std::to_string(id)
-                                : "absent, so the family default " + std::to_string(id) +
-                                      " applies") +
-                      "; expected a token id from 0 to " + std::to_string(vocabSize - 1) +
-                      " (below vocab_size)");
+  checkTokenId(r, field, id, vocabSize);
   return id;
 }
 
@@ -353,6 +269,8 @@ ParsedSpec tfm::parseCanonicalSpec(const std::string &jsonText, const std::strin
   }
   FieldReader r(*obj, source, fieldPrefix);
   forEachCanonicalField(result.spec, CanonicalFieldReader{r, *obj});
+  checkTokenId(r, "bos_token_id", result.spec.bosTokenId, result.spec.vocabSize);
+  checkTokenId(r, "eos_token_id", result.spec.eosTokenId, result.spec.vocabSize);
   if (r.failed()) {
     result.error = r.message();
     return result;

@@ -1,6 +1,8 @@
 //===- Manifest.cpp - Parse a generated model's manifest JSON -------------===//
 #include "tfm/runtime/Manifest.h"
 
+#include "tfm/Config/FieldReader.h"
+
 #include "llvm/Support/JSON.h"
 
 namespace json = llvm::json;
@@ -8,63 +10,9 @@ using namespace tfm::rt;
 
 namespace {
 
-/// Reads required fields of one JSON object; the first problem becomes the
-/// error, phrased "<source>: field '<path>': found ..., expected ...".
-class ManifestReader {
-public:
-  ManifestReader(const json::Object &obj, std::string source, std::string prefix)
-      : obj(obj), source(std::move(source)), prefix(std::move(prefix)) {}
-
-  bool failed() const { return !error.empty(); }
-  llvm::Error takeError() {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
-  }
-
-  void fail(const std::string &field, const std::string &what) {
-    if (error.empty())
-      error = source + ": field '" + prefix + field + "': " + what;
-  }
-
-  const json::Value *require(const char *field, const char *expected) {
-    const json::Value *v = obj.get(field);
-    if (!v)
-      fail(field, std::string("missing, expected ") + expected);
-    return v;
-  }
-
-  int64_t integer(const char *field) {
-    const json::Value *v = require(field, "an integer");
-    if (!v)
-      return 0;
-    if (auto i = v->getAsInteger())
-      return *i;
-    fail(field, "found " + describe(*v) + ", expected an integer");
-    return 0;
-  }
-
-  std::string string(const char *field) {
-    const json::Value *v = require(field, "a string");
-    if (!v)
-      return "";
-    if (auto s = v->getAsString())
-      return s->str();
-    fail(field, "found " + describe(*v) + ", expected a string");
-    return "";
-  }
-
-  static std::string describe(const json::Value &v) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << v;
-    return s;
-  }
-
-private:
-  const json::Object &obj;
-  std::string source;
-  std::string prefix;
-  std::string error;
-};
+llvm::Error failure(const tfm::FieldReader &r) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), r.message());
+}
 
 llvm::Error parseConfig(const json::Object &obj, const std::string &source,
                         tfm::ModelSpec &c) {
@@ -75,17 +23,7 @@ llvm::Error parseConfig(const json::Object &obj, const std::string &source,
   if (!parsed.ok)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), parsed.error);
   c = parsed.spec;
-  ManifestReader r(obj, source, "config.");
-  // The runtime indexes token tables with these.
-  if (c.bosTokenId < 0 || c.bosTokenId >= c.vocabSize)
-    r.fail("bos_token_id", "found " + std::to_string(c.bosTokenId) +
-                               ", expected a token id below vocab_size " +
-                               std::to_string(c.vocabSize));
-  if (c.eosTokenId < 0 || c.eosTokenId >= c.vocabSize)
-    r.fail("eos_token_id", "found " + std::to_string(c.eosTokenId) +
-                               ", expected a token id below vocab_size " +
-                               std::to_string(c.vocabSize));
-  return r.failed() ? r.takeError() : llvm::Error::success();
+  return llvm::Error::success();
 }
 
 llvm::Error parseTensor(const json::Value &v, size_t index,
@@ -96,20 +34,20 @@ llvm::Error parseTensor(const json::Value &v, size_t index,
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         source + ": field 'tensors[" + std::to_string(index) + "]': found " +
-            ManifestReader::describe(v) + ", expected an object");
-  ManifestReader r(*obj, source, prefix);
-  t.name = r.string("name");
-  t.dtype = r.string("dtype");
+            tfm::FieldReader::describe(v) + ", expected an object");
+  tfm::FieldReader r(*obj, source, prefix);
+  t.name = r.string("name", true);
+  t.dtype = r.string("dtype", true);
   if (const json::Value *shape = r.require("shape", "an array of positive integers")) {
     const json::Array *dims = shape->getAsArray();
     if (!dims)
-      r.fail("shape", "found " + ManifestReader::describe(*shape) +
+      r.fail("shape", "found " + tfm::FieldReader::describe(*shape) +
                           ", expected an array of positive integers");
     else
       for (const json::Value &d : *dims) {
         std::optional<int64_t> n = d.getAsInteger();
         if (!n || *n <= 0) {
-          r.fail("shape", "found " + ManifestReader::describe(*shape) +
+          r.fail("shape", "found " + tfm::FieldReader::describe(*shape) +
                               ", expected an array of positive integers");
           break;
         }
@@ -118,7 +56,7 @@ llvm::Error parseTensor(const json::Value &v, size_t index,
   }
   if (!r.failed() && t.dtype != "f32")
     r.fail("dtype", "found \"" + t.dtype + "\", expected \"f32\" (the only dtype this runtime binds)");
-  return r.failed() ? r.takeError() : llvm::Error::success();
+  return r.failed() ? failure(r) : llvm::Error::success();
 }
 
 } // namespace
@@ -150,28 +88,28 @@ llvm::Expected<Manifest> tfm::rt::parseManifest(llvm::StringRef jsonText,
                                    source + ": expected a JSON object at the top level");
 
   Manifest m;
-  ManifestReader r(*obj, source, "");
-  m.abiVersion = r.integer("abi_version");
-  m.name = r.string("name");
-  m.configHash = r.string("config_hash");
-  m.target = r.string("target");
-  m.schedule = r.string("schedule");
+  tfm::FieldReader r(*obj, source, "");
+  m.abiVersion = r.integer("abi_version", true);
+  m.name = r.string("name", true);
+  m.configHash = r.string("config_hash", true);
+  m.target = r.string("target", true);
+  m.schedule = r.string("schedule", true);
   const json::Value *config = r.require("config", "an object");
   const json::Value *tensors = r.require("tensors", "an array");
   if (r.failed())
-    return r.takeError();
+    return failure(r);
 
   if (!config->getAsObject()) {
-    r.fail("config", "found " + ManifestReader::describe(*config) + ", expected an object");
-    return r.takeError();
+    r.fail("config", "found " + tfm::FieldReader::describe(*config) + ", expected an object");
+    return failure(r);
   }
   if (llvm::Error e = parseConfig(*config->getAsObject(), source, m.config))
     return std::move(e);
 
   const json::Array *list = tensors->getAsArray();
   if (!list) {
-    r.fail("tensors", "found " + ManifestReader::describe(*tensors) + ", expected an array");
-    return r.takeError();
+    r.fail("tensors", "found " + tfm::FieldReader::describe(*tensors) + ", expected an array");
+    return failure(r);
   }
   for (size_t i = 0; i < list->size(); ++i) {
     TensorSpec t;

@@ -1,0 +1,119 @@
+//===- FieldReader.h - Typed fields of a JSON object, with errors -*- C++ -*-===//
+//
+// Config files and the manifests generated libraries embed are read the same
+// way: typed getters that record the first problem, phrased
+// "<file>: field '<prefix><name>': found ..., expected ...", so every
+// message names the file and the field.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_CONFIG_FIELDREADER_H
+#define TFM_CONFIG_FIELDREADER_H
+
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tfm {
+
+/// Reads fields from one JSON object and records the first problem found,
+/// phrased as "<file>: field '<name>': found ..., expected ...".
+class FieldReader {
+public:
+  FieldReader(const llvm::json::Object &obj, std::string path, std::string prefix = "")
+      : obj(obj), path(std::move(path)), prefix(std::move(prefix)) {}
+
+  bool failed() const { return !error.empty(); }
+  const std::string &message() const { return error; }
+
+  void fail(const std::string &field, const std::string &what) {
+    if (error.empty())
+      error = path + ": field '" + prefix + field + "': " + what;
+  }
+
+  int64_t integer(const char *field, bool required, int64_t fallback = 0) {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v || v->kind() == llvm::json::Value::Null) {
+      if (required)
+        fail(field, "missing, expected an integer");
+      return fallback;
+    }
+    if (auto i = v->getAsInteger())
+      return *i;
+    fail(field, "found " + describe(*v) + ", expected an integer");
+    return fallback;
+  }
+
+  int64_t positive(const char *field, bool required, int64_t fallback = 0) {
+    int64_t v = integer(field, required, fallback);
+    if (!failed() && v <= 0 && (required || obj.get(field)))
+      fail(field, "found " + std::to_string(v) + ", expected a positive integer");
+    return v;
+  }
+
+  double number(const char *field, double fallback) {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return fallback;
+    if (auto d = v->getAsNumber())
+      return *d;
+    fail(field, "found " + describe(*v) + ", expected a number");
+    return fallback;
+  }
+
+  bool boolean(const char *field, bool fallback) {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return fallback;
+    if (auto b = v->getAsBoolean())
+      return *b;
+    fail(field, "found " + describe(*v) + ", expected true or false");
+    return fallback;
+  }
+
+  std::string string(const char *field, bool required, std::string fallback = "") {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v || v->kind() == llvm::json::Value::Null) {
+      if (required)
+        fail(field, "missing, expected a string");
+      return fallback;
+    }
+    if (auto s = v->getAsString())
+      return s->str();
+    fail(field, "found " + describe(*v) + ", expected a string");
+    return fallback;
+  }
+
+  const llvm::json::Value *raw(const char *field) const { return obj.get(field); }
+
+  /// The field's value, or nullptr after failing with "missing, expected <what>".
+  const llvm::json::Value *require(const char *field, const char *what) {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v)
+      fail(field, std::string("missing, expected ") + what);
+    return v;
+  }
+
+  /// Present and not null.
+  bool has(const char *field) const {
+    const llvm::json::Value *v = obj.get(field);
+    return v && v->kind() != llvm::json::Value::Null;
+  }
+
+  static std::string describe(const llvm::json::Value &v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << v;
+    return s;
+  }
+
+private:
+  const llvm::json::Object &obj;
+  std::string path;
+  std::string prefix; // where the object sits in its file, e.g. "config."
+  std::string error;
+};
+
+} // namespace tfm
+
+#endif // TFM_CONFIG_FIELDREADER_H
