@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 
@@ -81,7 +82,7 @@ Manifest manifestFor(const Dims &d) {
   m.config.contextLength = d.seqLen;
   m.config.tiedEmbeddings = d.tied;
   auto add = [&](const std::string &name, const std::string &kind) {
-    m.tensors.push_back({name, shapeOf(kind, d), "f32"});
+    m.tensors.push_back({name, shapeOf(kind, d), DType::F32});
   };
   add("token_embd.weight", "token_embd");
   for (int l = 0; l < d.layers; ++l)
@@ -179,7 +180,7 @@ TEST(Llama2cCheckpoint, RefusesShortOrMissingFile) {
 TEST(Llama2cCheckpoint, RefusesManifestTensorItCannotHold) {
   Dims d;
   Manifest m = manifestFor(d);
-  m.tensors.push_back({"blk.0.attn_q.bias", {8}, "f32"});
+  m.tensors.push_back({"blk.0.attn_q.bias", {8}, DType::F32});
   std::string error = bindError(writeTemp("bias.bin", checkpointBytes(d)), m);
   EXPECT_NE(error.find("blk.0.attn_q.bias"), std::string::npos) << error;
 }

@@ -11,6 +11,7 @@
 
 #include <string>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 

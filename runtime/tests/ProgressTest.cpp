@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {

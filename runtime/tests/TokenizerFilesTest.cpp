@@ -19,6 +19,7 @@
 
 #include <cstring>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 

@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 

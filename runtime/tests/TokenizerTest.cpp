@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufWriter.h"
-#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/runtime/SafetensorsWriter.h"
 #include "tfm/runtime/WeightLoader.h"
 
@@ -24,6 +24,7 @@
 #include <map>
 #include <set>
 
+using namespace tfm;
 using namespace tfm::rt;
 using namespace tfm::rt::testing;
 
@@ -40,7 +41,7 @@ Manifest llamaManifest(bool tied) {
   c.dim = 8, c.hiddenDim = 12, c.nLayers = 2, c.nHeads = 2, c.nKvHeads = 1, c.headDim = 4;
   c.vocabSize = 16, c.contextLength = 8, c.tiedEmbeddings = tied;
   auto add = [&](std::string name, std::vector<int64_t> shape) {
-    m.tensors.push_back({std::move(name), std::move(shape), "f32"});
+    m.tensors.push_back({std::move(name), std::move(shape), DType::F32});
   };
   add("token_embd.weight", {16, 8});
   for (int l = 0; l < 2; ++l) {
@@ -69,7 +70,7 @@ Manifest gpt2Manifest() {
   c.vocabSize = 16, c.contextLength = 6, c.tiedEmbeddings = true;
   c.norm = "layer_norm", c.positions = "learned", c.projectionBias = true;
   auto add = [&](std::string name, std::vector<int64_t> shape) {
-    m.tensors.push_back({std::move(name), std::move(shape), "f32"});
+    m.tensors.push_back({std::move(name), std::move(shape), DType::F32});
   };
   add("token_embd.weight", {16, 8});
   add("position_embd.weight", {6, 8});
@@ -226,40 +227,6 @@ std::string bindError(const std::string &path, const Manifest &m) {
 
 } // namespace
 
-TEST(HfTensorNames, FollowTheTransformersModules) {
-  Manifest gpt2 = gpt2Manifest(), llama = llamaManifest(false);
-  auto qkv = hfTensorName(gpt2.config, "blk.3.attn_qkv.weight");
-  ASSERT_TRUE(bool(qkv));
-  EXPECT_EQ(qkv->names, (std::vector<std::string>{"h.3.attn.c_attn.weight",
-                                                  "transformer.h.3.attn.c_attn.weight"}));
-  EXPECT_EQ(qkv->layout, HfLayout::Transposed);
-  auto bias = hfTensorName(gpt2.config, "blk.0.ffn_down.bias");
-  EXPECT_EQ(bias->names.front(), "h.0.mlp.c_proj.bias");
-  EXPECT_EQ(bias->layout, HfLayout::Same);
-  EXPECT_EQ(hfTensorName(gpt2.config, "position_embd.weight")->names.front(), "wpe.weight");
-  EXPECT_EQ(hfTensorName(gpt2.config, "output_norm.bias")->names.front(), "ln_f.bias");
-  auto k = hfTensorName(llama.config, "blk.1.attn_k.weight");
-  EXPECT_EQ(k->names, std::vector<std::string>{"model.layers.1.self_attn.k_proj.weight"});
-  EXPECT_EQ(k->layout, HfLayout::RopePermuted);
-  EXPECT_EQ(hfTensorName(llama.config, "blk.0.ffn_norm.weight")->names.front(),
-            "model.layers.0.post_attention_layernorm.weight");
-  EXPECT_EQ(hfTensorName(llama.config, "output.weight")->names.front(), "lm_head.weight");
-  auto unknown = hfTensorName(llama.config, "blk.0.attn_qkv.weight");
-  ASSERT_FALSE(bool(unknown));
-  EXPECT_EQ(llvm::toString(unknown.takeError()),
-            "tensor 'blk.0.attn_qkv.weight' has no Hugging Face name in the llama table");
-}
-
-TEST(HfTensorNames, RopeRowsFollowTheContractFormula) {
-  // manifest row h*hd + 2i + j holds Hugging Face row h*hd + j*hd/2 + i.
-  EXPECT_EQ(ropeHfRow(0, 4), 0);
-  EXPECT_EQ(ropeHfRow(1, 4), 2);
-  EXPECT_EQ(ropeHfRow(2, 4), 1);
-  EXPECT_EQ(ropeHfRow(3, 4), 3);
-  EXPECT_EQ(ropeHfRow(8 + 3, 8), 8 + 5);
-  EXPECT_EQ(ropeHfRow(8 + 6, 8), 8 + 3);
-}
-
 TEST(WeightLoader, LlamaSafetensorsUnderHfNamesUnpermutesQK) {
   Manifest m = llamaManifest(/*tied=*/false);
   // The file, plus one aligned copy per q and k tensor; the rest in place.
@@ -310,7 +277,7 @@ TEST(WeightLoader, GgufF32InPlaceAndF16Bf16Converted) {
 TEST(WeightLoader, ConvertsF16SpecialValues) {
   Manifest m;
   m.config.family = "llama";
-  m.tensors.push_back({"output_norm.weight", {7}, "f32"});
+  m.tensors.push_back({"output_norm.weight", {7}, DType::F32});
   const uint16_t halves[7] = {0x0001, 0x03ff, 0x3c00, 0xc000, 0x7c00, 0x8000, 0x7bff};
   SafetensorsWriter w;
   w.addTensor("model.norm.weight", "F16", {7});
@@ -334,7 +301,7 @@ TEST(WeightLoader, ConvertsF16SpecialValues) {
 TEST(WeightLoader, CopiesMisalignedF32) {
   Manifest m;
   m.config.family = "llama";
-  m.tensors.push_back({"output_norm.weight", {3}, "f32"});
+  m.tensors.push_back({"output_norm.weight", {3}, DType::F32});
   // A 9-byte header puts the data at offset 17: no f32 alignment.
   std::string header = R"({"model.norm.weight":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
   while ((8 + header.size()) % 4 != 1)
@@ -405,7 +372,7 @@ TEST(WeightLoader, RefusesWrongShape) {
 TEST(WeightLoader, RefusesDtypesItCannotConvert) {
   Manifest m;
   m.config.family = "llama";
-  m.tensors.push_back({"token_embd.weight", {2, 32}, "f32"});
+  m.tensors.push_back({"token_embd.weight", {2, 32}, DType::F32});
   GgufWriter w;
   w.addTensor("token_embd.weight", {2, 32}, GgmlQ8_0);
   std::string path = writeTensorFile(tempPath("q8.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {

@@ -20,6 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+using namespace tfm;
 using namespace tfm::rt;
 namespace cl = llvm::cl;
 

@@ -166,14 +166,6 @@ class Refusals(unittest.TestCase):
         result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--format", "npz"])
         testlib.assert_clean_failure(result, ["npz"], "tfm-weights")
 
-    def test_manifest_formats_need_a_model(self):
-        config_path, _ = write_config("needs-model")
-        out = os.path.join(testlib.work_dir("tfm-weights"), "needs-model.gguf")
-        result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--format", "gguf"])
-        testlib.assert_clean_failure(result, ["--format gguf needs --model DIR", "manifest.json"],
-                                     "tfm-weights")
-        self.assertFalse(os.path.exists(out))
-
     def test_options_that_do_not_fit_the_format(self):
         config_path, _ = write_config("options")
         out = os.path.join(testlib.work_dir("tfm-weights"), "options.bin")
@@ -349,6 +341,21 @@ class ManifestFormats(unittest.TestCase):
             for matrix, fan_in in [("attn_qkv.weight", 40), ("ffn_down.weight", 72)]:
                 self.assertLessEqual(float(t[f"blk.{i}.{matrix}"].abs().max()),
                                      (1 + 1e-6) / math.sqrt(fan_in), matrix)
+
+    def test_a_config_gives_the_files_of_its_compiled_model(self):
+        # One tensor table: the config's tensor list is the manifest's, so the
+        # same seed writes the same bytes whichever way the list was found.
+        for name, config, model in [("llama", SMALL, self.llama), ("gpt2", GPT2, self.gpt2)]:
+            config_path = os.path.join(testlib.work_dir("tfm-weights"), f"model-{name}.json")
+            for fmt in ["gguf", "safetensors"]:
+                out = os.path.join(testlib.work_dir("tfm-weights"), f"from-config-{name}.{fmt}")
+                testlib.check_run([testlib.bin("tfm-weights"), config_path, "-o", out,
+                                   "--format", fmt, "--seed", "4"])
+                ours = from_model(model, f"from-model-{name}.{fmt}", "--format", fmt)
+                if fmt == "safetensors":
+                    out, ours = (os.path.join(p, "model.safetensors") for p in (out, ours))
+                with open(out, "rb") as a, open(ours, "rb") as b:
+                    self.assertEqual(a.read(), b.read(), f"{name} {fmt}")
 
     def test_refusals_with_a_model(self):
         tool = testlib.bin("tfm-weights")

@@ -93,7 +93,7 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(), tfm::rt::LoadOptions{});
   if (!weights)
     return weights.takeError();
-  schedule = model.schedule;
+  schedule = (*lib)->manifest().scheduleSummary();
   target = model.target;
   // Bytes a decode step reads: every weight once, except an untied
   // embedding table, of which it reads one row.

@@ -12,8 +12,6 @@ using namespace tfm;
 static_assert(llvm::sys::IsLittleEndianHost,
               "weight files are little-endian; add a byte swap for this host");
 
-int64_t tfm::elementBytes(ElementType type) { return type == ElementType::F32 ? 4 : 2; }
-
 uint16_t tfm::toHalf(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
@@ -49,14 +47,14 @@ uint16_t tfm::toBfloat16(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-void tfm::writeElements(const float *values, size_t n, ElementType type,
+void tfm::writeElements(const float *values, size_t n, DType type,
                         llvm::raw_ostream &os) {
-  if (type == ElementType::F32) {
+  if (type == DType::F32) {
     os.write(reinterpret_cast<const char *>(values), n * sizeof(float));
     return;
   }
   std::vector<uint16_t> encoded(n);
   for (size_t i = 0; i < n; ++i)
-    encoded[i] = type == ElementType::F16 ? toHalf(values[i]) : toBfloat16(values[i]);
+    encoded[i] = type == DType::F16 ? toHalf(values[i]) : toBfloat16(values[i]);
   os.write(reinterpret_cast<const char *>(encoded.data()), n * sizeof(uint16_t));
 }

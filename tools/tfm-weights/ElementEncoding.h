@@ -2,6 +2,8 @@
 #ifndef TFM_WEIGHTS_ELEMENTENCODING_H
 #define TFM_WEIGHTS_ELEMENTENCODING_H
 
+#include "tfm/common/DType.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -11,9 +13,7 @@ class raw_ostream;
 
 namespace tfm {
 
-enum class ElementType { F32, F16, BF16 };
 
-int64_t elementBytes(ElementType type);
 
 /// IEEE binary16 of `value`, rounded to nearest even; overflow gives
 /// infinity, tiny values subnormals or zero.
@@ -23,7 +23,7 @@ uint16_t toHalf(float value);
 uint16_t toBfloat16(float value);
 
 /// Writes `n` values encoded as `type`, little-endian.
-void writeElements(const float *values, size_t n, ElementType type, llvm::raw_ostream &os);
+void writeElements(const float *values, size_t n, DType type, llvm::raw_ostream &os);
 
 } // namespace tfm
 

@@ -38,9 +38,9 @@ void addHyperparameters(const ModelSpec &s, rt::GgufWriter &w) {
 /// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
 bool isTokenizerKey(llvm::StringRef key) { return key.starts_with("tokenizer."); }
 
-uint32_t ggmlType(ElementType type) {
-  return type == ElementType::F32 ? rt::GgmlF32
-         : type == ElementType::F16 ? rt::GgmlF16
+uint32_t ggmlType(DType type) {
+  return type == DType::F32 ? rt::GgmlF32
+         : type == DType::F16 ? rt::GgmlF16
                                     : rt::GgmlBF16;
 }
 
@@ -70,7 +70,7 @@ tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::s
 }
 
 std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                               uint64_t seed, ElementType type, const rt::GgufFile *vocabulary,
+                               uint64_t seed, DType type, const rt::GgufFile *vocabulary,
                                const std::string &path) {
   rt::GgufWriter w;
   w.addString("general.architecture", spec.family);
@@ -84,7 +84,7 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
   uint64_t totalBytes = 0;
   for (const WeightTensor &t : tensors) {
     w.addTensor(t.name, t.shape, ggmlType(type));
-    totalBytes += t.numElements() * elementBytes(type);
+    totalBytes += t.numElements() * dtypeBytes(type);
   }
 
   std::error_code ec;

@@ -32,7 +32,7 @@ openVocabulary(const std::string &path, const ModelSpec &spec, const std::string
 /// (every "tokenizer." key) of `vocabulary` when one is given. Returns "" or
 /// what went wrong; the partial file is removed on failure.
 std::string writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                          uint64_t seed, ElementType type, const rt::GgufFile *vocabulary,
+                          uint64_t seed, DType type, const rt::GgufFile *vocabulary,
                           const std::string &path);
 
 } // namespace tfm

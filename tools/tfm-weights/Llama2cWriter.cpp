@@ -3,6 +3,8 @@
 
 #include "RandomValues.h"
 
+#include "tfm/common/TensorNames.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -12,12 +14,6 @@
 using namespace tfm;
 
 namespace {
-
-/// The order llama2.c groups tensors in: one kind at a time across layers.
-const char *const kLayerKinds[] = {
-    "attn_norm.weight", "attn_q.weight",   "attn_k.weight",   "attn_v.weight",
-    "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_down.weight",
-    "ffn_up.weight"};
 
 bool fitsInt32(int64_t v) { return v <= std::numeric_limits<int32_t>::max(); }
 
@@ -29,11 +25,11 @@ std::vector<const WeightTensor *> fileOrder(const ModelSpec &s,
   std::map<std::string, const WeightTensor *> byName;
   for (const WeightTensor &t : tensors)
     byName[t.name] = &t;
-  std::vector<std::string> names{"token_embd.weight"};
-  for (const char *kind : kLayerKinds)
+  std::vector<std::string> names{TensorId{TensorRole::TokenEmbedding}.name()};
+  for (TensorRole role : llama2cLayerOrder())
     for (int64_t l = 0; l < s.nLayers; ++l)
-      names.push_back(layerTensorName(l, kind));
-  names.push_back("output_norm.weight");
+      names.push_back(TensorId{role, l}.name());
+  names.push_back(TensorId{TensorRole::OutputNorm}.name());
   std::vector<const WeightTensor *> order;
   for (const std::string &name : names) {
     auto it = byName.find(name);
@@ -48,7 +44,7 @@ std::vector<const WeightTensor *> fileOrder(const ModelSpec &s,
 
 const WeightTensor *untiedHead(const std::vector<WeightTensor> &tensors) {
   for (const WeightTensor &t : tensors)
-    if (t.name == "output.weight")
+    if (t.name == TensorId{TensorRole::Output}.name())
       return &t;
   return nullptr;
 }
@@ -81,8 +77,8 @@ std::string tfm::llama2cUnsupportedReason(const ModelSpec &s, const std::string 
   if (s.family != "llama")
     return configPath + ": model_type '" + s.family +
            "' cannot be written in the llama2c format, which holds Llama-family models only";
-  if (s.dtype != "f32")
-    return configPath + ": dtype '" + s.dtype +
+  if (s.dtype != DType::F32)
+    return configPath + ": dtype '" + dtypeName(s.dtype).str() +
            "' cannot be written in the llama2c format, which holds f32 only";
   if (s.headDim * s.nHeads != s.dim)
     return configPath + ": field 'head_dim': found " + std::to_string(s.headDim) +
@@ -126,13 +122,13 @@ std::string tfm::writeLlama2c(const ModelSpec &s, const std::vector<WeightTensor
   writeInt32(os, s.contextLength);
 
   for (const WeightTensor *t : order) {
-    streamRandomTensor(*t, seed, ElementType::F32, os, progress);
+    streamRandomTensor(*t, seed, DType::F32, os, progress);
     if (os.has_error())
       return "write failed in tensor '" + t->name + "'";
   }
   writeRopeTable(s, /*imaginary=*/false, os, progress);
   writeRopeTable(s, /*imaginary=*/true, os, progress);
   if (head)
-    streamRandomTensor(*head, seed, ElementType::F32, os, progress);
+    streamRandomTensor(*head, seed, DType::F32, os, progress);
   return "";
 }

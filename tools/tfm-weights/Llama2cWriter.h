@@ -32,7 +32,7 @@ std::string llama2cUnsupportedReason(const ModelSpec &spec, const std::string &c
 uint64_t llama2cFileBytes(const ModelSpec &spec, const std::vector<WeightTensor> &tensors);
 
 /// Writes the checkpoint of `spec` with the values of `tensors` (as listed by
-/// llamaWeightTensors) drawn from `seed`. Returns "" or what went wrong.
+/// weightTensors) drawn from `seed`. Returns "" or what went wrong.
 std::string writeLlama2c(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
                          uint64_t seed, llvm::raw_fd_ostream &os);
 

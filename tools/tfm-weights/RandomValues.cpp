@@ -61,7 +61,7 @@ void TensorValueStream::next(float *out, size_t n) {
   }
 }
 
-void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed, ElementType type,
+void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed, DType type,
                              llvm::raw_ostream &os, rt::Progress &progress) {
   constexpr size_t kChunk = size_t(1) << 20;
   TensorValueStream values(tensor, seed);
@@ -70,7 +70,7 @@ void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed, ElementT
     size_t n = static_cast<size_t>(std::min<int64_t>(left, kChunk));
     values.next(chunk.data(), n);
     writeElements(chunk.data(), n, type, os);
-    progress.advance(n * elementBytes(type));
+    progress.advance(n * dtypeBytes(type));
     left -= static_cast<int64_t>(n);
   }
 }

@@ -43,7 +43,7 @@ private:
 
 /// Streams the tensor's values to `os` encoded as `type`, in bounded
 /// chunks, so a tensor of any size is written without holding it in memory.
-void streamRandomTensor(const WeightTensor &tensor, uint64_t seed, ElementType type,
+void streamRandomTensor(const WeightTensor &tensor, uint64_t seed, DType type,
                         llvm::raw_ostream &os, rt::Progress &progress);
 
 /// All of the tensor's values (row-major), for writers that rearrange them.

@@ -3,7 +3,7 @@
 
 #include "RandomValues.h"
 
-#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/runtime/Progress.h"
 #include "tfm/runtime/SafetensorsWriter.h"
 
@@ -22,9 +22,9 @@ namespace {
 /// `values` (manifest layout, row-major `shape`) in Hugging Face's layout:
 /// the inverse of what the runtime's loader undoes.
 std::vector<float> toHfLayout(const std::vector<float> &values, const std::vector<int64_t> &shape,
-                              rt::HfLayout layout, int64_t headDim) {
+                              HfLayout layout, int64_t headDim) {
   std::vector<float> out(values.size());
-  if (layout == rt::HfLayout::Transposed) {
+  if (layout == HfLayout::Transposed) {
     const int64_t rows = shape[0], cols = shape[1];
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
@@ -35,40 +35,40 @@ std::vector<float> toHfLayout(const std::vector<float> &values, const std::vecto
   const int64_t rows = shape[0], width = static_cast<int64_t>(values.size()) / rows;
   for (int64_t r = 0; r < rows; ++r)
     std::copy_n(values.begin() + r * width, width,
-                out.begin() + rt::ropeHfRow(r, headDim) * width);
+                out.begin() + ropeHfRow(r, headDim) * width);
   return out;
 }
 
-const char *dtypeName(ElementType type) {
-  return type == ElementType::F32 ? "F32" : type == ElementType::F16 ? "F16" : "BF16";
+const char *safetensorsDtype(DType type) {
+  return type == DType::F32 ? "F32" : type == DType::F16 ? "F16" : "BF16";
 }
 
 struct HfTensor {
   const WeightTensor *tensor;
   std::string name;
-  rt::HfLayout layout;
+  HfLayout layout;
   std::vector<int64_t> shape; // as stored
 };
 
 std::string writeShard(const std::string &path, const std::vector<HfTensor> &tensors,
-                       const ModelSpec &spec, uint64_t seed, ElementType type,
+                       const ModelSpec &spec, uint64_t seed, DType type,
                        rt::Progress &progress) {
   rt::SafetensorsWriter writer;
   for (const HfTensor &t : tensors)
-    writer.addTensor(t.name, dtypeName(type), t.shape);
+    writer.addTensor(t.name, safetensorsDtype(type), t.shape);
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return path + ": cannot open for writing: " + ec.message();
   llvm::Error e = writer.write(os, [&](size_t i, llvm::raw_ostream &out) {
     const HfTensor &t = tensors[i];
-    if (t.layout == rt::HfLayout::Same) {
+    if (t.layout == HfLayout::Same) {
       streamRandomTensor(*t.tensor, seed, type, out, progress);
     } else {
       std::vector<float> values = toHfLayout(randomTensorValues(*t.tensor, seed),
                                              t.tensor->shape, t.layout, spec.headDim);
       writeElements(values.data(), values.size(), type, out);
-      progress.advance(values.size() * elementBytes(type));
+      progress.advance(values.size() * dtypeBytes(type));
     }
     return llvm::Error::success();
   });
@@ -87,7 +87,7 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
 
 std::string tfm::writeSafetensorsFolder(const ModelSpec &spec,
                                         const std::vector<WeightTensor> &tensors, uint64_t seed,
-                                        ElementType type, int64_t shards,
+                                        DType type, int64_t shards,
                                         const std::string &dir) {
   if (shards < 1 || shards > static_cast<int64_t>(tensors.size()))
     return "--shards " + std::to_string(shards) + ": expected 1 to " +
@@ -96,14 +96,14 @@ std::string tfm::writeSafetensorsFolder(const ModelSpec &spec,
   std::vector<HfTensor> hf;
   uint64_t totalBytes = 0;
   for (const WeightTensor &t : tensors) {
-    llvm::Expected<rt::HfTensorName> name = rt::hfTensorName(spec, t.name);
+    llvm::Expected<HfTensorName> name = hfTensorName(spec, t.name);
     if (!name)
       return llvm::toString(name.takeError());
     std::vector<int64_t> shape = t.shape;
-    if (name->layout == rt::HfLayout::Transposed)
+    if (name->layout == HfLayout::Transposed)
       std::reverse(shape.begin(), shape.end());
     hf.push_back({&t, name->names.front(), name->layout, shape});
-    totalBytes += t.numElements() * elementBytes(type);
+    totalBytes += t.numElements() * dtypeBytes(type);
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return dir + ": cannot create the folder: " + ec.message();

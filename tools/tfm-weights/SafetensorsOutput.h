@@ -22,7 +22,7 @@ namespace tfm {
 /// folder `dir` in `shards` files. Returns "" or what went wrong; files
 /// already written are removed on failure.
 std::string writeSafetensorsFolder(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                                   uint64_t seed, ElementType type, int64_t shards,
+                                   uint64_t seed, DType type, int64_t shards,
                                    const std::string &dir);
 
 } // namespace tfm

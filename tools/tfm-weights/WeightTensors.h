@@ -5,13 +5,13 @@
 // lays them out its own way. Names follow GGUF's convention
 // ("blk.3.attn_q.weight"). A tensor's initialisation follows from its name
 // and shape alone, so the tensor list can come from a compiled model's
-// manifest (any family) or, for Llama, from a config.
+// manifest or from a config (both through the one tensor table).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_WEIGHTS_WEIGHTTENSORS_H
 #define TFM_WEIGHTS_WEIGHTTENSORS_H
 
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 
 #include "llvm/Support/Error.h"
 
@@ -39,19 +39,15 @@ struct WeightTensor {
   int64_t numElements() const;
 };
 
-/// The initialisation of tensor `name` of `shape`: unit-normal token
-/// embeddings, small position embeddings and biases (uniform in +-0.1),
-/// norm gains near one, matrices [out, in] uniform in +-1/sqrt(in). An
-/// error names a tensor that fits none of these.
+/// The initialisation of tensor `name` of `shape`, from its role in the
+/// tensor table (tfm/common/TensorNames.h): unit-normal token embeddings,
+/// small position embeddings and biases (uniform in +-0.1), norm gains near
+/// one, matrices [out, in] uniform in +-1/sqrt(in). An error names a tensor
+/// the table does not know.
 llvm::Expected<WeightTensor> weightTensorFor(std::string name, std::vector<int64_t> shape);
 
-/// Every tensor of a Llama-family model, in the order: embeddings, then per
-/// layer (attention norm, q, k, v, output, ffn norm, gate, down, up), then the
-/// final norm and, for an untied head, the output projection.
-std::vector<WeightTensor> llamaWeightTensors(const ModelSpec &spec);
-
-/// The block name of layer `layer`'s tensor `suffix`, e.g. "blk.3.attn_q.weight".
-std::string layerTensorName(int64_t layer, const char *suffix);
+/// Every tensor of `spec`'s model (tfm::modelTensors), with its initialisation.
+std::vector<WeightTensor> weightTensors(const ModelSpec &spec);
 
 } // namespace tfm
 

@@ -1,13 +1,12 @@
 //===- tfm_weights.cpp - Random weights for any model ----------------------===//
 //
-// tfm-weights CONFIG -o FILE [--seed N]
-// tfm-weights --model DIR -o OUT [--format llama2c|safetensors|gguf]
+// tfm-weights (CONFIG | --model DIR) -o OUT [--format llama2c|safetensors|gguf]
 //             [--dtype f32|f16|bf16] [--shards N] [--vocab FILE.gguf] [--seed N]
 //
 // Writes deterministic random weights, so any shape can be compiled, run and
 // checked against the reference without a real checkpoint. The tensor list
-// comes from a compiled model's manifest (--model, any family) or, for a
-// llama2.c checkpoint of a Llama model, from its config. Each tensor's
+// comes from a config or from a compiled model's manifest (--model), both
+// through the one tensor table (tfm/common/TensorNames.h). Each tensor's
 // values depend only on its name and the seed, never on the format. A GGUF
 // can take its tokenizer from a vocabulary GGUF (--vocab), so that random
 // weights make a complete model file.
@@ -18,8 +17,8 @@
 #include "SafetensorsOutput.h"
 #include "WeightTensors.h"
 
-#include "tfm/Config/ModelSpec.h"
-#include "tfm/runtime/Manifest.h"
+#include "tfm/common/ModelSpec.h"
+#include "tfm/common/Manifest.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -46,14 +45,14 @@ cl::opt<WeightFormat> fileFormat(
     cl::values(clEnumValN(WeightFormat::Llama2c, "llama2c",
                           "llama2.c checkpoint: 7 int32 header, then f32 tensors"),
                clEnumValN(WeightFormat::Safetensors, "safetensors",
-                          "Hugging Face names and layouts, in a folder (needs --model)"),
+                          "Hugging Face names and layouts, in a folder"),
                clEnumValN(WeightFormat::Gguf, "gguf",
-                          "GGUF v3 under llama.cpp names (needs --model)")));
-cl::opt<tfm::ElementType> dtype(
-    "dtype", cl::init(tfm::ElementType::F32), cl::desc("Element type (safetensors, gguf)"),
-    cl::values(clEnumValN(tfm::ElementType::F32, "f32", "32-bit float"),
-               clEnumValN(tfm::ElementType::F16, "f16", "IEEE half"),
-               clEnumValN(tfm::ElementType::BF16, "bf16", "bfloat16")));
+                          "GGUF v3 under llama.cpp names")));
+cl::opt<tfm::DType> dtype(
+    "dtype", cl::init(tfm::DType::F32), cl::desc("Element type (safetensors, gguf)"),
+    cl::values(clEnumValN(tfm::DType::F32, "f32", "32-bit float"),
+               clEnumValN(tfm::DType::F16, "f16", "IEEE half"),
+               clEnumValN(tfm::DType::BF16, "bf16", "bfloat16")));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
 cl::opt<std::string> vocabPath("vocab",
@@ -66,7 +65,7 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The model and its tensors: from the manifest, or from a Llama config.
+/// The model and its tensors: from the manifest, or from a config.
 struct Model {
   tfm::ModelSpec spec;
   std::string source; // the file the model came from, for messages
@@ -76,12 +75,12 @@ struct Model {
 Expected<Model> loadModel() {
   Model m;
   if (modelDir.empty()) {
-    tfm::ParsedSpec parsed = tfm::loadModelSpec(configPath);
-    if (!parsed.ok)
-      return createStringError(inconvertibleErrorCode(), parsed.error);
-    m.spec = parsed.spec;
+    Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(configPath);
+    if (!spec)
+      return spec.takeError();
+    m.spec = std::move(*spec);
     m.source = configPath;
-    m.tensors = tfm::llamaWeightTensors(m.spec);
+    m.tensors = tfm::weightTensors(m.spec);
     return m;
   }
   SmallString<256> path(modelDir);
@@ -93,11 +92,11 @@ Expected<Model> loadModel() {
                              m.source + ": cannot read the manifest (is " + modelDir +
                                  " a model folder written by tfmc?): " +
                                  text.getError().message());
-  Expected<tfm::rt::Manifest> manifest = tfm::rt::parseManifest((*text)->getBuffer(), m.source);
+  Expected<tfm::Manifest> manifest = tfm::parseManifest((*text)->getBuffer(), m.source);
   if (!manifest)
     return manifest.takeError();
   m.spec = manifest->config;
-  for (const tfm::rt::TensorSpec &t : manifest->tensors) {
+  for (const tfm::TensorSpec &t : manifest->tensors) {
     Expected<tfm::WeightTensor> tensor = tfm::weightTensorFor(t.name, t.shape);
     if (!tensor)
       return createStringError(inconvertibleErrorCode(),
@@ -112,14 +111,11 @@ std::string usageError() {
   const bool fromConfig = !configPath.empty(), fromModel = !modelDir.empty();
   if (fromConfig == fromModel)
     return fromConfig ? "give a config or --model DIR, not both"
-                      : "give a config (llama2c only) or --model DIR (a folder written by tfmc)";
+                      : "give a config or --model DIR (a folder written by tfmc)";
   const char *name = fileFormat == WeightFormat::Safetensors ? "safetensors"
                      : fileFormat == WeightFormat::Gguf      ? "gguf"
                                                          : "llama2c";
-  if (fromConfig && fileFormat != WeightFormat::Llama2c)
-    return std::string("--format ") + name +
-           " needs --model DIR: the tensor list comes from a compiled model's manifest.json";
-  if (fileFormat == WeightFormat::Llama2c && dtype != tfm::ElementType::F32)
+  if (fileFormat == WeightFormat::Llama2c && dtype != tfm::DType::F32)
     return "--dtype: the llama2c format holds f32 only";
   if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
     return std::string("--shards applies to --format safetensors, not ") + name;

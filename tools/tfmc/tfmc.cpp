@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 #include "tfm/Codegen/LowerToProgram.h"
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 #include "tfm/Kernels/KernelCompiler.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -2,7 +2,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 
 #include "tfm/Kernels/KernelCompiler.h"
-#include "tfm/runtime/model_abi.h"
+#include "tfm/common/model_abi.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"

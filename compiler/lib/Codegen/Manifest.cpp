@@ -2,7 +2,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 
 #include "ModelAbiText.inc" // kModelAbiHeader: the text of model_abi.h
-#include "tfm/runtime/model_abi.h"
+#include "tfm/common/model_abi.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"

@@ -2,6 +2,10 @@
 #include "tfm/Dialect/TfmDialect.h"
 #include "tfm/Dialect/TfmOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+
 #include "tfm/Dialect/TfmDialect.cpp.inc"
 
 void tfm::TfmDialect::initialize() {
@@ -9,4 +13,39 @@ void tfm::TfmDialect::initialize() {
 #define GET_OP_LIST
 #include "tfm/Dialect/TfmOps.cpp.inc"
       >();
+}
+
+/// The module attributes the driver reads (TfmDialect.td) have the types it
+/// expects, wherever they come from: the builder, a pass or a hand edit.
+LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto positiveInteger = [&]() -> LogicalResult {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() <= 0)
+      return op->emitError() << "'" << name << "' must be a positive integer, found "
+                             << attr.getValue();
+    return success();
+  };
+  if (name == attrs::kPrefillChunk || name == attrs::kContextLength ||
+      name == attrs::kVocabSize || name == attrs::kKvCacheBytes) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name << "' belongs on the module";
+    return positiveInteger();
+  }
+  if (name == attrs::kConfig || name == attrs::kTarget || name == attrs::kEntry ||
+      name == attrs::kSchedule) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a string, found " << attr.getValue();
+    return success();
+  }
+  if (name == attrs::kArenaBytes) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return op->emitError() << "'" << name << "' must be a non-negative integer, found "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == attrs::kKernel || name == attrs::kTokenRows)
+    return success();
+  return op->emitError() << "unknown tfm attribute '" << name << "'";
 }

@@ -1,265 +1,229 @@
-//===- TfmOps.cpp - Verifiers of the tfm ops ------------------------------===//
+//===- TfmOps.cpp - Types, inference and verifiers of the tfm ops ---------===//
 //
-// The verifiers check the shape rules of Program.h's KernelOp so that the
-// Halide half can trust every shape it is handed.
+// ODS carries the ranks, element types, attribute ranges and the result
+// types that follow from operands; what is left here are the relations
+// between operand sizes, so that the Halide half can trust every shape it is
+// handed.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/TfmOps.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace tfm;
 
-#include "tfm/Dialect/TfmEnums.cpp.inc"
+bool tfm::isRowsType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 2 && tensor.getElementType().isF32() &&
+         !ShapedType::isDynamic(tensor.getDimSize(1)) && !tensor.getEncoding();
+}
+
+bool tfm::isStaticTensorType(Type type, int64_t rank) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == rank && tensor.hasStaticShape() &&
+         tensor.getElementType().isF32() && !tensor.getEncoding();
+}
+
+bool tfm::isTokensType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 1 && tensor.getElementType().isSignlessInteger(32) &&
+         !tensor.getEncoding();
+}
+
+MemRefType tfm::cacheBufferType(MLIRContext *context, int64_t rows, int64_t cols,
+                                bool transposed) {
+  Type f32 = Float32Type::get(context);
+  if (!transposed)
+    return MemRefType::get({rows, cols}, f32);
+  return MemRefType::get({rows, cols}, f32, StridedLayoutAttr::get(context, 0, {1, rows}));
+}
+
+bool tfm::isTransposedCache(MemRefType type) { return !type.getLayout().isIdentity(); }
+
+bool tfm::isCacheBufferType(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || memref.getRank() != 2 || !memref.hasStaticShape() ||
+      !memref.getElementType().isF32() || memref.getMemorySpace())
+    return false;
+  return memref.getLayout().isIdentity() ||
+         memref == cacheBufferType(type.getContext(), memref.getDimSize(0),
+                                   memref.getDimSize(1), /*transposed=*/true);
+}
 
 namespace {
-/// A dynamic dimension (token rows of a prefill call) matches any size.
-bool dimsMatch(int64_t a, int64_t b) {
-  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+int64_t width(Value v) { return cast<ShapedType>(v.getType()).getDimSize(1); }
+
+/// The rows type [rows, cols] of f32.
+RankedTensorType rowsType(MLIRContext *context, int64_t rows, int64_t cols) {
+  return RankedTensorType::get({rows, cols}, Float32Type::get(context));
 }
 
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-LogicalResult expectRank(Operation *op, StringRef what, Value v, int64_t rank) {
-  auto type = tensorType(v);
-  if (type.getRank() != rank)
-    return op->emitOpError() << what << " must have rank " << rank
-                             << ", found " << type;
+/// A verifier of a vector operand that scales or shifts each column.
+LogicalResult checkPerColumn(Operation *op, StringRef name, Value vector, Value input) {
+  int64_t length = tensorType(vector).getDimSize(0);
+  if (length != width(input))
+    return op->emitOpError() << name << " length " << length
+                             << " must equal the input width " << width(input);
   return success();
 }
 
-std::string dimString(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+/// The declaration `symbol` names, of kind OpT, or an error naming what.
+template <typename OpT>
+FailureOr<OpT> lookupDecl(Operation *user, SymbolTableCollection &symbols,
+                          FlatSymbolRefAttr symbol, StringRef what) {
+  auto decl = symbols.lookupNearestSymbolFrom<OpT>(user, symbol);
+  if (!decl)
+    return user->emitOpError() << "'" << symbol.getValue() << "' is not a " << what
+                               << " of this module";
+  return decl;
 }
+
 } // namespace
 
-LogicalResult WeightOp::verify() {
-  if (getName().empty())
-    return emitOpError("needs a non-empty manifest name");
-  if (!getType().hasStaticShape())
-    return emitOpError() << "weight '" << getName()
-                         << "' must have a static shape, found " << getType();
+//===----------------------------------------------------------------------===//
+// Storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<WeightDeclOp> decl =
+      lookupDecl<WeightDeclOp>(*this, symbols, getNameAttr(), "tfm.weight_decl");
+  if (failed(decl))
+    return failure();
+  if (decl->getType() != getType())
+    return emitOpError() << "type " << getType() << " differs from the declaration's "
+                         << decl->getType();
   return success();
 }
 
-LogicalResult KvCacheOp::verify() {
-  if (failed(expectRank(*this, "a cache layer", getResult(), 2)))
+LogicalResult KvCacheOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<CacheDeclOp> decl =
+      lookupDecl<CacheDeclOp>(*this, symbols, getCacheAttr(), "tfm.cache_decl");
+  if (failed(decl))
     return failure();
-  if (!getType().hasStaticShape())
-    return emitOpError() << "cache layer must be [contextLength, kvDim] with "
-                            "static sizes, found "
-                         << getType();
-  if (getLayer() < 0)
-    return emitOpError() << "layer must be >= 0, found " << getLayer();
+  if (decl->getType() != getType())
+    return emitOpError() << "type " << getType() << " differs from the declaration's "
+                         << decl->getType();
   return success();
 }
 
-LogicalResult EmbeddingOp::verify() {
-  if (failed(expectRank(*this, "table", getTable(), 2)) ||
-      failed(expectRank(*this, "tokens", getTokens(), 1)) ||
-      failed(expectRank(*this, "result", getResult(), 2)))
-    return failure();
-  auto table = tensorType(getTable());
-  auto result = getType();
-  if (!dimsMatch(result.getDimSize(0), tensorType(getTokens()).getDimSize(0)))
-    return emitOpError() << "result rows " << dimString(result.getDimSize(0))
-                         << " must equal the number of tokens "
-                         << dimString(tensorType(getTokens()).getDimSize(0));
-  if (result.getDimSize(1) != table.getDimSize(1))
-    return emitOpError() << "result width " << result.getDimSize(1)
-                         << " must equal the table width "
-                         << table.getDimSize(1);
-  return success();
-}
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
 
-/// The shared rules of the norms: [T, D] in and out, each per-column vector
-/// [D], eps positive.
-static LogicalResult verifyNorm(Operation *op, Value input,
-                                ArrayRef<Value> vectors,
-                                ArrayRef<StringRef> names, Type result,
-                                double eps) {
-  if (failed(expectRank(op, "input", input, 2)))
-    return failure();
-  auto inputType = tensorType(input);
-  for (auto [vector, name] : llvm::zip(vectors, names)) {
-    if (failed(expectRank(op, name, vector, 1)))
-      return failure();
-    if (tensorType(vector).getDimSize(0) != inputType.getDimSize(1))
-      return op->emitOpError() << name << " length "
-                               << tensorType(vector).getDimSize(0)
-                               << " must equal the input width "
-                               << inputType.getDimSize(1);
-  }
-  if (result != inputType)
-    return op->emitOpError() << "result type " << result
-                             << " must equal the input type " << inputType;
-  if (!(eps > 0.0))
-    return op->emitOpError() << "eps must be positive, found " << eps;
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(rowsType(context, tensorType(adaptor.getTokens()).getDimSize(0),
+                              tensorType(adaptor.getTable()).getDimSize(1)));
   return success();
 }
 
 LogicalResult RmsNormOp::verify() {
-  return verifyNorm(*this, getInput(), {getWeight()}, {"weight"}, getType(),
-                    getEps().convertToDouble());
+  return checkPerColumn(*this, "weight", getWeight(), getInput());
 }
 
 LogicalResult LayerNormOp::verify() {
-  return verifyNorm(*this, getInput(), {getWeight(), getBias()},
-                    {"weight", "bias"}, getType(), getEps().convertToDouble());
+  return checkPerColumn(*this, "weight", getWeight(), getInput());
 }
 
-LogicalResult LinearOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)) ||
-      failed(expectRank(*this, "weight", getWeight(), 2)) ||
-      failed(expectRank(*this, "result", getResult(), 2)))
-    return failure();
-  auto input = tensorType(getInput());
-  auto weight = tensorType(getWeight());
-  auto result = getType();
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  RankedTensorType weight = tensorType(adaptor.getWeight());
   if (input.getDimSize(1) != weight.getDimSize(1))
-    return emitOpError() << "input width (K) " << input.getDimSize(1)
-                         << " must equal the weight's second dimension "
-                         << weight.getDimSize(1) << " (weight is [N, K])";
-  if (!dimsMatch(result.getDimSize(0), input.getDimSize(0)) ||
-      result.getDimSize(1) != weight.getDimSize(0))
-    return emitOpError() << "result must be [" << dimString(input.getDimSize(0))
-                         << ", " << weight.getDimSize(0) << "], found "
-                         << result;
-  if (Value bias = getBias()) {
-    if (failed(expectRank(*this, "bias", bias, 1)))
-      return failure();
+    return emitOptionalError(location, "'tfm.linear' op input width (K) ", input.getDimSize(1),
+                             " must equal the weight's second dimension ",
+                             weight.getDimSize(1), " (weight is [N, K])");
+  if (Value bias = adaptor.getBias())
     if (tensorType(bias).getDimSize(0) != weight.getDimSize(0))
-      return emitOpError() << "bias length " << tensorType(bias).getDimSize(0)
-                           << " must equal the weight's first dimension (N) "
-                           << weight.getDimSize(0);
-  }
+      return emitOptionalError(location, "'tfm.linear' op bias length ",
+                               tensorType(bias).getDimSize(0),
+                               " must equal the weight's first dimension (N) ",
+                               weight.getDimSize(0));
+  inferred.push_back(rowsType(context, input.getDimSize(0), weight.getDimSize(0)));
   return success();
 }
 
 LogicalResult AddPositionsOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)) ||
-      failed(expectRank(*this, "table", getTable(), 2)))
-    return failure();
-  auto input = tensorType(getInput());
-  auto table = tensorType(getTable());
-  if (table.getDimSize(1) != input.getDimSize(1))
-    return emitOpError() << "table width " << table.getDimSize(1)
-                         << " must equal the input width "
-                         << input.getDimSize(1);
-  if (getType() != input)
-    return emitOpError() << "result type " << getType()
-                         << " must equal the input type " << input;
+  if (width(getTable()) != width(getInput()))
+    return emitOpError() << "table width " << width(getTable())
+                         << " must equal the input width " << width(getInput());
   return success();
 }
 
-LogicalResult SliceColsOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)))
-    return failure();
-  auto input = tensorType(getInput());
-  int64_t begin = getBegin(), size = getSize(), width = input.getDimSize(1);
-  if (begin < 0 || size <= 0 || begin + size > width)
-    return emitOpError() << "columns [" << begin << ", " << begin + size
-                         << ") must be a non-empty range inside the input "
-                            "width "
-                         << width;
-  if (getType() != RankedTensorType::get({input.getDimSize(0), size},
-                                         input.getElementType()))
-    return emitOpError() << "result must be [" << dimString(input.getDimSize(0))
-                         << ", " << size << "], found " << getType();
+LogicalResult SliceColsOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location, Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  int64_t begin = adaptor.getBegin(), size = adaptor.getSize();
+  if (begin + size > input.getDimSize(1))
+    return emitOptionalError(location, "'tfm.slice_cols' op columns [", begin, ", ",
+                             begin + size, ") must lie inside the input width ",
+                             input.getDimSize(1));
+  inferred.push_back(rowsType(context, input.getDimSize(0), size));
   return success();
 }
 
 LogicalResult RopeOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)))
-    return failure();
   int64_t headDim = getHeadDim();
-  int64_t width = tensorType(getInput()).getDimSize(1);
-  if (headDim <= 0 || headDim % 2 != 0)
-    return emitOpError() << "head_dim must be positive and even, found "
-                         << headDim;
-  if (width % headDim != 0)
-    return emitOpError() << "input width " << width
+  if (headDim % 2 != 0)
+    return emitOpError() << "head_dim must be even (RoPE rotates pairs), found " << headDim;
+  if (width(getInput()) % headDim != 0)
+    return emitOpError() << "input width " << width(getInput())
                          << " must be divisible by head_dim " << headDim;
-  if (!(getTheta().convertToDouble() > 0.0))
-    return emitOpError() << "theta must be positive, found "
-                         << getTheta().convertToDouble();
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(expectRank(*this, "query", getQuery(), 2)) ||
-      failed(expectRank(*this, "key cache", getKeyCache(), 2)) ||
-      failed(expectRank(*this, "value cache", getValueCache(), 2)))
-    return failure();
-  int64_t nHeads = getNHeads(), nKvHeads = getNKvHeads(),
-          headDim = getHeadDim();
-  if (nHeads <= 0 || nKvHeads <= 0 || headDim <= 0)
-    return emitOpError() << "n_heads, n_kv_heads and head_dim must be "
-                            "positive, found "
-                         << nHeads << ", " << nKvHeads << ", " << headDim;
+  int64_t nHeads = getNHeads(), nKvHeads = getNKvHeads(), headDim = getHeadDim();
   if (nHeads % nKvHeads != 0)
-    return emitOpError() << "n_heads " << nHeads
-                         << " must be a multiple of n_kv_heads " << nKvHeads;
-  auto query = tensorType(getQuery());
-  if (query.getDimSize(1) != nHeads * headDim)
-    return emitOpError() << "query width " << query.getDimSize(1)
+    return emitOpError() << "n_heads " << nHeads << " must be a multiple of n_kv_heads "
+                         << nKvHeads;
+  if (width(getQuery()) != nHeads * headDim)
+    return emitOpError() << "query width " << width(getQuery())
                          << " must be n_heads*head_dim = " << nHeads * headDim;
-  auto keys = tensorType(getKeyCache());
-  if (keys != tensorType(getValueCache()))
-    return emitOpError() << "key cache " << keys
-                         << " and value cache " << getValueCache().getType()
-                         << " must have the same type";
+  auto keys = cast<MemRefType>(getKeyCache().getType());
+  auto values = cast<MemRefType>(getValueCache().getType());
+  if (keys.getShape() != values.getShape())
+    return emitOpError() << "key cache " << keys << " and value cache " << values
+                         << " must have the same shape";
   if (keys.getDimSize(1) != nKvHeads * headDim)
     return emitOpError() << "cache width " << keys.getDimSize(1)
-                         << " must be n_kv_heads*head_dim = "
-                         << nKvHeads * headDim;
-  if (getType() != query)
-    return emitOpError() << "result type " << getType()
-                         << " must equal the query type " << query;
+                         << " must be n_kv_heads*head_dim = " << nKvHeads * headDim;
   return success();
 }
 
-LogicalResult LastRowOp::verify() {
-  if (failed(expectRank(*this, "input", getInput(), 2)))
-    return failure();
-  auto input = tensorType(getInput());
-  if (getType() != RankedTensorType::get({1, input.getDimSize(1)},
-                                         input.getElementType()))
-    return emitOpError() << "result must be [1, " << input.getDimSize(1)
-                         << "], found " << getType();
+LogicalResult LastRowOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(rowsType(context, 1, tensorType(adaptor.getInput()).getDimSize(1)));
   return success();
 }
 
 LogicalResult KvStoreOp::verify() {
-  if (failed(expectRank(*this, "value", getValue(), 2)) ||
-      failed(expectRank(*this, "cache", getCache(), 2)))
-    return failure();
-  auto value = tensorType(getValue());
-  auto cache = tensorType(getCache());
-  if (value.getDimSize(1) != cache.getDimSize(1))
-    return emitOpError() << "value width " << value.getDimSize(1)
-                         << " must equal the cache width "
-                         << cache.getDimSize(1);
-  if (!ShapedType::isDynamic(value.getDimSize(0)) &&
-      value.getDimSize(0) > cache.getDimSize(0))
-    return emitOpError() << "value has " << value.getDimSize(0)
-                         << " rows, more than the cache's "
+  auto cache = cast<MemRefType>(getCache().getType());
+  if (width(getValue()) != cache.getDimSize(1))
+    return emitOpError() << "value width " << width(getValue())
+                         << " must equal the cache width " << cache.getDimSize(1);
+  int64_t rows = tensorType(getValue()).getDimSize(0);
+  if (!ShapedType::isDynamic(rows) && rows > cache.getDimSize(0))
+    return emitOpError() << "value has " << rows << " rows, more than the cache's "
                          << cache.getDimSize(0);
   return success();
 }
 
-YieldOp FusionOp::getYield() {
-  return cast<YieldOp>(getBody().front().getTerminator());
-}
+//===----------------------------------------------------------------------===//
+// Structure ops
+//===----------------------------------------------------------------------===//
+
+YieldOp FusionOp::getYield() { return cast<YieldOp>(getBody().front().getTerminator()); }
 
 LogicalResult FusionOp::verify() {
-  Block &body = getBody().front();
-  if (body.empty() || !isa<YieldOp>(body.back()))
-    return emitOpError("body must end with tfm.yield");
   if (getYield().getValues().getTypes() != getResultTypes())
     return emitOpError("tfm.yield operand types must equal the result types");
   return success();
@@ -268,29 +232,24 @@ LogicalResult FusionOp::verify() {
 LogicalResult LaunchOp::verify() {
   if (auto offsets = getArenaOffsets()) {
     if (offsets->size() != getNumResults())
-      return emitOpError() << "arena_offsets has " << offsets->size()
-                           << " entries for " << getNumResults()
-                           << " results";
+      return emitOpError() << "arena_offsets has " << offsets->size() << " entries for "
+                           << getNumResults() << " results";
     for (int64_t offset : *offsets)
       if (offset != -1 && (offset < 0 || offset % 64 != 0))
-        return emitOpError() << "arena offset " << offset
-                             << " must be -1 or a multiple of 64";
+        return emitOpError() << "arena offset " << offset << " must be -1 or a multiple of 64";
   }
   return success();
 }
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto kernel = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
-      *this, getKernelAttr());
+  auto kernel = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(*this, getKernelAttr());
   if (!kernel)
-    return emitOpError() << "kernel '" << getKernel()
-                         << "' is not a function of this module";
+    return emitOpError() << "kernel '" << getKernel() << "' is not a function of this module";
   auto type = dyn_cast<FunctionType>(kernel.getFunctionType());
   if (!type || !llvm::equal(type.getInputs(), getArgs().getTypes()) ||
       !llvm::equal(type.getResults(), getResultTypes()))
-    return emitOpError() << "argument/result types do not match kernel '"
-                         << getKernel() << "' of type "
-                         << kernel.getFunctionType();
+    return emitOpError() << "argument/result types do not match kernel '" << getKernel()
+                         << "' of type " << kernel.getFunctionType();
   return success();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+using namespace tfm;
 using namespace tfm::rt;
 namespace json = llvm::json;
 

@@ -1,7 +1,9 @@
 //===- ModelCache.cpp - Compile a config on first use, reuse after --------===//
 #include "tfm/runtime/ModelCache.h"
 
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/Hash.h"
+#include "tfm/common/ModelSpec.h"
+#include "tfm/common/Targets.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -59,19 +61,24 @@ std::string tfm::rt::defaultCacheDir() {
 }
 
 llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &request) {
-  tfm::ParsedSpec parsed = tfm::loadModelSpec(request.configPath);
-  if (!parsed.ok)
-    return failure(parsed.error);
+  llvm::Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(request.configPath);
+  if (!spec)
+    return spec.takeError();
+  // The key names the CPU features, never "host": a cache shared between
+  // machines must not hand one a library built for another's instructions.
+  llvm::Expected<std::string> target = tfm::resolveTarget(request.target);
+  if (!target)
+    return target.takeError();
   std::string tfmc = request.tfmc.empty() ? envOr("TFMC", tfmcBesideThisExecutable())
                                           : request.tfmc;
   llvm::Expected<std::string> identity = compilerIdentity(tfmc);
   if (!identity)
     return identity.takeError();
 
-  std::string key = tfm::stableHash(parsed.spec.canonicalJson() + "\n" + request.target + "\n" +
-                                    request.schedule + "\n" + *identity);
+  std::string key = tfm::contentHash(spec->canonicalJson() + "\n" + *target + "\n" +
+                                     request.schedule + "\n" + *identity);
   std::string cacheDir = request.cacheDir.empty() ? defaultCacheDir() : request.cacheDir;
-  std::string dir = cacheDir + "/" + parsed.spec.name + "-" + key;
+  std::string dir = cacheDir + "/" + spec->name + "-" + key;
   if (llvm::sys::fs::exists(dir + "/manifest.json"))
     return dir;
 
@@ -82,12 +89,15 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   std::string scratch = dir + ".tmp-" + std::to_string(::getpid());
   bool onTerminal = llvm::sys::Process::StandardErrIsDisplayed();
   if (onTerminal)
-    llvm::errs() << "compiling " << parsed.spec.name << " for " << request.target
+    llvm::errs() << "compiling " << spec->name << " for " << *target
                  << " (first use; cached in " << dir << ") ...";
   auto start = std::chrono::steady_clock::now();
   std::string errorFile = scratch + ".log";
-  std::vector<llvm::StringRef> args{tfmc,      request.configPath, "-o",      scratch,
-                                    "--target", request.target,     "--schedule", request.schedule};
+  std::vector<llvm::StringRef> args{tfmc, request.configPath, "-o", scratch, "--target", *target};
+  if (!request.schedule.empty()) {
+    args.push_back("--schedule");
+    args.push_back(request.schedule);
+  }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(errorFile),
                                                 llvm::StringRef(errorFile)};
   std::string launchError;

@@ -1,6 +1,8 @@
 //===- ModelLibrary.cpp - dlopen a generated model and check it -----------===//
 #include "tfm/runtime/ModelLibrary.h"
 
+#include "tfm/common/Targets.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -9,6 +11,7 @@
 #include <dlfcn.h>
 #include <vector>
 
+using namespace tfm;
 using namespace tfm::rt;
 namespace fs = llvm::sys::fs;
 
@@ -95,9 +98,9 @@ ModelLibrary::open(const std::string &dir) {
         parseManifest((*text)->getBuffer(), manifestPath.str().str());
     if (!beside)
       return beside.takeError();
-    const std::string &ours = (*checked)->manifest().configHash;
-    if (beside->configHash != ours)
-      return failure(manifestPath.str().str() + ": config_hash " + beside->configHash +
+    const std::string &ours = (*checked)->manifest().buildHash;
+    if (beside->buildHash != ours)
+      return failure(manifestPath.str().str() + ": build_hash " + beside->buildHash +
                      " does not match the library's " + ours + " (" + *path +
                      "); the folder mixes two builds, rerun tfmc");
   }
@@ -122,8 +125,8 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return failure(src + ": model ABI version " + std::to_string(m.abi_version) +
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
-  if (!m.manifest_json || !m.config_hash || !m.prefill || !m.decode || !m.score)
-    return failure(src + ": the model description lacks its manifest, config hash "
+  if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score)
+    return failure(src + ": the model description lacks its manifest, build hash, target "
                          "or entry points");
 
   llvm::Expected<Manifest> manifest =
@@ -139,8 +142,16 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
                    " in the model description but " + inManifest +
                    " in its embedded manifest");
   };
-  if (man.configHash != m.config_hash)
-    return mismatch("config_hash", m.config_hash, man.configHash);
+  if (man.buildHash != m.build_hash)
+    return mismatch("build_hash", m.build_hash, man.buildHash);
+  if (man.target != m.target)
+    return mismatch("target", m.target, man.target);
+  std::vector<std::string> missing = missingCpuFeatures(m.target, hostCpuFeatures());
+  if (!missing.empty())
+    return failure(src + ": compiled for target " + m.target + ", but this CPU lacks " +
+                   llvm::join(missing, "; ") +
+                   "; recompile the model here (tfmc --target host), or for features this CPU "
+                   "has (--target avx2, avx512, ...)");
   if (man.tensors.size() != m.n_weights)
     return mismatch("the number of weights", std::to_string(m.n_weights),
                     std::to_string(man.tensors.size()));

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+using namespace tfm;
 using namespace tfm::rt;
 namespace fs = llvm::sys::fs;
 

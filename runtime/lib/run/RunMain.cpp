@@ -27,6 +27,7 @@
 
 #include <thread>
 
+using namespace tfm;
 using namespace tfm::rt;
 namespace cl = llvm::cl;
 
@@ -264,8 +265,9 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::value_desc("file"), cl::cat(modelCategory));
   cl::opt<std::string> target("target", cl::desc("With --model-dir: tfmc --target"),
                               cl::init("host"), cl::cat(modelCategory));
-  cl::opt<std::string> schedule("schedule", cl::desc("With --model-dir: tfmc --schedule"),
-                                cl::init("fast"), cl::cat(modelCategory));
+  cl::opt<std::string> schedule(
+      "schedule", cl::desc("With --model-dir: tfmc --schedule (default: tfmc's per-kernel table)"),
+      cl::cat(modelCategory));
   cl::opt<std::string> cacheDir("cache-dir",
                                 cl::desc("Where --model-dir keeps compiled models (default: "
                                          "$TFM_CACHE_DIR, else ~/.cache/tfmc)"),

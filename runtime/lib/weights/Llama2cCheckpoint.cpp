@@ -1,6 +1,8 @@
 //===- Llama2cCheckpoint.cpp - Bind a llama2.c .bin to a manifest ---------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 
+#include "tfm/common/TensorNames.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {
@@ -37,63 +40,54 @@ struct Section {
   }
 };
 
-/// The llama2.c layout, keyed by the manifest's tensor kind ("attn_q" for
-/// blk.N.attn_q.weight, "token_embd" for token_embd.weight).
+/// A role's shape in a checkpoint with header `h` (llama2.c's q has dim rows).
+std::vector<int64_t> shapeOf(TensorRole role, const Header &h) {
+  int64_t kvDim = h.nKvHeads * (h.dim / h.nHeads);
+  switch (role) {
+  case TensorRole::TokenEmbedding:
+  case TensorRole::Output:
+    return {h.vocabSize, h.dim};
+  case TensorRole::AttnQ:
+  case TensorRole::AttnOutput:
+    return {h.dim, h.dim};
+  case TensorRole::AttnK:
+  case TensorRole::AttnV:
+    return {kvDim, h.dim};
+  case TensorRole::FfnGate:
+  case TensorRole::FfnUp:
+    return {h.hiddenDim, h.dim};
+  case TensorRole::FfnDown:
+    return {h.dim, h.hiddenDim};
+  default: // the norms
+    return {h.dim};
+  }
+}
+
+/// The llama2.c layout (tfm/common/TensorNames.h: llama2cLayerOrder), keyed
+/// by tensor role.
 struct Layout {
-  std::map<std::string, Section> sections;
+  std::map<TensorRole, Section> sections;
   int64_t totalBytes = 0;
 };
 
 Layout layoutOf(const Header &h) {
   Layout l;
   int64_t at = kHeaderBytes;
+  auto place = [&](TensorRole role, bool perLayer) {
+    Section s{at, shapeOf(role, h), perLayer};
+    at += s.bytes() * (perLayer ? h.nLayers : 1);
+    l.sections[role] = s;
+  };
+  place(TensorRole::TokenEmbedding, false);
+  for (TensorRole role : llama2cLayerOrder())
+    place(role, true);
+  place(TensorRole::OutputNorm, false);
   int64_t headDim = h.dim / h.nHeads;
-  int64_t kvDim = h.nKvHeads * headDim;
-  auto global = [&](const char *kind, std::vector<int64_t> shape) {
-    Section s{at, std::move(shape), false};
-    at += s.bytes();
-    if (kind)
-      l.sections[kind] = s;
-  };
-  auto layered = [&](const char *kind, std::vector<int64_t> shape) {
-    Section s{at, std::move(shape), true};
-    at += s.bytes() * h.nLayers;
-    l.sections[kind] = s;
-  };
-  global("token_embd", {h.vocabSize, h.dim});
-  layered("attn_norm", {h.dim});
-  layered("attn_q", {h.dim, h.dim});
-  layered("attn_k", {kvDim, h.dim});
-  layered("attn_v", {kvDim, h.dim});
-  layered("attn_output", {h.dim, h.dim});
-  layered("ffn_norm", {h.dim});
-  layered("ffn_gate", {h.hiddenDim, h.dim});
-  layered("ffn_down", {h.dim, h.hiddenDim});
-  layered("ffn_up", {h.hiddenDim, h.dim});
-  global("output_norm", {h.dim});
-  global(nullptr, {h.seqLen, headDim / 2}); // freq_cis_real, unused
-  global(nullptr, {h.seqLen, headDim / 2}); // freq_cis_imag, unused
+  at += 2 * h.seqLen * (headDim / 2) * int64_t(sizeof(float)); // freq_cis_real/imag, unused
   if (!h.tied)
-    global("output", {h.vocabSize, h.dim});
+    place(TensorRole::Output, false);
   l.totalBytes = at;
   return l;
-}
-
-/// Splits "blk.3.attn_q.weight" into kind "attn_q", layer 3; a global
-/// tensor "output_norm.weight" gives layer -1. False when the name has
-/// neither form.
-bool splitName(llvm::StringRef name, std::string &kind, int64_t &layer) {
-  if (!name.consume_back(".weight"))
-    return false;
-  layer = -1;
-  if (name.consume_front("blk.")) {
-    auto [index, rest] = name.split('.');
-    if (index.empty() || rest.empty() || index.getAsInteger(10, layer) || layer < 0)
-      return false;
-    name = rest;
-  }
-  kind = name.str();
-  return !kind.empty();
 }
 
 llvm::Expected<Header> readHeader(const std::string &path, llvm::StringRef data,
@@ -156,13 +150,12 @@ llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &p
 
   BoundWeights bound;
   for (const TensorSpec &t : manifest.tensors) {
-    std::string kind;
-    int64_t layer;
+    std::optional<TensorId> id = parseTensorName(t.name);
     auto section = layout.sections.end();
-    if (splitName(t.name, kind, layer))
-      section = layout.sections.find(kind);
-    if (section == layout.sections.end() || section->second.perLayer != (layer >= 0) ||
-        layer >= header->nLayers)
+    if (id && id->part == TensorPart::Weight)
+      section = layout.sections.find(id->role);
+    int64_t layer = id ? id->layer : -1;
+    if (section == layout.sections.end() || layer >= header->nLayers)
       return failure(path + ": the compiled model needs tensor " + t.name +
                      ", which a llama2.c checkpoint with " +
                      std::to_string(header->nLayers) + " layers does not hold");

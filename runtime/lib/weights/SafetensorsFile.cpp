@@ -1,7 +1,7 @@
 //===- SafetensorsFile.cpp - Read a .safetensors file in place ------------===//
 #include "tfm/runtime/SafetensorsFile.h"
 
-#include "tfm/runtime/Manifest.h"
+#include "tfm/common/Manifest.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -12,6 +12,7 @@
 #include <cstring>
 
 namespace json = llvm::json;
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {

@@ -2,7 +2,7 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "tfm/runtime/GgufFile.h"
-#include "tfm/runtime/HfTensorNames.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/Progress.h"
 #include "tfm/runtime/SafetensorsFile.h"
@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 namespace {
@@ -26,14 +27,12 @@ llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-enum class StoredType { F32, F16, BF16, Other };
-
 /// Where one manifest tensor's data lies in a file, before any checks.
 struct FoundTensor {
   std::string file;
   std::string name;  // as the file names it
   std::string dtype; // as the file spells it, for messages
-  StoredType type = StoredType::Other;
+  std::optional<DType> type; // none: a type the loader does not convert
   std::vector<int64_t> shape; // as stored, row-major
   const uint8_t *data = nullptr;
   HfLayout layout = HfLayout::Same;
@@ -66,15 +65,15 @@ float halfToFloat(uint16_t h) {
   return f;
 }
 
-float loadElement(StoredType type, const uint8_t *p) {
-  if (type == StoredType::F32) {
+float loadElement(DType type, const uint8_t *p) {
+  if (type == DType::F32) {
     float f;
     std::memcpy(&f, p, sizeof f);
     return f;
   }
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
-  if (type == StoredType::F16)
+  if (type == DType::F16)
     return halfToFloat(h);
   uint32_t bits = uint32_t(h) << 16; // bf16 is the top half of an f32
   float f;
@@ -82,19 +81,18 @@ float loadElement(StoredType type, const uint8_t *p) {
   return f;
 }
 
-int64_t elementBytes(StoredType type) { return type == StoredType::F32 ? 4 : 2; }
-
 /// Writes the manifest layout of `t` into `out` (element count of the
 /// manifest tensor), converting each element to f32.
 void rearrange(const FoundTensor &t, int64_t headDim, float *out) {
-  const int64_t width = elementBytes(t.type);
+  const DType type = *t.type;
+  const int64_t width = dtypeBytes(type);
   int64_t elements = 1;
   for (int64_t d : t.shape)
     elements *= d;
   switch (t.layout) {
   case HfLayout::Same:
     for (int64_t i = 0; i < elements; ++i)
-      out[i] = loadElement(t.type, t.data + i * width);
+      out[i] = loadElement(type, t.data + i * width);
     return;
   case HfLayout::Transposed: {
     // Stored [in, out]; the manifest wants [out, in]. Tiles keep both
@@ -104,7 +102,7 @@ void rearrange(const FoundTensor &t, int64_t headDim, float *out) {
       for (int64_t c0 = 0; c0 < outDim; c0 += tile)
         for (int64_t r = r0; r < std::min(r0 + tile, in); ++r)
           for (int64_t c = c0; c < std::min(c0 + tile, outDim); ++c)
-            out[c * in + r] = loadElement(t.type, t.data + (r * outDim + c) * width);
+            out[c * in + r] = loadElement(type, t.data + (r * outDim + c) * width);
     return;
   }
   case HfLayout::RopePermuted: {
@@ -112,7 +110,7 @@ void rearrange(const FoundTensor &t, int64_t headDim, float *out) {
     for (int64_t r = 0; r < rows; ++r) {
       const uint8_t *from = t.data + ropeHfRow(r, headDim) * rowLength * width;
       for (int64_t i = 0; i < rowLength; ++i)
-        out[r * rowLength + i] = loadElement(t.type, from + i * width);
+        out[r * rowLength + i] = loadElement(type, from + i * width);
     }
     return;
   }
@@ -140,9 +138,9 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec,
                         ? " (Conv1D weights are stored [in, out]: the transpose of " +
                               formatShape(spec.shape) + ")"
                         : ""));
-  if (found.type == StoredType::Other)
+  if (!found.type)
     return failure(found.file + ": tensor " + label(found, spec) + " is " + found.dtype +
-                   "; this library was compiled for " + config.dtype +
+                   "; this library was compiled for " + dtypeName(config.dtype).str() +
                    " and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
   return llvm::Error::success();
 }
@@ -163,21 +161,26 @@ llvm::Expected<TensorFinder> ggufFinder(const std::string &path, BoundWeights &b
     t.file = file->path();
     t.name = info->name;
     t.dtype = ggmlTypeInfo(info->type)->name;
-    t.type = info->type == GgmlF32    ? StoredType::F32
-             : info->type == GgmlF16  ? StoredType::F16
-             : info->type == GgmlBF16 ? StoredType::BF16
-                                      : StoredType::Other;
+    if (info->type == GgmlF32)
+      t.type = DType::F32;
+    else if (info->type == GgmlF16)
+      t.type = DType::F16;
+    else if (info->type == GgmlBF16)
+      t.type = DType::BF16;
     t.shape = info->shape;
     t.data = file->data() + info->offset;
     return t;
   });
 }
 
-StoredType safetensorsType(llvm::StringRef dtype) {
-  return dtype == "F32"    ? StoredType::F32
-         : dtype == "F16"  ? StoredType::F16
-         : dtype == "BF16" ? StoredType::BF16
-                           : StoredType::Other;
+std::optional<DType> safetensorsType(llvm::StringRef dtype) {
+  if (dtype == "F32")
+    return DType::F32;
+  if (dtype == "F16")
+    return DType::F16;
+  if (dtype == "BF16")
+    return DType::BF16;
+  return std::nullopt;
 }
 
 FoundTensor foundIn(const SafetensorsFile &file, const SafetensorsTensor &t, HfLayout layout) {
@@ -260,7 +263,7 @@ llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
 /// The generated code reads f32 with 4-byte alignment; safetensors and
 /// GGUF data offsets promise no more than that (or less, for safetensors).
 bool usableInPlace(const FoundTensor &t) {
-  return t.type == StoredType::F32 && t.layout == HfLayout::Same &&
+  return t.type == DType::F32 && t.layout == HfLayout::Same &&
          reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
 }
 
@@ -355,7 +358,7 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     if (llvm::Error e = checkTensor(*t, spec, manifest.config))
       return std::move(e);
     if (!usableInPlace(*t))
-      convertBytes += spec.elementCount() * elementBytes(t->type);
+      convertBytes += spec.elementCount() * dtypeBytes(*t->type);
     found.push_back(std::move(*t));
   }
 
@@ -373,7 +376,7 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     rearrange(t, manifest.config.headDim, copy->get());
     bound.pointers.push_back(copy->get());
     bound.storage.push_back(std::move(*copy));
-    progress.advance(spec.elementCount() * elementBytes(t.type));
+    progress.advance(spec.elementCount() * dtypeBytes(*t.type));
   }
   return bound;
 }

@@ -2,7 +2,7 @@
 #ifndef TFM_BUILDER_MODELBUILDER_H
 #define TFM_BUILDER_MODELBUILDER_H
 
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -8,7 +8,7 @@
 #define TFM_CODEGEN_LOWERTOPROGRAM_H
 
 #include "tfm/Codegen/Program.h"
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 
 #include <cstdint>
 #include <string>

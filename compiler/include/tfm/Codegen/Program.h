@@ -25,7 +25,7 @@
 #ifndef TFM_CODEGEN_PROGRAM_H
 #define TFM_CODEGEN_PROGRAM_H
 
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 
 #include <cstdint>
 #include <map>

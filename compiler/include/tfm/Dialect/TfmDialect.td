@@ -1,46 +1,97 @@
 //===- TfmDialect.td - The tfm dialect ---------------------*- tablegen -*-===//
 //
-// tfm models one transformer's forward pass on value-semantic tensors. The
-// builder emits the primitive ops; the pass pipeline groups them into fusion
-// regions, outlines those into kernel functions and plans their memory.
+// tfm models one transformer's forward pass. The builder emits the primitive
+// ops; the pass pipeline groups them into fusion regions, outlines those into
+// kernel functions, lays out the caches and plans every byte of memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_DIALECT_TD
 #define TFM_DIALECT_TD
 
 include "mlir/IR/OpBase.td"
-include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Tfm_Dialect : Dialect {
   let name = "tfm";
   let summary = "Transformer inference ops, fusion regions and kernel launches";
   let description = [{
-    Ops on ranked f32 (activations, weights, caches) and i32 (token ids)
-    tensors. A tensor whose first dimension is "token rows" has one row per
-    token of the call, and the row index is the token's absolute position;
-    that is why no op takes a position operand. In prefill functions the
-    token-row dimension is dynamic (`?`, bounded by the prefill chunk), in
-    decode functions it is 1.
+    Activations, weights and token ids are value-semantic tensors: f32 and
+    i32. A tensor whose first dimension is "token rows" has one row per token
+    of the call, and the row index is the token's absolute position; that is
+    why no op takes a position operand. In prefill functions the token-row
+    dimension is dynamic (`?`, bounded by the module's `tfm.prefill_chunk`),
+    in decode functions it is 1.
+
+    The KV cache is the one piece of state an entry point changes, so its
+    layers are buffers: 2-D f32 memrefs `[context, kv_dim]` named by module
+    symbols (`tfm.cache_decl`). Their layout is the memref's: the identity
+    (each position's row contiguous) or `strided<[1, context]>` (each
+    dimension contiguous across positions), chosen by a pass. `tfm.kv_store`
+    writes a cache, `tfm.attention` reads it, and both say so.
+
+    The module carries what the generated driver needs besides the launches:
+    `tfm.context_length`, `tfm.vocab_size`, `tfm.prefill_chunk`, the target
+    (`tfm.target`, an explicit CPU feature list) and the config it was built
+    from (`tfm.config`, canonical JSON); memory planning adds
+    `tfm.kv_cache_bytes`.
   }];
   let cppNamespace = "::tfm";
-}
-
-// The KV cache is the only state an entry point mutates; attention reads it
-// and kv_store writes it, so the two must never be reordered or merged.
-def Tfm_KvCacheResource : Resource<"::tfm::KvCacheResource">;
-
-def Tfm_CacheKind : I32EnumAttr<"CacheKind", "which half of a layer's KV cache", [
-    I32EnumAttrCase<"Key", 0, "key">,
-    I32EnumAttrCase<"Value", 1, "value">]> {
-  let cppNamespace = "::tfm";
+  let hasOperationAttrVerify = 1;
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []> :
     Op<Tfm_Dialect, mnemonic, traits>;
 
-def Tfm_F32Tensor : RankedTensorOf<[F32]>;
-def Tfm_TokenTensor : RankedTensorOf<[I32]>;
-def Tfm_AnyTensor : RankedTensorOf<[F32, I32]>;
+/// An op that becomes part of a kernel. tfm-tblgen turns the ODS of every
+/// such op into the op kinds and typed attribute structs of the MLIR-free
+/// Program (tfm/Program/Program.h) and into their conversion from MLIR, so
+/// that a new op is this ODS entry plus its record in the kernel registry
+/// (compiler/lib/Kernels/OpRegistry.cpp).
+class Tfm_KernelOp<string mnemonic, list<Trait> traits = []> :
+    Tfm_Op<mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Traits the passes act on
+//===----------------------------------------------------------------------===//
+
+/// Computed row by row from the same rows of its operands: the epilogue pass
+/// pulls it into the kernel that produces them.
+def Tfm_Epilogue : NativeOpTrait<"Epilogue"> { let cppNamespace = "::tfm::OpTrait"; }
+
+/// Normalises each row; the norm-linear pass fuses it with the projections
+/// that read it, so the normalised rows never reach memory.
+def Tfm_RowNormalization : NativeOpTrait<"RowNormalization"> {
+  let cppNamespace = "::tfm::OpTrait";
+}
+
+/// Starts a kernel of its own when no norm precedes it (projections and the
+/// embedding gather); epilogues then join it.
+def Tfm_FusionRoot : NativeOpTrait<"FusionRoot"> { let cppNamespace = "::tfm::OpTrait"; }
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Tfm_Rows : Type<CPred<"::tfm::isRowsType($_self)">,
+    "2-D f32 tensor of rows with a static width", "::mlir::RankedTensorType">;
+def Tfm_Matrix : Type<CPred<"::tfm::isStaticTensorType($_self, 2)">,
+    "static 2-D f32 tensor", "::mlir::RankedTensorType">;
+def Tfm_Vector : Type<CPred<"::tfm::isStaticTensorType($_self, 1)">,
+    "static 1-D f32 tensor", "::mlir::RankedTensorType">;
+def Tfm_Weight : Type<CPred<"::tfm::isStaticTensorType($_self, 1) || "
+                            "::tfm::isStaticTensorType($_self, 2)">,
+    "static 1-D or 2-D f32 tensor", "::mlir::RankedTensorType">;
+def Tfm_Tokens : Type<CPred<"::tfm::isTokensType($_self)">,
+    "1-D i32 tensor of token ids", "::mlir::RankedTensorType">;
+def Tfm_CacheBuffer : Type<CPred<"::tfm::isCacheBufferType($_self)">,
+    "static 2-D f32 memref with an identity or strided<[1, rows]> layout",
+    "::mlir::MemRefType">;
+def Tfm_KernelValue : AnyTypeOf<[Tfm_Rows, Tfm_Weight, Tfm_Tokens, Tfm_CacheBuffer]>;
+
+def Tfm_PositiveF64Attr : ConfinedAttr<F64Attr, [AttrConstraint<
+    CPred<"::llvm::cast<::mlir::FloatAttr>($_self).getValueAsDouble() > 0.0">,
+    "whose value is positive">]>;
+def Tfm_PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
+def Tfm_NonNegativeI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
 
 #endif // TFM_DIALECT_TD

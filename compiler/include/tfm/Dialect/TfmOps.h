@@ -12,31 +12,56 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tfm/Dialect/TfmDialect.h"
-#include "tfm/Dialect/TfmEnums.h.inc"
 
 namespace tfm {
 
-/// The KV cache: written by kv_store, read by attention (see TfmDialect.td).
-struct KvCacheResource
-    : public mlir::SideEffects::Resource::Base<KvCacheResource> {
-  llvm::StringRef getName() final { return "tfm.kv_cache"; }
-};
+// The type constraints of TfmDialect.td.
+/// 2-D f32 tensor with a static width; its rows may be dynamic (token rows).
+bool isRowsType(mlir::Type type);
+/// f32 tensor of `rank` with every size static.
+bool isStaticTensorType(mlir::Type type, int64_t rank);
+/// 1-D i32 tensor.
+bool isTokensType(mlir::Type type);
+/// Static 2-D f32 memref laid out by rows or transposed (see cacheBufferType).
+bool isCacheBufferType(mlir::Type type);
+
+/// A cache layer of `rows` positions by `cols`: rows contiguous, or each
+/// column contiguous across positions (`transposed`, strided<[1, rows]>).
+mlir::MemRefType cacheBufferType(mlir::MLIRContext *context, int64_t rows, int64_t cols,
+                                 bool transposed);
+bool isTransposedCache(mlir::MemRefType type);
+
+namespace OpTrait {
+// Markers (see TfmDialect.td); the passes ask op->hasTrait<...>().
+template <typename ConcreteType>
+class Epilogue : public mlir::OpTrait::TraitBase<ConcreteType, Epilogue> {};
+template <typename ConcreteType>
+class RowNormalization : public mlir::OpTrait::TraitBase<ConcreteType, RowNormalization> {};
+template <typename ConcreteType>
+class FusionRoot : public mlir::OpTrait::TraitBase<ConcreteType, FusionRoot> {};
+} // namespace OpTrait
 
 // Names of the attributes the pipeline attaches outside the ops' own ones.
 namespace attrs {
-/// Module: array of {name, shape} dictionaries, the weight file's manifest.
-constexpr const char kManifest[] = "tfm.manifest";
 /// Module: the most token rows one prefill call handles.
 constexpr const char kPrefillChunk[] = "tfm.prefill_chunk";
 /// Module: the model's context length (rows of each cache layer).
 constexpr const char kContextLength[] = "tfm.context_length";
+/// Module: the vocabulary size (columns of the logits).
+constexpr const char kVocabSize[] = "tfm.vocab_size";
+/// Module: the canonical JSON of the config the module was built from.
+constexpr const char kConfig[] = "tfm.config";
+/// Module: the explicit target string (tfm/common/Targets.h).
+constexpr const char kTarget[] = "tfm.target";
+/// Module: bytes of the KV-cache block, set by memory planning.
+constexpr const char kKvCacheBytes[] = "tfm.kv_cache_bytes";
 /// Entry function: which entry point it is ("prefill", "decode" or "score").
 constexpr const char kEntry[] = "tfm.entry";
 /// Entry function: bytes of its activation arena, set by memory planning.
 constexpr const char kArenaBytes[] = "tfm.arena_bytes";
 /// Kernel function marker (unit attribute).
 constexpr const char kKernel[] = "tfm.kernel";
-/// Kernel function: the schedule name its code generator uses.
+/// Kernel function: the schedule its code generator uses.
 constexpr const char kSchedule[] = "tfm.schedule";
 /// Kernel argument/result: the rows are the call's token positions.
 constexpr const char kTokenRows[] = "tfm.token_rows";

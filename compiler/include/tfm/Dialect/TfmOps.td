@@ -1,8 +1,9 @@
 //===- TfmOps.td - Ops of the tfm dialect ------------------*- tablegen -*-===//
 //
-// Three groups: leaf ops that name storage (weights, cache layers), compute
-// ops whose semantics match KernelOp in tfm/Codegen/Program.h, and structure
-// ops the pass pipeline introduces (fusion regions, kernel launches).
+// Four groups: module-level declarations of storage (weights, cache layers),
+// the ops that name that storage inside a function, the kernel ops (what a
+// kernel computes; each has a record in compiler/lib/Kernels/OpRegistry.cpp),
+// and the structure ops the pipeline introduces (fusion regions, launches).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_OPS_TD
@@ -14,79 +15,118 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 //===----------------------------------------------------------------------===//
-// Leaf ops
+// Storage declarations
 //===----------------------------------------------------------------------===//
 
-def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
-  let summary = "a tensor of the weight file, named as in the manifest";
+def Tfm_WeightDeclOp : Tfm_Op<"weight_decl", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a tensor of the weight file";
   let description = [{
-    The name refers to an entry of the module's `tfm.manifest`; the result
-    type is the tensor's shape there.
+    One tensor the compiled library binds, named as llama.cpp and GGUF name
+    it. The declarations in module order are the manifest: the runtime hands
+    the library one pointer per declaration, in this order.
 
     ```mlir
-    %w = tfm.weight "blk.0.attn_q.weight" : tensor<768x768xf32>
+    tfm.weight_decl @"blk.0.attn_q.weight" : tensor<768x768xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
-  let results = (outs Tfm_F32Tensor:$result);
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Tfm_Weight>:$type);
+  let assemblyFormat = "$sym_name attr-dict `:` $type";
+}
+
+def Tfm_CacheDeclOp : Tfm_Op<"cache_decl", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "one layer's key or value cache";
+  let description = [{
+    A buffer of `[context, kv_dim]` f32 that lives as long as a sequence:
+    row p holds the key (or value) of the token at position p. The memref
+    layout says how it lies in memory: the identity (rows contiguous) or
+    `strided<[1, context]>` (each dimension contiguous across positions),
+    set by `--tfm-choose-cache-layouts`. Memory planning sets `offset`, the
+    byte offset of the buffer in the KV-cache block the runtime allocates.
+
+    ```mlir
+    tfm.cache_decl @"blk.0.key" offset 0 : memref<1024x768xf32, strided<[1, 1024]>>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Tfm_CacheBuffer>:$type,
+                       OptionalAttr<Tfm_NonNegativeI64Attr>:$offset);
+  let assemblyFormat = "$sym_name (`offset` $offset^)? attr-dict `:` $type";
+}
+
+//===----------------------------------------------------------------------===//
+// Storage in a function
+//===----------------------------------------------------------------------===//
+
+def Tfm_WeightOp : Tfm_Op<"weight",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "the value of a declared weight tensor";
+  let description = [{
+    The result type is the declaration's; the verifier checks that the
+    symbol is a `tfm.weight_decl` of this module.
+
+    ```mlir
+    %w = tfm.weight @"blk.0.attn_q.weight" : tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Tfm_Weight:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
-def Tfm_KvCacheOp : Tfm_Op<"kv_cache", [Pure]> {
-  let summary = "one layer's key or value cache, [contextLength, kvDim]";
+def Tfm_KvCacheOp : Tfm_Op<"kv_cache",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a reference to a declared cache buffer";
   let description = [{
-    Row p holds the key (or value) of the token at position p. `tfm.kv_store`
-    writes the rows of the current call, `tfm.attention` reads rows up to the
-    position of each query row.
+    Like `memref.get_global`, it reads and writes nothing itself: the ops
+    that take the buffer say what they do with it (`tfm.kv_store` writes,
+    `tfm.attention` reads), so no pass reorders or merges a read with a
+    write. The result type is the declaration's.
 
     ```mlir
-    %kc = tfm.kv_cache key layer 0 : tensor<1024x256xf32>
+    %kc = tfm.kv_cache @"blk.0.key" : memref<1024x768xf32, strided<[1, 1024]>>
     ```
   }];
-  let arguments = (ins Tfm_CacheKind:$kind, I64Attr:$layer);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$kind `layer` $layer attr-dict `:` type($result)";
-  let hasVerifier = 1;
+  let arguments = (ins FlatSymbolRefAttr:$cache);
+  let results = (outs Tfm_CacheBuffer:$result);
+  let assemblyFormat = "$cache attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//
-// Compute ops
+// Kernel ops
 //===----------------------------------------------------------------------===//
 
-def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
+def Tfm_EmbeddingOp : Tfm_KernelOp<"embedding", [Pure, Tfm_FusionRoot, InferTypeOpAdaptor]> {
   let summary = "rows of the embedding table selected by token ids";
   let description = [{
     `table` is [vocab, dim], `tokens` is [T] i32; the result is [T, dim].
+    An id outside the table reads its nearest row (the runtime refuses such
+    ids before any call).
 
     ```mlir
-    %x = tfm.embedding %table, %tokens : tensor<32000x4096xf32>, tensor<?xi32> -> tensor<?x4096xf32>
+    %x = tfm.embedding %table, %tokens : tensor<32000x4096xf32>, tensor<?xi32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$table, Tfm_TokenTensor:$tokens);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = [{
-    $table `,` $tokens attr-dict `:` type($table) `,` type($tokens) `->` type($result)
-  }];
-  let hasVerifier = 1;
+  let arguments = (ins Tfm_Matrix:$table, Tfm_Tokens:$tokens);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$table `,` $tokens attr-dict `:` type($table) `,` type($tokens)";
 }
 
-def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure]> {
+def Tfm_RmsNormOp : Tfm_KernelOp<"rms_norm",
+    [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>]> {
   let summary = "x / sqrt(mean(x^2) + eps) * w, per row";
   let description = [{
     ```mlir
-    %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight, F64Attr:$eps);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
-  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveF64Attr:$eps);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
   let hasVerifier = 1;
 }
 
-def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
+def Tfm_LayerNormOp : Tfm_KernelOp<"layer_norm",
+    [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>,
+     AllTypesMatch<["weight", "bias"]>]> {
   let summary = "(x - mean) / sqrt(var + eps) * w + b, per row";
   let description = [{
     Mean and biased variance (divided by the width) of each row, as
@@ -94,75 +134,71 @@ def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
 
     ```mlir
     %h = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64}
-        : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+        : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
-                       Tfm_F32Tensor:$bias, F64Attr:$eps);
-  let results = (outs Tfm_F32Tensor:$result);
+  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_Vector:$bias,
+                       Tfm_PositiveF64Attr:$eps);
+  let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
-    `,` type($bias) `->` type($result)
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight) `,` type($bias)
   }];
   let hasVerifier = 1;
 }
 
-def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
+def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdaptor]> {
   let summary = "x @ W^T (+ bias) with W in PyTorch layout [N, K]";
   let description = [{
     `input` is [T, K], `weight` is [N, K], the optional `bias` is [N]; the
     result is [T, N].
 
     ```mlir
-    %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
-    %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
+    %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32>
+    %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
-                       Optional<Tfm_F32Tensor>:$bias);
-  let results = (outs Tfm_F32Tensor:$result);
+  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$weight, Optional<Tfm_Vector>:$bias);
+  let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
-    (`,` type($bias)^)? `->` type($result)
+    (`,` type($bias)^)?
   }];
-  let hasVerifier = 1;
 }
 
-def Tfm_AddPositionsOp : Tfm_Op<"add_positions", [Pure]> {
+def Tfm_AddPositionsOp : Tfm_KernelOp<"add_positions",
+    [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds each row's learned position embedding";
   let description = [{
     Row r of `input` (the token at absolute position r) gets row r of
     `table` ([positions, width]) added. GPT-2's learned absolute positions.
 
     ```mlir
-    %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<256x64xf32> -> tensor<?x64xf32>
+    %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<256x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$table);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = [{
-    $input `,` $table attr-dict `:` type($input) `,` type($table) `->` type($result)
-  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$table);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input `,` $table attr-dict `:` type($input) `,` type($table)";
   let hasVerifier = 1;
 }
 
-def Tfm_SliceColsOp : Tfm_Op<"slice_cols", [Pure]> {
+def Tfm_SliceColsOp : Tfm_KernelOp<"slice_cols", [Pure, Tfm_Epilogue, InferTypeOpAdaptor]> {
   let summary = "columns begin .. begin+size-1 of every row";
   let description = [{
     Splits a fused projection: GPT-2's q, k and v are column ranges of one
     [T, 3*dim] result.
 
     ```mlir
-    %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32> -> tensor<?x64xf32>
+    %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$begin, I64Attr:$size);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
-  let hasVerifier = 1;
+  let arguments = (ins Tfm_Rows:$input, Tfm_NonNegativeI64Attr:$begin,
+                       Tfm_PositiveI64Attr:$size);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tfm_RopeOp : Tfm_Op<"rope", [Pure, SameOperandsAndResultType]> {
+def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding on interleaved pairs";
   let description = [{
     Each head of `head_dim` columns rotates its pairs (2i, 2i+1) by the angle
@@ -172,41 +208,42 @@ def Tfm_RopeOp : Tfm_Op<"rope", [Pure, SameOperandsAndResultType]> {
     %r = tfm.rope %q {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$head_dim, F64Attr:$theta);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveI64Attr:$head_dim,
+                       Tfm_PositiveF64Attr:$theta);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
 class Tfm_BinaryOp<string mnemonic, string what> :
-    Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    Tfm_KernelOp<mnemonic, [Pure, Tfm_Epilogue, AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "elementwise " # what;
   let description = [{
     ```mlir
     %c = tfm.}] # mnemonic # [{ %a, %b : tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs);
-  let results = (outs Tfm_F32Tensor:$result);
+  let arguments = (ins Tfm_Rows:$lhs, Tfm_Rows:$rhs);
+  let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
 def Tfm_AddOp : Tfm_BinaryOp<"add", "sum">;
 def Tfm_MulOp : Tfm_BinaryOp<"mul", "product">;
 
-def Tfm_SiluOp : Tfm_Op<"silu", [Pure, SameOperandsAndResultType]> {
+def Tfm_SiluOp : Tfm_KernelOp<"silu", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "elementwise x * sigmoid(x)";
   let description = [{
     ```mlir
     %s = tfm.silu %g : tensor<?x172xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let arguments = (ins Tfm_Rows:$input);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tfm_GeluOp : Tfm_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Tfm_GeluOp : Tfm_KernelOp<"gelu", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "elementwise GELU, exact or in its tanh approximation";
   let description = [{
     `approximate = true`: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), what
@@ -217,61 +254,68 @@ def Tfm_GeluOp : Tfm_Op<"gelu", [Pure, SameOperandsAndResultType]> {
     %g = tfm.gelu %u {approximate = true} : tensor<?x256xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, BoolAttr:$approximate);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let arguments = (ins Tfm_Rows:$input, BoolAttr:$approximate);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tfm_AttentionOp : Tfm_Op<"attention",
-    [MemoryEffects<[MemRead<Tfm_KvCacheResource>]>]> {
+def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result"]>]> {
   let summary = "causal grouped-query attention against one layer's cache";
   let description = [{
-    `query` is [T, n_heads*head_dim]; the caches are [contextLength,
-    n_kv_heads*head_dim]. The row at position p attends to cache rows 0..p;
-    head h uses kv head h / (n_heads / n_kv_heads). Scores are scaled by
-    1/sqrt(head_dim). The rows of the current call must have been stored
-    (`tfm.kv_store`) before.
+    `query` is [T, n_heads*head_dim]; the caches are [context,
+    n_kv_heads*head_dim] buffers, which it reads. The row at position p
+    attends to cache rows 0..p; head h uses kv head h / (n_heads /
+    n_kv_heads). Scores are scaled by 1/sqrt(head_dim). The rows of the
+    current call must have been stored (`tfm.kv_store`) before.
 
     ```mlir
     %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
-        : tensor<?x64xf32>, tensor<256x32xf32>, tensor<256x32xf32> -> tensor<?x64xf32>
+        : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$query, Tfm_F32Tensor:$key_cache,
-                       Tfm_F32Tensor:$value_cache, I64Attr:$n_heads,
-                       I64Attr:$n_kv_heads, I64Attr:$head_dim);
-  let results = (outs Tfm_F32Tensor:$result);
+  let arguments = (ins Tfm_Rows:$query,
+                       Arg<Tfm_CacheBuffer, "the layer's keys", [MemRead]>:$key_cache,
+                       Arg<Tfm_CacheBuffer, "the layer's values", [MemRead]>:$value_cache,
+                       Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
+                       Tfm_PositiveI64Attr:$head_dim);
+  let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`
-    type($key_cache) `,` type($value_cache) `->` type($result)
+    type($key_cache) `,` type($value_cache)
   }];
   let hasVerifier = 1;
 }
 
-def Tfm_LastRowOp : Tfm_Op<"last_row", [Pure]> {
+def Tfm_LastRowOp : Tfm_KernelOp<"last_row", [Pure, InferTypeOpAdaptor]> {
   let summary = "the row of the call's last token, [T, N] -> [1, N]";
   let description = [{
     ```mlir
-    %l = tfm.last_row %x : tensor<?x64xf32> -> tensor<1x64xf32>
+    %l = tfm.last_row %x : tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$input);
-  let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
-  let hasVerifier = 1;
+  let arguments = (ins Tfm_Rows:$input);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tfm_KvStoreOp : Tfm_Op<"kv_store",
-    [MemoryEffects<[MemWrite<Tfm_KvCacheResource>]>]> {
+//===----------------------------------------------------------------------===//
+// Cache writes
+//===----------------------------------------------------------------------===//
+
+def Tfm_KvStoreOp : Tfm_Op<"kv_store", [Tfm_Epilogue]> {
   let summary = "writes the call's rows into one layer's cache";
   let description = [{
-    Row r of `value` (position r) goes to row r of `cache`.
+    Row r of `value` (position r) goes to row r of `cache`. A kernel that
+    holds a store has the cache as an argument it writes (an output of the
+    compiled kernel), so a store is part of a kernel without being a kernel
+    op of its own.
 
     ```mlir
-    tfm.kv_store %k, %kc : tensor<?x32xf32>, tensor<256x32xf32>
+    tfm.kv_store %k, %kc : tensor<?x32xf32>, memref<256x32xf32, strided<[1, 256]>>
     ```
   }];
-  let arguments = (ins Tfm_F32Tensor:$value, Tfm_F32Tensor:$cache);
+  let arguments = (ins Tfm_Rows:$value,
+                       Arg<Tfm_CacheBuffer, "the layer's cache", [MemWrite]>:$cache);
   let assemblyFormat = "$value `,` $cache attr-dict `:` type($value) `,` type($cache)";
   let hasVerifier = 1;
 }
@@ -280,7 +324,8 @@ def Tfm_KvStoreOp : Tfm_Op<"kv_store",
 // Structure ops
 //===----------------------------------------------------------------------===//
 
-def Tfm_FusionOp : Tfm_Op<"fusion", [RecursiveMemoryEffects, SingleBlock]> {
+def Tfm_FusionOp : Tfm_Op<"fusion",
+    [RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "ops that will become one kernel";
   let description = [{
     Like IREE's dispatch regions: the body may use any value defined above;
@@ -289,13 +334,13 @@ def Tfm_FusionOp : Tfm_Op<"fusion", [RecursiveMemoryEffects, SingleBlock]> {
 
     ```mlir
     %q = tfm.fusion -> tensor<?x64xf32> {
-      %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32> -> tensor<?x64xf32>
-      %l = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
+      %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>
+      %l = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32>
       tfm.yield %l : tensor<?x64xf32>
     }
     ```
   }];
-  let results = (outs Variadic<Tfm_AnyTensor>:$results);
+  let results = (outs Variadic<Tfm_Rows>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "(`->` type($results)^)? attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -312,7 +357,8 @@ def Tfm_YieldOp : Tfm_Op<"yield",
     tfm.yield %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Variadic<Tfm_AnyTensor>:$values);
+  let arguments = (ins Variadic<Tfm_Rows>:$values);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
@@ -321,7 +367,7 @@ def Tfm_LaunchOp : Tfm_Op<"launch",
   let summary = "runs an outlined kernel function";
   let description = [{
     Arguments and results match the kernel's function type. A kernel writes
-    the cache arguments it stores into, so a launch has side effects.
+    the cache buffers it stores into, so a launch has side effects.
     After memory planning, `arena_offsets` gives for each result its byte
     offset in the entry function's arena, or -1 for a result that leaves the
     function (the logits).
@@ -331,9 +377,9 @@ def Tfm_LaunchOp : Tfm_Op<"launch",
         : (tensor<?x64xf32>, ...) -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<Tfm_AnyTensor>:$args,
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<Tfm_KernelValue>:$args,
                        OptionalAttr<DenseI64ArrayAttr>:$arena_offsets);
-  let results = (outs Variadic<Tfm_AnyTensor>:$results);
+  let results = (outs Variadic<Tfm_Rows>:$results);
   let assemblyFormat = [{
     $kernel `(` $args `)` attr-dict `:` functional-type($args, $results)
   }];

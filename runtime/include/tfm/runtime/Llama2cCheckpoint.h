@@ -15,7 +15,7 @@
 #define TFM_RUNTIME_LLAMA2CCHECKPOINT_H
 
 #include "tfm/runtime/BoundWeights.h"
-#include "tfm/runtime/Manifest.h"
+#include "tfm/common/Manifest.h"
 
 #include "llvm/Support/Error.h"
 

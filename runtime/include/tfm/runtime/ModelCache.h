@@ -1,8 +1,9 @@
 //===- ModelCache.h - Compile a config on first use, reuse after -*- C++ -*-===//
 //
 // `tfm-run --model-dir` needs a compiled library for whatever config it is
-// handed. It runs tfmc (installed beside tfm-run) once per config, target and
-// schedule, into a cache folder named by their hash, and reuses the result.
+// handed. It runs tfmc (installed beside tfm-run) once per config, target (its
+// explicit CPU feature list, never "host") and schedule, into a cache folder
+// named by their hash, and reuses the result.
 // The hash also covers the tfmc binary (size and time), so a rebuilt
 // compiler does not reuse libraries an older one wrote.
 //
@@ -18,8 +19,8 @@ namespace tfm::rt {
 
 struct CompileRequest {
   std::string configPath; // Hugging Face config.json or a preset
-  std::string target = "host";
-  std::string schedule = "fast";
+  std::string target = "host"; // a preset or target string (tfm/common/Targets.h)
+  std::string schedule;        // tfmc --schedule; empty: the target's default table
   std::string cacheDir; // empty: defaultCacheDir()
   std::string tfmc;     // the compiler; empty: tfmc beside this executable
 };

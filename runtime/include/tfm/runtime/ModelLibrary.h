@@ -4,14 +4,17 @@
 // model folder written by tfmc, or linked into a standalone executable. On
 // load the ABI version, the embedded manifest and (when present) the
 // manifest.json beside the library are checked against each other, so a
-// stale or mismatched library is refused before any weight is bound.
+// stale or mismatched library is refused before any weight is bound; and
+// every CPU feature the library was compiled for is checked against this
+// CPU, so a library built elsewhere is refused by name instead of dying on
+// an illegal instruction.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_MODELLIBRARY_H
 #define TFM_RUNTIME_MODELLIBRARY_H
 
-#include "tfm/runtime/Manifest.h"
-#include "tfm/runtime/model_abi.h"
+#include "tfm/common/Manifest.h"
+#include "tfm/common/model_abi.h"
 
 #include "llvm/Support/Error.h"
 

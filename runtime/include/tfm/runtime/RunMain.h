@@ -7,7 +7,7 @@
 #ifndef TFM_RUNTIME_RUNMAIN_H
 #define TFM_RUNTIME_RUNMAIN_H
 
-#include "tfm/runtime/model_abi.h"
+#include "tfm/common/model_abi.h"
 
 namespace tfm::rt {
 

@@ -8,7 +8,7 @@
 #ifndef TFM_RUNTIME_SESSION_H
 #define TFM_RUNTIME_SESSION_H
 
-#include "tfm/runtime/model_abi.h"
+#include "tfm/common/model_abi.h"
 
 #include "llvm/Support/Error.h"
 

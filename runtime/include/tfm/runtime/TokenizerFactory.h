@@ -13,7 +13,7 @@
 #ifndef TFM_RUNTIME_TOKENIZERFACTORY_H
 #define TFM_RUNTIME_TOKENIZERFACTORY_H
 
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/ModelSpec.h"
 #include "tfm/runtime/Tokenizer.h"
 
 #include "llvm/Support/Error.h"

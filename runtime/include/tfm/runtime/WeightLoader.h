@@ -17,7 +17,7 @@
 #define TFM_RUNTIME_WEIGHTLOADER_H
 
 #include "tfm/runtime/BoundWeights.h"
-#include "tfm/runtime/Manifest.h"
+#include "tfm/common/Manifest.h"
 
 #include "llvm/Support/Error.h"
 

@@ -1,14 +1,16 @@
 //===- ManifestTest.cpp - Parsing a generated model's manifest -----------===//
-#include "tfm/runtime/Manifest.h"
+#include "tfm/common/Manifest.h"
 
 #include <gtest/gtest.h>
 
-using namespace tfm::rt;
+using namespace tfm;
 
 namespace {
 
-const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "config_hash": "0123456789abcdef",
- "target": "x86-64-linux", "schedule": "fast",
+const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash": "0123456789abcdef",
+ "target": "x86-64-linux",
+ "kernels": [{"kernel": "decode_attention", "schedule": "fast"},
+             {"kernel": "decode_logits", "schedule": "plain"}],
  "config": {"dim":8,"hidden_dim":12,"n_layers":1,"n_heads":2,"n_kv_heads":1,"head_dim":4,
             "vocab_size":16,"context_length":4,"norm_eps":1e-5,"rope_theta":10000,
             "tied_embeddings":true,"dtype":"f32","bos_token_id":1,"eos_token_id":2,
@@ -35,8 +37,11 @@ TEST(Manifest, ParsesEveryField) {
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   EXPECT_EQ(m->abiVersion, 1);
   EXPECT_EQ(m->name, "tiny");
-  EXPECT_EQ(m->configHash, "0123456789abcdef");
-  EXPECT_EQ(m->schedule, "fast");
+  EXPECT_EQ(m->buildHash, "0123456789abcdef");
+  ASSERT_EQ(m->kernels.size(), 2u);
+  EXPECT_EQ(m->kernels[1].kernel, "decode_logits");
+  EXPECT_EQ(m->kernels[1].schedule, "plain");
+  EXPECT_EQ(m->scheduleSummary(), "mixed (fast, plain)");
   EXPECT_EQ(m->config.hiddenDim, 12);
   EXPECT_EQ(m->config.nKvHeads, 1);
   EXPECT_TRUE(m->config.tiedEmbeddings);
@@ -57,4 +62,22 @@ TEST(Manifest, NamesMissingAndMistypedFields) {
   EXPECT_NE(e.find("config.eos_token_id"), std::string::npos) << e;
   e = parseError("{not json");
   EXPECT_NE(e.find("manifest.json: not valid JSON"), std::string::npos) << e;
+}
+
+TEST(Manifest, FormatThenParseGivesTheSameManifest) {
+  auto m = parseManifest(kManifest, "manifest.json");
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto back = parseManifest(formatManifest(*m), "formatted");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(formatManifest(*back), formatManifest(*m));
+  EXPECT_EQ(back->config.canonicalJson(), m->config.canonicalJson());
+  EXPECT_EQ(back->target, "x86-64-linux");
+  ASSERT_EQ(back->tensors.size(), 2u);
+  EXPECT_EQ(back->tensors[1].name, "output_norm.weight");
+}
+
+TEST(Manifest, NamesAMalformedKernelEntry) {
+  std::string e = parseError(replaced(kManifest, R"({"kernel": "decode_logits", "schedule": "plain"})",
+                                      R"({"kernel": "decode_logits"})"));
+  EXPECT_NE(e.find("field 'kernels[1].schedule': missing"), std::string::npos) << e;
 }

@@ -8,8 +8,13 @@
 // unedited); our presets in configs/ use the same fields plus "name".
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_CONFIG_MODELSPEC_H
-#define TFM_CONFIG_MODELSPEC_H
+#ifndef TFM_COMMON_MODELSPEC_H
+#define TFM_COMMON_MODELSPEC_H
+
+#include "tfm/common/DType.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -38,7 +43,7 @@ struct ModelSpec {
   double ropeTheta = 10000.0;      // 0 unless positions is "rope"
   bool projectionBias = false;     // every attention and FFN projection has a bias
   bool tiedEmbeddings = false;
-  std::string dtype = "f32"; // element type of weights and activations
+  DType dtype = DType::F32; // element type of weights and activations
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;
 
@@ -54,30 +59,19 @@ struct ModelSpec {
   std::string canonicalJson() const;
 };
 
-/// Result of parsing: either a spec or a message that names the file and field.
-struct ParsedSpec {
-  bool ok = false;
-  ModelSpec spec;
-  std::string error;
-};
+/// Parses a Hugging Face style config.json (or one of our presets). `path`
+/// names the file in error messages, which also name the field.
+llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef jsonText, const std::string &path);
 
-/// Parses a Hugging Face style config.json (or one of our presets).
-/// `path` is used in error messages only.
-ParsedSpec parseModelSpec(const std::string &jsonText, const std::string &path);
-
-/// Parses the output of ModelSpec::canonicalJson() (as embedded in a
-/// generated library's manifest). Every field is required; errors name
-/// `fieldPrefix` + the field, e.g. "config.dim".
-ParsedSpec parseCanonicalSpec(const std::string &jsonText, const std::string &source,
-                              const std::string &fieldPrefix);
+/// Parses the output of ModelSpec::canonicalJson() (as a generated library's
+/// manifest and the tfm IR carry it). Every field is required; errors name
+/// `source` and `fieldPrefix` + the field, e.g. "config.dim".
+llvm::Expected<ModelSpec> parseCanonicalSpec(llvm::StringRef jsonText, const std::string &source,
+                                             const std::string &fieldPrefix);
 
 /// Reads and parses a config file.
-ParsedSpec loadModelSpec(const std::string &path);
-
-/// 64-bit FNV-1a of a string, printed as 16 hex digits. Used for config
-/// hashes; stable across platforms and runs.
-std::string stableHash(const std::string &text);
+llvm::Expected<ModelSpec> loadModelSpec(const std::string &path);
 
 } // namespace tfm
 
-#endif // TFM_CONFIG_MODELSPEC_H
+#endif // TFM_COMMON_MODELSPEC_H

@@ -6,8 +6,8 @@
 // message names the file and the field.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_CONFIG_FIELDREADER_H
-#define TFM_CONFIG_FIELDREADER_H
+#ifndef TFM_COMMON_FIELDREADER_H
+#define TFM_COMMON_FIELDREADER_H
 
 #include "llvm/Support/JSON.h"
 
@@ -116,4 +116,4 @@ private:
 
 } // namespace tfm
 
-#endif // TFM_CONFIG_FIELDREADER_H
+#endif // TFM_COMMON_FIELDREADER_H

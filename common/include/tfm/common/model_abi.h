@@ -16,8 +16,8 @@
  * The entry points return 0 on success, or a non-zero error code (a Halide
  * runtime error code, or TFM_ERR_* below).
  *===----------------------------------------------------------------------===*/
-#ifndef TFM_RUNTIME_MODEL_ABI_H
-#define TFM_RUNTIME_MODEL_ABI_H
+#ifndef TFM_COMMON_MODEL_ABI_H
+#define TFM_COMMON_MODEL_ABI_H
 
 #include <stdint.h>
 
@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to tfm_model below. */
-#define TFM_ABI_VERSION 2
+#define TFM_ABI_VERSION 3
 
 /* Returned when a call's positions do not fit the context. */
 #define TFM_ERR_CONTEXT (-1000)
@@ -34,9 +34,10 @@ extern "C" {
 typedef struct tfm_model {
   uint32_t abi_version;      /* TFM_ABI_VERSION of the compiler that wrote it */
   const char *name;          /* config name */
-  const char *config_hash;   /* stableHash of the canonical config, target, schedule */
-  const char *target;        /* Halide target string the kernels were built for */
-  const char *schedule;      /* schedule set name */
+  const char *build_hash;    /* contentHash of the lowered IR, target and ABI version */
+  const char *target;        /* Halide target with every CPU feature the code uses,
+                                e.g. "x86-64-linux-sse41-avx-f16c-fma-avx2"; the
+                                runtime refuses a library whose features the CPU lacks */
   const char *manifest_json; /* the same text as manifest.json */
   uint32_t n_weights;        /* number of manifest tensors */
   uint32_t vocab_size;
@@ -75,4 +76,4 @@ typedef const tfm_model *(*tfm_model_get_fn)(void);
 } /* extern "C" */
 #endif
 
-#endif /* TFM_RUNTIME_MODEL_ABI_H */
+#endif /* TFM_COMMON_MODEL_ABI_H */

@@ -1,13 +1,13 @@
 //===- ModelSpec.cpp - Parse and validate a model config ------------------===//
-#include "tfm/Config/ModelSpec.h"
-#include "tfm/Config/FieldReader.h"
+#include "tfm/common/ModelSpec.h"
+#include "tfm/common/FieldReader.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <cctype>
-#include <cstdio>
+#include <type_traits>
 #include <optional>
 #include <sstream>
 
@@ -230,25 +230,24 @@ struct CanonicalFieldReader {
       r.fail(key, "missing, expected true or false");
     value = r.boolean(key, value);
   }
+  void operator()(const char *key, DType &value, bool) {
+    std::string name = r.string(key, true);
+    if (std::optional<DType> type = parseDType(name))
+      value = *type;
+    else if (!r.failed())
+      r.fail(key, "found \"" + name + "\", expected \"f32\"");
+  }
 };
 
 } // namespace
 
-std::string tfm::stableHash(const std::string &text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 std::string ModelSpec::canonicalJson() const {
   json::Object o;
   forEachCanonicalField(*this, [&](const char *key, const auto &value, bool) {
-    o[key] = value;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, DType>)
+      o[key] = dtypeName(value);
+    else
+      o[key] = value;
   });
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -256,49 +255,45 @@ std::string ModelSpec::canonicalJson() const {
   return s;
 }
 
-ParsedSpec tfm::parseCanonicalSpec(const std::string &jsonText, const std::string &source,
-                                   const std::string &fieldPrefix) {
-  ParsedSpec result;
+namespace {
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
+                                                  const std::string &source,
+                                                  const std::string &fieldPrefix) {
   llvm::Expected<json::Value> parsed = json::parse(jsonText);
   const json::Object *obj = parsed ? parsed->getAsObject() : nullptr;
   if (!obj) {
     if (!parsed)
       llvm::consumeError(parsed.takeError());
-    result.error = source + ": field '" + fieldPrefix + "': expected a JSON object";
-    return result;
+    return failure(source + ": field '" + fieldPrefix + "': expected a JSON object");
   }
+  ModelSpec spec;
   FieldReader r(*obj, source, fieldPrefix);
-  forEachCanonicalField(result.spec, CanonicalFieldReader{r, *obj});
-  checkTokenId(r, "bos_token_id", result.spec.bosTokenId, result.spec.vocabSize);
-  checkTokenId(r, "eos_token_id", result.spec.eosTokenId, result.spec.vocabSize);
-  if (r.failed()) {
-    result.error = r.message();
-    return result;
-  }
-  result.ok = true;
-  return result;
+  forEachCanonicalField(spec, CanonicalFieldReader{r, *obj});
+  checkTokenId(r, "bos_token_id", spec.bosTokenId, spec.vocabSize);
+  checkTokenId(r, "eos_token_id", spec.eosTokenId, spec.vocabSize);
+  if (r.failed())
+    return failure(r.message());
+  return spec;
 }
 
-ParsedSpec tfm::parseModelSpec(const std::string &jsonText, const std::string &path) {
-  ParsedSpec result;
+llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const std::string &path) {
   llvm::Expected<json::Value> parsed = json::parse(jsonText);
-  if (!parsed) {
-    result.error = path + ": not valid JSON: " + llvm::toString(parsed.takeError());
-    return result;
-  }
+  if (!parsed)
+    return failure(path + ": not valid JSON: " + llvm::toString(parsed.takeError()));
   const json::Object *obj = parsed->getAsObject();
-  if (!obj) {
-    result.error = path + ": expected a JSON object at the top level";
-    return result;
-  }
+  if (!obj)
+    return failure(path + ": expected a JSON object at the top level");
 
   FieldReader r(*obj, path);
-  ModelSpec &s = result.spec;
+  ModelSpec s;
   std::string type = r.string("model_type", true);
-  if (r.failed()) {
-    result.error = r.message();
-    return result;
-  }
+  if (r.failed())
+    return failure(r.message());
   if (type == "llama")
     parseLlama(r, s);
   else if (type == "gpt2")
@@ -313,20 +308,14 @@ ParsedSpec tfm::parseModelSpec(const std::string &jsonText, const std::string &p
     name = llvm::sys::path::filename(llvm::sys::path::parent_path(path)).str();
   s.name = sanitizeName(name);
 
-  if (r.failed()) {
-    result.error = r.message();
-    return result;
-  }
-  result.ok = true;
-  return result;
+  if (r.failed())
+    return failure(r.message());
+  return s;
 }
 
-ParsedSpec tfm::loadModelSpec(const std::string &path) {
+llvm::Expected<ModelSpec> tfm::loadModelSpec(const std::string &path) {
   auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf) {
-    ParsedSpec r;
-    r.error = path + ": cannot read config: " + buf.getError().message();
-    return r;
-  }
-  return parseModelSpec((*buf)->getBuffer().str(), path);
+  if (!buf)
+    return failure(path + ": cannot read config: " + buf.getError().message());
+  return parseModelSpec((*buf)->getBuffer(), path);
 }

@@ -5,7 +5,8 @@
 // parse unedited.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Config/ModelSpec.h"
+#include "tfm/common/Hash.h"
+#include "tfm/common/ModelSpec.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -15,10 +16,32 @@
 #include <filesystem>
 
 using tfm::ModelSpec;
-using tfm::ParsedSpec;
-using tfm::parseModelSpec;
 
 namespace {
+
+/// A parse as the tests look at it: the spec, or the error's text.
+struct ParsedSpec {
+  bool ok = false;
+  ModelSpec spec;
+  std::string error;
+};
+
+ParsedSpec adapt(llvm::Expected<ModelSpec> parsed) {
+  ParsedSpec out;
+  if (parsed) {
+    out.ok = true;
+    out.spec = std::move(*parsed);
+  } else {
+    out.error = llvm::toString(parsed.takeError());
+  }
+  return out;
+}
+
+ParsedSpec parseModelSpec(llvm::StringRef text, const std::string &path) {
+  return adapt(tfm::parseModelSpec(text, path));
+}
+
+ParsedSpec loadSpec(const std::string &path) { return adapt(tfm::loadModelSpec(path)); }
 
 const char *const kPath = "models/tiny/config.json";
 
@@ -246,7 +269,7 @@ TEST(ModelSpecTest, RefusesNonObjectTopLevel) {
 }
 
 TEST(ModelSpecTest, LoadNamesAMissingFile) {
-  ParsedSpec parsed = tfm::loadModelSpec("no/such/config.json");
+  ParsedSpec parsed = loadSpec("no/such/config.json");
   ASSERT_FALSE(parsed.ok);
   EXPECT_NE(parsed.error.find("no/such/config.json"), std::string::npos) << parsed.error;
 }
@@ -340,14 +363,14 @@ TEST(ModelSpecTest, CanonicalJsonIdentifiesTheConfig) {
   ParsedSpec b = parse(std::move(changed));
   ASSERT_TRUE(a.ok && b.ok);
   EXPECT_EQ(a.spec.canonicalJson(), parse(validConfig()).spec.canonicalJson());
-  EXPECT_NE(tfm::stableHash(a.spec.canonicalJson()), tfm::stableHash(b.spec.canonicalJson()));
+  EXPECT_NE(tfm::contentHash(a.spec.canonicalJson()), tfm::contentHash(b.spec.canonicalJson()));
 }
 
-TEST(ModelSpecTest, StableHashIsFnv1a64) {
-  // Published FNV-1a 64-bit test vectors.
-  EXPECT_EQ(tfm::stableHash(""), "cbf29ce484222325");
-  EXPECT_EQ(tfm::stableHash("a"), "af63dc4c8601ec8c");
-  EXPECT_EQ(tfm::stableHash("foobar"), "85944171f73967e8");
+TEST(ModelSpecTest, ContentHashIsXxh3) {
+  // XXH3-64 (seed 0) of the empty input, as the xxHash reference gives it.
+  EXPECT_EQ(tfm::contentHash(""), "2d06800538d394c2");
+  EXPECT_EQ(tfm::contentHash("foobar").size(), 16u);
+  EXPECT_NE(tfm::contentHash("foobar"), tfm::contentHash("foobaz"));
 }
 
 // openai-community/gpt2's config.json as published, every field kept.
@@ -547,7 +570,7 @@ TEST(ModelSpecTest, CanonicalJsonRoundTrips) {
     ASSERT_TRUE(parsed.ok) << parsed.error;
     std::string canonical = parsed.spec.canonicalJson();
     SCOPED_TRACE(canonical);
-    ParsedSpec back = tfm::parseCanonicalSpec(canonical, "manifest.json", "config.");
+    ParsedSpec back = adapt(tfm::parseCanonicalSpec(canonical, "manifest.json", "config."));
     ASSERT_TRUE(back.ok) << back.error;
     EXPECT_EQ(back.spec.canonicalJson(), canonical);
     EXPECT_EQ(back.spec.norm, parsed.spec.norm);
@@ -566,8 +589,8 @@ TEST(ModelSpecTest, CanonicalSpecRequiresEveryField) {
     SCOPED_TRACE(key);
     llvm::json::Object without = *value->getAsObject();
     without.erase(key);
-    ParsedSpec parsed = tfm::parseCanonicalSpec(text(std::move(without)), "lib/manifest.json",
-                                                "config.");
+    ParsedSpec parsed =
+        adapt(tfm::parseCanonicalSpec(text(std::move(without)), "lib/manifest.json", "config."));
     ASSERT_FALSE(parsed.ok);
     EXPECT_NE(parsed.error.find("lib/manifest.json"), std::string::npos) << parsed.error;
     EXPECT_NE(parsed.error.find("'config." + key + "'"), std::string::npos) << parsed.error;
@@ -583,7 +606,7 @@ TEST(ModelSpecTest, RepositoryConfigsParse) {
       if (entry.path().extension() != ".json")
         continue;
       SCOPED_TRACE(entry.path().string());
-      ParsedSpec parsed = tfm::loadModelSpec(entry.path().string());
+      ParsedSpec parsed = loadSpec(entry.path().string());
       EXPECT_TRUE(parsed.ok) << parsed.error;
       ++count;
     }
@@ -592,7 +615,7 @@ TEST(ModelSpecTest, RepositoryConfigsParse) {
 }
 
 TEST(ModelSpecTest, PresetShapes) {
-  ParsedSpec seventy = tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama2-70b.json");
+  ParsedSpec seventy = loadSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama2-70b.json");
   ASSERT_TRUE(seventy.ok) << seventy.error;
   EXPECT_EQ(seventy.spec.dim, 8192);
   EXPECT_EQ(seventy.spec.hiddenDim, 28672);
@@ -601,7 +624,7 @@ TEST(ModelSpecTest, PresetShapes) {
   EXPECT_EQ(seventy.spec.nKvHeads, 8);
   EXPECT_EQ(seventy.spec.headDim, 128);
 
-  ParsedSpec bench = tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama-110m.json");
+  ParsedSpec bench = loadSpec(std::string(TFM_SOURCE_DIR) + "/configs/llama-110m.json");
   ASSERT_TRUE(bench.ok) << bench.error;
   EXPECT_EQ(bench.spec.name, "llama_110m");
   EXPECT_EQ(bench.spec.dim, 768);
@@ -619,7 +642,7 @@ TEST(ModelSpecTest, PresetShapes) {
                                    Gpt2Preset{"gpt2-xl", 1600, 25, 48}}) {
     SCOPED_TRACE(preset.file);
     ParsedSpec gpt2 =
-        tfm::loadModelSpec(std::string(TFM_SOURCE_DIR) + "/configs/" + preset.file + ".json");
+        loadSpec(std::string(TFM_SOURCE_DIR) + "/configs/" + preset.file + ".json");
     ASSERT_TRUE(gpt2.ok) << gpt2.error;
     EXPECT_EQ(gpt2.spec.family, "gpt2");
     EXPECT_EQ(gpt2.spec.dim, preset.dim);

@@ -1,0 +1,62 @@
+//===- Manifest.h - What a generated model library expects ------*- C++ -*-===//
+//
+// The manifest is the JSON a generated library embeds (and writes beside
+// itself as manifest.json): its identity (build hash, CPU target), its
+// config, the kernels and the schedule each was compiled with, and the weight
+// tensors it binds, in binding order. tfmc writes it with formatManifest; the
+// runtime reads it with parseManifest and checks weight files and tokenizers
+// against it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMMON_MANIFEST_H
+#define TFM_COMMON_MANIFEST_H
+
+#include "tfm/common/DType.h"
+#include "tfm/common/ModelSpec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfm {
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+
+  int64_t elementCount() const;
+};
+
+struct KernelSchedule {
+  std::string kernel;   // the kernel's symbol
+  std::string schedule; // the schedule it was compiled with
+};
+
+struct Manifest {
+  int64_t abiVersion = 0;
+  std::string name;
+  std::string buildHash;
+  std::string target; // Halide target string with every CPU feature used
+  ModelSpec config;
+  std::vector<KernelSchedule> kernels;
+  std::vector<TensorSpec> tensors; // weights[i] binds tensors[i]
+
+  /// One schedule name when every kernel uses it, else "mixed (a, b)".
+  std::string scheduleSummary() const;
+};
+
+/// Parses manifest JSON; `source` names where the text came from in errors.
+llvm::Expected<Manifest> parseManifest(llvm::StringRef jsonText, const std::string &source);
+
+/// The JSON parseManifest reads, indented for people.
+std::string formatManifest(const Manifest &manifest);
+
+/// Formats a shape as "[512, 64]" for messages.
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace tfm
+
+#endif // TFM_COMMON_MANIFEST_H

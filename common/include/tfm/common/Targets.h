@@ -1,0 +1,42 @@
+//===- Targets.h - CPU targets, named explicitly ----------------*- C++ -*-===//
+//
+// A target is a Halide target string with every CPU feature the generated
+// code may use spelled out: "x86-64-linux-sse41-avx-f16c-fma-avx2". The
+// compiler never hands Halide the word "host": `host` is resolved here, once,
+// to this CPU's features (read through cpuid by LLVM), so that what is cached,
+// hashed and recorded in a library is the explicit list. The runtime checks
+// that list against the CPU it runs on before calling any kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMMON_TARGETS_H
+#define TFM_COMMON_TARGETS_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tfm {
+
+/// The names `--target` accepts besides an explicit target string: host,
+/// x86-64, avx2, avx512.
+std::vector<std::string> targetPresets();
+
+/// The explicit target for a preset name or a target string; a target string
+/// is checked (architecture, bits, OS, every feature known). `host` gives
+/// this CPU's target.
+llvm::Expected<std::string> resolveTarget(llvm::StringRef nameOrTarget);
+
+/// The CPU features LLVM reports for this machine ("avx2" -> true, ...).
+llvm::StringMap<bool> hostCpuFeatures();
+
+/// The features of `target` that a CPU with `cpuFeatures` lacks, each as
+/// "avx512_skylake (needs avx512bw, avx512dq)". Empty when the code runs.
+std::vector<std::string> missingCpuFeatures(llvm::StringRef target,
+                                            const llvm::StringMap<bool> &cpuFeatures);
+
+} // namespace tfm
+
+#endif // TFM_COMMON_TARGETS_H

@@ -1,0 +1,121 @@
+//===- TensorNames.h - The one table of weight tensor names -----*- C++ -*-===//
+//
+// Every weight tensor of a model has a role (the attention's q projection,
+// the FFN norm, ...). One table names each role in every convention tfm
+// meets, and everything that names tensors reads it:
+//   - manifests, GGUF files and the tfm IR use llama.cpp's names
+//     ("blk.3.attn_q.weight"); modelTensors() lists a config's tensors in
+//     that order with their shapes (the builder and tfm-weights);
+//   - the outliner names kernels after the roles of the weights they read;
+//   - Hugging Face safetensors name the transformers modules, in layouts
+//     that differ from the manifest's:
+//       GPT-2's Conv1D stores its weight [in, out], the transpose of the
+//       manifest's [out, in] (c_attn, attn.c_proj, c_fc, mlp.c_proj);
+//       Llama's q_proj and k_proj rows are ordered for "rotate_half" RoPE,
+//       which rotates the two halves of each head; tfm (like llama.cpp and
+//       llama2.c) rotates interleaved pairs, so the rows are permuted;
+//   - llama2.c checkpoints store the roles in a fixed order, one role at a
+//     time across layers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMMON_TENSORNAMES_H
+#define TFM_COMMON_TENSORNAMES_H
+
+#include "tfm/common/ModelSpec.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfm {
+
+enum class TensorRole {
+  TokenEmbedding,
+  PositionEmbedding,
+  AttnNorm,
+  AttnQ,
+  AttnK,
+  AttnV,
+  AttnQkv,
+  AttnOutput,
+  FfnNorm,
+  FfnGate,
+  FfnUp,
+  FfnDown,
+  OutputNorm,
+  Output,
+};
+
+enum class TensorPart { Weight, Bias };
+
+/// One tensor: its role, its layer (-1 outside the layers) and part.
+struct TensorId {
+  TensorRole role;
+  int64_t layer = -1;
+  TensorPart part = TensorPart::Weight;
+
+  /// The manifest (llama.cpp) name, "blk.3.attn_q.weight".
+  std::string name() const;
+};
+
+/// The inverse of TensorId::name; nullopt for a name the table lacks.
+std::optional<TensorId> parseTensorName(llvm::StringRef name);
+
+/// The role's stem in manifest names ("attn_q") and whether it is per layer.
+llvm::StringRef roleStem(TensorRole role);
+bool isLayerRole(TensorRole role);
+
+/// The kernel that reads a projection of this role, for kernel names:
+/// "attn_in" (q, k, v, qkv), "attn_out", "ffn_in" (gate, up), "ffn_out",
+/// "logits" (the output head, or the tied token embedding as a projection).
+llvm::StringRef kernelRoleOf(TensorRole role);
+
+struct ModelTensor {
+  TensorId id;
+  std::string name;
+  std::vector<int64_t> shape; // row-major; matrices [out, in]
+};
+
+/// Every weight of `spec`'s model in manifest (and GGUF file) order: the
+/// embeddings, then per layer its norms and projections, then the final norm
+/// and, for an untied head, the output projection.
+std::vector<ModelTensor> modelTensors(const ModelSpec &spec);
+
+/// The per-layer roles of a llama2.c checkpoint in file order; the token
+/// embedding precedes them, the final norm (then two unused RoPE tables and
+/// an untied head) follows.
+llvm::ArrayRef<TensorRole> llama2cLayerOrder();
+
+/// How a Hugging Face tensor's data relates to the manifest tensor's.
+enum class HfLayout {
+  Same,
+  Transposed,  // a 2-D matrix stored [in, out]
+  RopePermuted // rows in rotate-half order; see ropeHfRow
+};
+
+struct HfTensorName {
+  /// The names a file may use, the canonical one (which tfm-weights
+  /// writes) first; GPT-2 checkpoints saved from GPT2LMHeadModel add a
+  /// "transformer." prefix.
+  std::vector<std::string> names;
+  HfLayout layout = HfLayout::Same;
+};
+
+/// The Hugging Face name of manifest tensor `manifestName` in a model of
+/// `config.family`; an error names the tensor and family when the table
+/// has no entry for it.
+llvm::Expected<HfTensorName> hfTensorName(const ModelSpec &config, llvm::StringRef manifestName);
+
+/// For a RopePermuted tensor: the Hugging Face row that holds manifest row
+/// `manifestRow`. Within each head of `headDim` rows, manifest row 2*i + j
+/// (the j-th element of rotation pair i) is Hugging Face row j*headDim/2 + i.
+int64_t ropeHfRow(int64_t manifestRow, int64_t headDim);
+
+} // namespace tfm
+
+#endif // TFM_COMMON_TENSORNAMES_H

@@ -1,0 +1,154 @@
+//===- Manifest.cpp - Read and write a generated model's manifest ---------===//
+#include "tfm/common/Manifest.h"
+
+#include "tfm/common/FieldReader.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <set>
+
+namespace json = llvm::json;
+using namespace tfm;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The array field `field` of `obj`, each element an object read by `read`
+/// with a FieldReader prefixed "field[i].".
+template <typename Read>
+llvm::Error readObjects(FieldReader &r, const json::Value *list, const char *field,
+                        const std::string &source, Read read) {
+  const json::Array *items = list->getAsArray();
+  if (!items) {
+    r.fail(field, "found " + FieldReader::describe(*list) + ", expected an array");
+    return failure(r.message());
+  }
+  for (size_t i = 0; i < items->size(); ++i) {
+    std::string prefix = std::string(field) + "[" + std::to_string(i) + "]";
+    const json::Object *obj = (*items)[i].getAsObject();
+    if (!obj)
+      return failure(source + ": field '" + prefix + "': found " +
+                     FieldReader::describe((*items)[i]) + ", expected an object");
+    FieldReader item(*obj, source, prefix + ".");
+    read(item);
+    if (item.failed())
+      return failure(item.message());
+  }
+  return llvm::Error::success();
+}
+
+void readTensor(FieldReader &r, TensorSpec &t) {
+  t.name = r.string("name", true);
+  std::string dtype = r.string("dtype", true);
+  if (const json::Value *shape = r.require("shape", "an array of positive integers")) {
+    const json::Array *dims = shape->getAsArray();
+    for (size_t i = 0; dims && i < dims->size(); ++i) {
+      std::optional<int64_t> n = (*dims)[i].getAsInteger();
+      if (!n || *n <= 0) {
+        dims = nullptr;
+        break;
+      }
+      t.shape.push_back(*n);
+    }
+    if (!dims)
+      r.fail("shape", "found " + FieldReader::describe(*shape) +
+                          ", expected an array of positive integers");
+  }
+  if (r.failed())
+    return;
+  if (std::optional<DType> type = parseDType(dtype); type && *type == DType::F32)
+    t.dtype = *type;
+  else
+    r.fail("dtype", "found \"" + dtype + "\", expected \"f32\" (the only dtype this runtime binds)");
+}
+
+} // namespace
+
+int64_t TensorSpec::elementCount() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string Manifest::scheduleSummary() const {
+  std::set<std::string> names;
+  for (const KernelSchedule &k : kernels)
+    names.insert(k.schedule);
+  if (names.size() == 1)
+    return *names.begin();
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  return "mixed (" + list + ")";
+}
+
+std::string tfm::formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std::string &source) {
+  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  if (!parsed)
+    return failure(source + ": not valid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return failure(source + ": expected a JSON object at the top level");
+
+  Manifest m;
+  FieldReader r(*obj, source, "");
+  m.abiVersion = r.integer("abi_version", true);
+  m.name = r.string("name", true);
+  m.buildHash = r.string("build_hash", true);
+  m.target = r.string("target", true);
+  const json::Value *config = r.require("config", "an object");
+  const json::Value *kernels = r.require("kernels", "an array");
+  const json::Value *tensors = r.require("tensors", "an array");
+  if (r.failed())
+    return failure(r.message());
+
+  std::string configText;
+  llvm::raw_string_ostream(configText) << *config;
+  llvm::Expected<ModelSpec> spec = parseCanonicalSpec(configText, source, "config.");
+  if (!spec)
+    return spec.takeError();
+  m.config = std::move(*spec);
+
+  if (llvm::Error e = readObjects(r, kernels, "kernels", source, [&](FieldReader &k) {
+        m.kernels.push_back({k.string("kernel", true), k.string("schedule", true)});
+      }))
+    return std::move(e);
+  if (llvm::Error e = readObjects(r, tensors, "tensors", source, [&](FieldReader &t) {
+        m.tensors.emplace_back();
+        readTensor(t, m.tensors.back());
+      }))
+    return std::move(e);
+  return m;
+}
+
+std::string tfm::formatManifest(const Manifest &m) {
+  json::Array kernels;
+  for (const KernelSchedule &k : m.kernels)
+    kernels.push_back(json::Object{{"kernel", k.kernel}, {"schedule", k.schedule}});
+  json::Array tensors;
+  for (const TensorSpec &t : m.tensors) {
+    json::Array shape;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    tensors.push_back(json::Object{
+        {"name", t.name}, {"shape", std::move(shape)}, {"dtype", dtypeName(t.dtype).str()}});
+  }
+  json::Value config = llvm::cantFail(json::parse(m.config.canonicalJson()));
+  json::Object manifest{{"abi_version", m.abiVersion}, {"name", m.name},
+                        {"build_hash", m.buildHash},   {"target", m.target},
+                        {"config", std::move(config)}, {"kernels", std::move(kernels)},
+                        {"tensors", std::move(tensors)}};
+  return llvm::formatv("{0:2}", json::Value(std::move(manifest))).str() + "\n";
+}

@@ -1,0 +1,162 @@
+//===- Targets.cpp - CPU targets, named explicitly ------------------------===//
+#include "tfm/common/Targets.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <initializer_list>
+
+using namespace tfm;
+
+namespace {
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// A CPU feature of Halide's target strings and the LLVM features
+/// (-mattr names, as llvm::sys::getHostCPUFeatures reports them) whose
+/// instructions Halide 14 may emit for it. Ordered so that resolving `host`
+/// lists them as Halide prints them.
+struct CpuFeature {
+  const char *arch; // Halide's architecture name
+  const char *name;
+  std::initializer_list<const char *> needs;
+};
+
+const CpuFeature kCpuFeatures[] = {
+    {"x86", "sse41", {"sse4.1"}},
+    {"x86", "avx", {"avx"}},
+    {"x86", "f16c", {"f16c"}},
+    {"x86", "fma", {"fma"}},
+    {"x86", "fma4", {"fma4"}},
+    {"x86", "avx2", {"avx2"}},
+    {"x86", "avx512", {"avx512f", "avx512cd"}},
+    {"x86", "avx512_knl", {"avx512f", "avx512cd", "avx512pf", "avx512er"}},
+    {"x86", "avx512_skylake", {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq"}},
+    {"x86",
+     "avx512_cannonlake",
+     {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi"}},
+    {"x86",
+     "avx512_sapphirerapids",
+     {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
+      "avx512bf16", "avx512vnni", "amx-tile", "amx-int8", "amx-bf16"}},
+    {"arm", "arm_dot_prod", {"dotprod"}},
+    {"arm", "arm_fp16", {"fullfp16"}},
+};
+
+/// Features `host` never picks: FMA4 is AMD's pre-Zen extension, KNL needs
+/// Xeon Phi instructions LLVM no longer reports.
+bool pickedForHost(llvm::StringRef name) { return name != "fma4" && name != "avx512_knl"; }
+
+struct Preset {
+  const char *name;
+  const char *target; // empty: this CPU
+};
+
+const Preset kPresets[] = {
+    {"host", ""},
+    {"x86-64", "x86-64-linux-sse41"},
+    {"avx2", "x86-64-linux-sse41-avx-f16c-fma-avx2"},
+    {"avx512", "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake"},
+};
+
+const CpuFeature *findFeature(llvm::StringRef arch, llvm::StringRef name) {
+  for (const CpuFeature &f : kCpuFeatures)
+    if (arch == f.arch && name == f.name)
+      return &f;
+  return nullptr;
+}
+
+std::vector<std::string> knownFeatures(llvm::StringRef arch) {
+  std::vector<std::string> names;
+  for (const CpuFeature &f : kCpuFeatures)
+    if (arch == f.arch)
+      names.push_back(f.name);
+  return names;
+}
+
+/// Halide's "arch-bits-os" prefix for the machine this process runs on.
+std::string hostBase() {
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  if (triple.isAArch64())
+    return "arm-64-linux";
+  return "x86-64-linux";
+}
+
+std::string hostTarget() {
+  std::string target = hostBase();
+  llvm::StringRef arch = llvm::StringRef(target).split('-').first;
+  llvm::StringMap<bool> cpu = hostCpuFeatures();
+  for (const CpuFeature &f : kCpuFeatures) {
+    if (arch != f.arch || !pickedForHost(f.name))
+      continue;
+    if (llvm::all_of(f.needs, [&](const char *need) { return cpu.lookup(need); }))
+      target += std::string("-") + f.name;
+  }
+  return target;
+}
+
+} // namespace
+
+std::vector<std::string> tfm::targetPresets() {
+  std::vector<std::string> names;
+  for (const Preset &p : kPresets)
+    names.push_back(p.name);
+  return names;
+}
+
+llvm::StringMap<bool> tfm::hostCpuFeatures() {
+  llvm::StringMap<bool> features;
+  for (const auto &entry : llvm::sys::getHostCPUFeatures())
+    features[entry.getKey()] = entry.getValue();
+  return features;
+}
+
+llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
+  for (const Preset &p : kPresets)
+    if (nameOrTarget == p.name)
+      return *p.target ? std::string(p.target) : hostTarget();
+
+  llvm::SmallVector<llvm::StringRef> parts;
+  nameOrTarget.split(parts, '-');
+  std::string expected = "one of " + llvm::join(targetPresets(), ", ") +
+                         ", or a target string such as " + kPresets[2].target;
+  if (parts.size() < 3)
+    return failure("target '" + nameOrTarget.str() + "': expected " + expected);
+  llvm::StringRef arch = parts[0], bits = parts[1], os = parts[2];
+  if ((arch != "x86" && arch != "arm") || bits != "64" || os != "linux")
+    return failure("target '" + nameOrTarget.str() + "': found '" + arch.str() + "-" +
+                   bits.str() + "-" + os.str() +
+                   "', expected x86-64-linux or arm-64-linux (64-bit Linux)");
+  for (llvm::StringRef feature : llvm::ArrayRef(parts).drop_front(3))
+    if (!findFeature(arch, feature))
+      return failure("target '" + nameOrTarget.str() + "': unknown " + arch.str() +
+                     " feature '" + feature.str() + "'; known: " +
+                     llvm::join(knownFeatures(arch), ", "));
+  return nameOrTarget.str();
+}
+
+std::vector<std::string> tfm::missingCpuFeatures(llvm::StringRef target,
+                                                 const llvm::StringMap<bool> &cpuFeatures) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  target.split(parts, '-');
+  std::vector<std::string> missing;
+  if (parts.size() < 3)
+    return {"'" + target.str() + "' (not a target string)"};
+  for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(3)) {
+    const CpuFeature *feature = findFeature(parts[0], name);
+    if (!feature) {
+      missing.push_back(name.str() + " (unknown to this runtime)");
+      continue;
+    }
+    std::vector<std::string> lacking;
+    for (const char *need : feature->needs)
+      if (!cpuFeatures.lookup(need))
+        lacking.push_back(need);
+    if (!lacking.empty())
+      missing.push_back(name.str() + " (needs " + llvm::join(lacking, ", ") + ")");
+  }
+  return missing;
+}

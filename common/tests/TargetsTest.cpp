@@ -1,0 +1,55 @@
+//===- TargetsTest.cpp - Explicit CPU targets and the host check ----------===//
+#include "tfm/common/Targets.h"
+
+#include <gtest/gtest.h>
+
+using namespace tfm;
+
+namespace {
+
+std::string error(llvm::Expected<std::string> target) {
+  return target ? "" : llvm::toString(target.takeError());
+}
+
+llvm::StringMap<bool> cpu(std::initializer_list<const char *> features) {
+  llvm::StringMap<bool> map;
+  for (const char *f : features)
+    map[f] = true;
+  return map;
+}
+
+} // namespace
+
+TEST(Targets, PresetsAreExplicit) {
+  EXPECT_EQ(llvm::cantFail(resolveTarget("avx2")), "x86-64-linux-sse41-avx-f16c-fma-avx2");
+  EXPECT_EQ(llvm::cantFail(resolveTarget("avx512")),
+            "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake");
+}
+
+TEST(Targets, HostIsThisCpusFeatureListAndRunsHere) {
+  std::string host = llvm::cantFail(resolveTarget("host"));
+  EXPECT_EQ(host.find("host"), std::string::npos);
+  EXPECT_EQ(llvm::cantFail(resolveTarget(host)), host); // a valid explicit string
+  EXPECT_TRUE(missingCpuFeatures(host, hostCpuFeatures()).empty()) << host;
+}
+
+TEST(Targets, ExplicitStringsAreChecked) {
+  EXPECT_EQ(error(resolveTarget("x86-64-linux-avx2")), "");
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx3")).find("unknown x86 feature 'avx3'"),
+            std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-32-windows")).find("64-bit Linux"), std::string::npos);
+  EXPECT_NE(error(resolveTarget("fastest")).find("host, x86-64, avx2, avx512"), std::string::npos);
+}
+
+TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
+  llvm::StringMap<bool> zen4 =
+      cpu({"sse4.1", "avx", "f16c", "fma", "avx2", "avx512f", "avx512cd", "avx512vl", "avx512bw",
+           "avx512dq", "avx512ifma", "avx512vbmi", "avx512bf16", "avx512vnni"});
+  EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-avx512_cannonlake", zen4).empty());
+  std::vector<std::string> missing =
+      missingCpuFeatures("x86-64-linux-avx2-avx512_sapphirerapids", zen4);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0], "avx512_sapphirerapids (needs amx-tile, amx-int8, amx-bf16)");
+  EXPECT_EQ(missingCpuFeatures("x86-64-linux-fma4", zen4),
+            std::vector<std::string>{"fma4 (needs fma4)"});
+}

@@ -1,0 +1,122 @@
+//===- TensorNamesTest.cpp - The one table of tensor names ----------------===//
+#include "tfm/common/TensorNames.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace tfm;
+
+namespace {
+
+ModelSpec llama() {
+  ModelSpec s;
+  s.family = "llama";
+  s.dim = 64;
+  s.hiddenDim = 96;
+  s.nLayers = 2;
+  s.nHeads = 4;
+  s.nKvHeads = 2;
+  s.headDim = 16;
+  s.vocabSize = 100;
+  s.contextLength = 48;
+  return s;
+}
+
+ModelSpec gpt2() {
+  ModelSpec s = llama();
+  s.family = "gpt2";
+  s.nKvHeads = 4;
+  s.norm = "layer_norm";
+  s.activation = "gelu_tanh";
+  s.positions = "learned";
+  s.projectionBias = true;
+  s.tiedEmbeddings = true;
+  return s;
+}
+
+std::vector<std::string> names(const std::vector<ModelTensor> &tensors) {
+  std::vector<std::string> out;
+  for (const ModelTensor &t : tensors)
+    out.push_back(t.name);
+  return out;
+}
+
+} // namespace
+
+TEST(TensorNames, NamesRoundTrip) {
+  for (const ModelSpec &spec : {llama(), gpt2()})
+    for (const ModelTensor &t : modelTensors(spec)) {
+      std::optional<TensorId> id = parseTensorName(t.name);
+      ASSERT_TRUE(id) << t.name;
+      EXPECT_EQ(id->name(), t.name);
+      EXPECT_EQ(id->role, t.id.role) << t.name;
+      EXPECT_EQ(id->layer, t.id.layer) << t.name;
+    }
+  EXPECT_FALSE(parseTensorName("blk.x.attn_q.weight"));
+  EXPECT_FALSE(parseTensorName("blk.0.token_embd.weight")); // not a layer role
+  EXPECT_FALSE(parseTensorName("attn_q.weight"));           // a layer role needs a layer
+  EXPECT_FALSE(parseTensorName("output.scale"));
+}
+
+TEST(TensorNames, LlamaTensorsInManifestOrder) {
+  std::vector<ModelTensor> tensors = modelTensors(llama());
+  std::vector<std::string> expected{"token_embd.weight"};
+  for (int l = 0; l < 2; ++l)
+    for (const char *stem : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                             "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"})
+      expected.push_back("blk." + std::to_string(l) + "." + stem + ".weight");
+  expected.push_back("output_norm.weight");
+  expected.push_back("output.weight");
+  EXPECT_EQ(names(tensors), expected);
+  EXPECT_EQ(tensors[2].shape, (std::vector<int64_t>{64, 64}));  // attn_q: [n_heads*hd, dim]
+  EXPECT_EQ(tensors[3].shape, (std::vector<int64_t>{32, 64}));  // attn_k: [n_kv_heads*hd, dim]
+  EXPECT_EQ(tensors[7].shape, (std::vector<int64_t>{96, 64}));  // ffn_gate
+  EXPECT_EQ(tensors[9].shape, (std::vector<int64_t>{64, 96}));  // ffn_down
+}
+
+TEST(TensorNames, Gpt2HasBiasesFusedQkvAndPositions) {
+  std::vector<std::string> n = names(modelTensors(gpt2()));
+  EXPECT_EQ(n[0], "token_embd.weight");
+  EXPECT_EQ(n[1], "position_embd.weight");
+  EXPECT_EQ(n[2], "blk.0.attn_norm.weight");
+  EXPECT_EQ(n[3], "blk.0.attn_norm.bias");
+  EXPECT_EQ(n[4], "blk.0.attn_qkv.weight");
+  EXPECT_EQ(n[5], "blk.0.attn_qkv.bias");
+  EXPECT_EQ(n.back(), "output_norm.bias"); // tied: no output.weight
+  EXPECT_EQ(std::set<std::string>(n.begin(), n.end()).size(), n.size());
+}
+
+TEST(TensorNames, KernelRolesOfProjections) {
+  EXPECT_EQ(kernelRoleOf(TensorRole::AttnQkv), "attn_in");
+  EXPECT_EQ(kernelRoleOf(TensorRole::FfnGate), "ffn_in");
+  EXPECT_EQ(kernelRoleOf(TensorRole::FfnDown), "ffn_out");
+  EXPECT_EQ(kernelRoleOf(TensorRole::TokenEmbedding), "logits");
+  EXPECT_EQ(kernelRoleOf(TensorRole::AttnNorm), "");
+}
+
+TEST(TensorNames, HuggingFaceNamesAndLayouts) {
+  auto q = hfTensorName(llama(), "blk.1.attn_q.weight");
+  ASSERT_TRUE(bool(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->names, std::vector<std::string>{"model.layers.1.self_attn.q_proj.weight"});
+  EXPECT_EQ(q->layout, HfLayout::RopePermuted);
+  auto qkv = hfTensorName(gpt2(), "blk.0.attn_qkv.weight");
+  ASSERT_TRUE(bool(qkv)) << llvm::toString(qkv.takeError());
+  EXPECT_EQ(qkv->names, (std::vector<std::string>{"h.0.attn.c_attn.weight",
+                                                  "transformer.h.0.attn.c_attn.weight"}));
+  EXPECT_EQ(qkv->layout, HfLayout::Transposed);
+  auto bias = hfTensorName(gpt2(), "blk.0.attn_qkv.bias");
+  ASSERT_TRUE(bool(bias));
+  EXPECT_EQ(bias->layout, HfLayout::Same); // a bias is a vector: nothing to transpose
+  auto missing = hfTensorName(llama(), "position_embd.weight");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("'position_embd.weight'"), std::string::npos);
+}
+
+TEST(TensorNames, RopeRowsInterleave) {
+  // head_dim 4: manifest rows (0, 1, 2, 3) are pairs (0, 2) and (1, 3) of Hugging Face's.
+  EXPECT_EQ(ropeHfRow(0, 4), 0);
+  EXPECT_EQ(ropeHfRow(1, 4), 2);
+  EXPECT_EQ(ropeHfRow(2, 4), 1);
+  EXPECT_EQ(ropeHfRow(7, 4), 7);
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Prefill and decode speed of tfmc and llama.cpp, side by side, on the same
+weight file in the same run.
+
+    tools/bench_vs_llamacpp.py --rounds 5 \\
+        configs/gpt2-small.json=/tmp/peers/models/gguf/rand-gpt2-124m-f32.gguf \\
+        configs/llama-110m.json=/tmp/peers/models/gguf/rand-llama-110m-f32.gguf
+
+Each CONFIG=GGUF pair is compiled with tfmc once (into --work), then the two
+engines run alternately, one run each per round, so that the machine's noise
+falls on both alike: tfm-bench (a prefill of --prompt tokens, then --decode
+single-token steps) and llama-bench (-p PROMPT -n DECODE). The table gives
+the median of the rounds and tfmc's ratio to llama.cpp. llama.cpp is the one
+../shared/peers/build.sh builds; nothing of it is part of this project.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def tfm_bench(bin_dir, model, weights, args):
+    out = run([os.path.join(bin_dir, "tfm-bench"), "--weights", weights, "--threads",
+               str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
+               "--repeat", "1", model])
+    for line in out.splitlines():
+        if line.startswith(model):
+            fields = line[len(model):].split()
+            numbers = [float(f) for f in fields if re.fullmatch(r"[0-9.]+", f)]
+            return numbers[0], numbers[1]
+    sys.exit(f"bench: no result line for {model} in tfm-bench's output:\n{out}")
+
+
+def llama_bench(path, weights, args):
+    out = run([path, "-m", weights, "-p", str(args.prompt), "-n", str(args.decode),
+               "-t", str(args.threads), "-r", "1", "-o", "json"])
+    results = json.loads(out)
+    prefill = next(r["avg_ts"] for r in results if r["n_prompt"] > 0 and r["n_gen"] == 0)
+    decode = next(r["avg_ts"] for r in results if r["n_gen"] > 0 and r["n_prompt"] == 0)
+    return prefill, decode
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pairs", nargs="+", metavar="CONFIG=GGUF")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--prompt", type=int, default=128)
+    parser.add_argument("--decode", type=int, default=64)
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
+                        help="where tfmc and tfm-bench are (default: build/bin)")
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"),
+                        help="where the compiled models go")
+    parser.add_argument("--llama-bench", default=os.path.join(
+        os.environ.get("PEERS", "/tmp/peers"), "llama.cpp", "build", "bin", "llama-bench"))
+    parser.add_argument("--tfmc-arg", action="append", default=[],
+                        help="an extra tfmc argument (repeatable)")
+    args = parser.parse_args()
+
+    models = []
+    for pair in args.pairs:
+        config, _, weights = pair.partition("=")
+        if not weights:
+            sys.exit(f"bench: '{pair}': expected CONFIG=GGUF")
+        name = os.path.splitext(os.path.basename(config))[0]
+        out = os.path.join(args.work, name)
+        run([os.path.join(args.bin, "tfmc"), config, "-o", out, *args.tfmc_arg])
+        models.append((name, out, weights))
+
+    rows = {name: {"tfmc": ([], []), "llama.cpp": ([], [])} for name, _, _ in models}
+    for round_ in range(args.rounds):
+        for name, out, weights in models:
+            for engine in ("tfmc", "llama.cpp"):
+                prefill, decode = (tfm_bench(args.bin, out, weights, args) if engine == "tfmc"
+                                   else llama_bench(args.llama_bench, weights, args))
+                rows[name][engine][0].append(prefill)
+                rows[name][engine][1].append(decode)
+        print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+
+    print(f"{args.threads} threads, prefill {args.prompt} tokens, decode {args.decode} steps; "
+          f"medians of {args.rounds} alternating rounds (tok/s)")
+    print(f"{'model':<16} {'engine':<10} {'prefill':>9} {'decode':>9}")
+    for name, _, _ in models:
+        medians = {}
+        for engine in ("tfmc", "llama.cpp"):
+            prefill, decode = rows[name][engine]
+            medians[engine] = (statistics.median(prefill), statistics.median(decode))
+            print(f"{name:<16} {engine:<10} {medians[engine][0]:>9.1f} {medians[engine][1]:>9.1f}")
+        ratio = [t / l for t, l in zip(medians["tfmc"], medians["llama.cpp"])]
+        print(f"{name:<16} {'ratio':<10} {ratio[0]:>8.2f}x {ratio[1]:>8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
