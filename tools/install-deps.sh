@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache       # build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # MLIR/LLVM 22, TableGen, lit, FileCheck
+  libzstd-dev                                    # static LLVM Support, linked into tfm-tblgen
   libhalide14-0-dev                              # kernels
   libicu-dev                                     # Unicode classes for the tokenizers
   libgtest-dev                                   # unit tests

@@ -15,11 +15,11 @@ constexpr DTypeInfo kDTypes[] = {
 const DTypeInfo &info(DType type) { return kDTypes[static_cast<int>(type)]; }
 } // namespace
 
-llvm::StringRef tfm::dtypeName(DType type) { return info(type).name; }
+const char *tfm::dtypeName(DType type) { return info(type).name; }
 
 int64_t tfm::dtypeBytes(DType type) { return info(type).bytes; }
 
-std::optional<DType> tfm::parseDType(llvm::StringRef name) {
+std::optional<DType> tfm::parseDType(std::string_view name) {
   for (const DTypeInfo &d : kDTypes)
     if (name == d.name)
       return d.type;

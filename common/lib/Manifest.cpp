@@ -143,7 +143,7 @@ std::string tfm::formatManifest(const Manifest &m) {
     for (int64_t d : t.shape)
       shape.push_back(d);
     tensors.push_back(json::Object{
-        {"name", t.name}, {"shape", std::move(shape)}, {"dtype", dtypeName(t.dtype).str()}});
+        {"name", t.name}, {"shape", std::move(shape)}, {"dtype", std::string(dtypeName(t.dtype))}});
   }
   json::Value config = llvm::cantFail(json::parse(m.config.canonicalJson()));
   json::Object manifest{{"abi_version", m.abiVersion}, {"name", m.name},

@@ -87,7 +87,8 @@ std::string hostBase() {
 
 std::string hostTarget() {
   std::string target = hostBase();
-  llvm::StringRef arch = llvm::StringRef(target).split('-').first;
+  // A copy: `target` grows below and would leave a StringRef into it dangling.
+  std::string arch = llvm::StringRef(target).split('-').first.str();
   llvm::StringMap<bool> cpu = hostCpuFeatures();
   for (const CpuFeature &f : kCpuFeatures) {
     if (arch != f.arch || !pickedForHost(f.name))

@@ -31,6 +31,10 @@ TEST(Targets, HostIsThisCpusFeatureListAndRunsHere) {
   EXPECT_EQ(host.find("host"), std::string::npos);
   EXPECT_EQ(llvm::cantFail(resolveTarget(host)), host); // a valid explicit string
   EXPECT_TRUE(missingCpuFeatures(host, hostCpuFeatures()).empty()) << host;
+  // Every feature the CPU has is listed, not only the first.
+  llvm::StringMap<bool> cpu = hostCpuFeatures();
+  if (cpu.lookup("avx2") && cpu.lookup("fma"))
+    EXPECT_NE(host.find("-avx2"), std::string::npos) << host;
 }
 
 TEST(Targets, ExplicitStringsAreChecked) {

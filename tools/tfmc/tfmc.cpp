@@ -1,16 +1,18 @@
-//===- tfmc.cpp - Compile one transformer config to a native library -----===//
+//===- tfmc.cpp - Compile one transformer to a native library -------------===//
 //
 //   tfmc configs/llama2-7b.json -o generated/llama2-7b
+//   tfmc model.mlir -o out        (tfm IR of any stage, e.g. from --emit-mlir)
 //
-// Parses the config, lowers it through the tfm dialect and pass pipeline,
-// compiles every kernel with Halide for the target, and links lib<name>.so
-// (and with --emit exe a standalone executable).
+// Parses the config (or the IR), lowers it through the tfm dialect and pass
+// pipeline, compiles every kernel with Halide for the target, and links
+// lib<name>.so (and with --emit exe a standalone executable).
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
-#include "tfm/Codegen/LowerToProgram.h"
+#include "tfm/Lowering/LowerToProgram.h"
+#include "tfm/Program/ScheduleNames.h"
 #include "tfm/common/ModelSpec.h"
-#include "tfm/Kernels/KernelCompiler.h"
+#include "tfm/common/Targets.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -19,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 
 using namespace llvm;
 
@@ -26,26 +29,43 @@ namespace {
 
 cl::OptionCategory category("tfmc options");
 
-cl::opt<std::string> configPath(cl::Positional, cl::Required, cl::desc("<config.json>"),
-                                cl::cat(category));
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<config.json | model.mlir>"), cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default: generated/<name>)"),
                             cl::value_desc("dir"), cl::cat(category));
-cl::opt<std::string> targetName("target",
-                                cl::desc("CPU to compile for: host (default), avx512, avx2, x86-64"),
-                                cl::init("host"), cl::cat(category));
-cl::opt<std::string> scheduleName("schedule",
-                                  cl::desc("Kernel schedule set: fast (default) or plain"),
-                                  cl::init("fast"), cl::cat(category));
+cl::opt<std::string> targetName(
+    "target",
+    cl::desc("CPU to compile for: host, avx512, avx2, x86-64 or an explicit Halide target "
+             "string (default: host; for a .mlir input, the module's tfm.target)"),
+    cl::cat(category));
+cl::opt<std::string> scheduleOverrides(
+    "schedule",
+    cl::desc("Schedule overrides: one schedule for every kernel (fast, plain), or "
+             "kernel=schedule,... (default: chosen per kernel and target)"),
+    cl::cat(category));
+cl::list<std::string> skipPasses("skip-passes", cl::CommaSeparated,
+                                 cl::desc("Passes of the default pipeline to leave out, e.g. "
+                                          "tfm-fuse-epilogues,cse"),
+                                 cl::cat(category));
+cl::opt<std::string> passPipeline("pass-pipeline",
+                                  cl::desc("A textual pass pipeline instead of the default, "
+                                           "e.g. 'builtin.module(tfm-outline-kernels,"
+                                           "tfm-plan-memory)'"),
+                                  cl::cat(category));
 cl::opt<std::string> emitKind("emit",
                               cl::desc("lib: lib<name>.so (default); exe: also a standalone "
                                        "executable with the runtime linked in"),
                               cl::init("lib"), cl::cat(category));
+cl::opt<std::string> emitMlir("emit-mlir",
+                              cl::desc("Write the lowered tfm IR (with locations) to this file; "
+                                       "tfmc compiles it again as it is"),
+                              cl::value_desc("file"), cl::cat(category));
 cl::opt<bool> dumpIr("dump-ir-after-all",
-                     cl::desc("Write the tfm IR as built and after every pass to <out>/ir/"),
+                     cl::desc("Write the tfm IR before the passes and after each to <out>/ir/"),
                      cl::cat(category));
 cl::opt<int> prefillChunk("prefill-chunk",
                           cl::desc("Most tokens one prefill kernel call handles (default: "
-                                   "min(context, 128))"),
+                                   "min(context, 128)); configs only"),
                           cl::init(0), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Report every step"), cl::cat(category));
 
@@ -54,60 +74,76 @@ int fail(const std::string &message) {
   return 1;
 }
 
-bool oneOf(const std::string &value, const std::vector<std::string> &known) {
-  return std::find(known.begin(), known.end(), value) != known.end();
+std::string pathJoin(StringRef a, StringRef b) {
+  SmallString<256> p(a);
+  sys::path::append(p, b);
+  return std::string(p);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "tfmc: compile a transformer config to a native library\n");
+  cl::ParseCommandLineOptions(argc, argv, "tfmc: compile a transformer to a native library\n");
   auto start = std::chrono::steady_clock::now();
 
-  if (!oneOf(targetName, tfm::knownTargets()))
-    return fail("--target: found '" + targetName + "', expected one of: " +
-                join(tfm::knownTargets(), ", "));
-  if (!oneOf(scheduleName, tfm::knownSchedules()))
-    return fail("--schedule: found '" + scheduleName + "', expected one of: " +
-                join(tfm::knownSchedules(), ", "));
   if (emitKind != "lib" && emitKind != "exe")
     return fail("--emit: found '" + emitKind + "', expected lib or exe");
   if (prefillChunk < 0)
     return fail("--prefill-chunk: found " + std::to_string(prefillChunk) + ", expected >= 0");
-
-  tfm::ParsedSpec parsed = tfm::loadModelSpec(configPath);
-  if (!parsed.ok)
-    return fail(parsed.error);
-  const tfm::ModelSpec &spec = parsed.spec;
-
-  tfm::LibraryOptions lib;
-  lib.outDir = outDir.empty() ? "generated/" + spec.name : std::string(outDir);
-  lib.targetName = targetName;
-  lib.schedule = scheduleName;
-  lib.emitExe = emitKind == "exe";
-  lib.verbose = verbose;
+  bool fromIr = StringRef(inputPath).ends_with(".mlir");
 
   tfm::LoweringOptions lowering;
-  lowering.schedule = scheduleName;
-  lowering.prefillChunk = prefillChunk;
-  if (dumpIr) {
-    SmallString<256> irDir(lib.outDir);
-    sys::path::append(irDir, "ir");
-    lowering.dumpIrDir = std::string(irDir);
+  if (!targetName.empty() || !fromIr) {
+    Expected<std::string> target = tfm::resolveTarget(targetName.empty() ? std::string("host") : targetName.getValue());
+    if (!target)
+      return fail("--target: " + toString(target.takeError()));
+    lowering.target = *target;
   }
+  lowering.scheduleOverrides = scheduleOverrides;
+  lowering.skipPasses.assign(skipPasses.begin(), skipPasses.end());
+  lowering.passPipeline = passPipeline;
+  lowering.prefillChunk = prefillChunk;
+  lowering.emitMlirPath = emitMlir;
 
-  tfm::Program program;
-  std::string error;
-  if (!tfm::lowerToProgram(spec, lowering, program, error))
-    return fail(configPath + ": " + error);
-  if (!tfm::writeLibrary(program, lib, error))
-    return fail(error);
+  std::string name;
+  if (!fromIr) {
+    Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(inputPath);
+    if (!spec)
+      return fail(toString(spec.takeError()));
+    name = spec->name;
+  } else {
+    name = sys::path::stem(inputPath).str();
+  }
+  tfm::LibraryOptions lib;
+  lib.outDir = outDir.empty() ? "generated/" + name : std::string(outDir);
+  lib.verbose = verbose;
+  if (emitKind == "exe") {
+    SmallVector<StringRef> parts;
+    StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
+    for (StringRef part : parts)
+      lib.exeLinkLine.push_back(part.str());
+  }
+  if (dumpIr)
+    lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
 
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  errs() << formatv("tfmc: {0}: {1} kernels for {2}, schedule {3}, in {4:f1} s -> {5}\n",
-                    spec.name, program.kernels.size(), targetName, scheduleName, seconds,
-                    lib.outDir);
+  Expected<tfm::Program> program = fromIr ? tfm::lowerMlirFile(inputPath, lowering)
+                                          : tfm::lowerConfig(*tfm::loadModelSpec(inputPath),
+                                                             lowering);
+  if (!program)
+    return fail(inputPath + ": " + toString(program.takeError()));
+  if (Error e = tfm::writeLibrary(*program, lib))
+    return fail(toString(std::move(e)));
+
+  std::map<std::string, int> schedules;
+  for (const tfm::Kernel &k : program->kernels)
+    ++schedules[k.schedule];
+  std::vector<std::string> scheduleText;
+  for (auto &[schedule, count] : schedules)
+    scheduleText.push_back(std::to_string(count) + " " + schedule);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  errs() << formatv("tfmc: {0}: {1} kernels ({2}) for {3} in {4:f1} s -> {5}\n", program->name,
+                    program->kernels.size(), join(scheduleText, ", "), program->target,
+                    seconds, lib.outDir);
   return 0;
 }

@@ -6,69 +6,33 @@
 // separate q/k/v projection and a gated or plain FFN. Llama follows
 // llama2.c / GGUF semantics, GPT-2 Hugging Face's GPT2LMHeadModel.
 //
-// The manifest is computed first and every weight op takes its shape from
-// it, so names and shapes have a single source.
+// The weight declarations come from the one tensor table
+// (tfm/common/TensorNames.h) and every weight op takes its type from its
+// declaration, so names and shapes have a single source.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Builder/ModelBuilder.h"
 #include "tfm/Dialect/TfmOps.h"
+#include "tfm/common/TensorNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
-#include <map>
-#include <vector>
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 
 namespace tfm {
 namespace {
 
-struct ManifestEntry {
-  std::string name;
-  std::vector<int64_t> shape;
+/// The declarations of the module, by name.
+struct Declarations {
+  llvm::StringMap<RankedTensorType> weights;
+  llvm::StringMap<MemRefType> caches;
 };
 
-/// llama.cpp's GGUF tensor names, in the order of the weight file.
-std::vector<ManifestEntry> modelManifest(const ModelSpec &spec) {
-  std::vector<ManifestEntry> manifest;
-  bool layerNorm = spec.norm == "layer_norm";
-  auto norm = [&](const std::string &base) {
-    manifest.push_back({base + ".weight", {spec.dim}});
-    if (layerNorm)
-      manifest.push_back({base + ".bias", {spec.dim}});
-  };
-  auto projection = [&](const std::string &base, int64_t out, int64_t in) {
-    manifest.push_back({base + ".weight", {out, in}});
-    if (spec.projectionBias)
-      manifest.push_back({base + ".bias", {out}});
-  };
-
-  manifest.push_back({"token_embd.weight", {spec.vocabSize, spec.dim}});
-  if (spec.positions == "learned")
-    manifest.push_back(
-        {"position_embd.weight", {spec.contextLength, spec.dim}});
-  for (int64_t i = 0; i < spec.nLayers; ++i) {
-    std::string blk = "blk." + std::to_string(i) + ".";
-    norm(blk + "attn_norm");
-    if (spec.fusedQkv()) {
-      projection(blk + "attn_qkv", spec.qDim() + 2 * spec.kvDim(), spec.dim);
-    } else {
-      projection(blk + "attn_q", spec.qDim(), spec.dim);
-      projection(blk + "attn_k", spec.kvDim(), spec.dim);
-      projection(blk + "attn_v", spec.kvDim(), spec.dim);
-    }
-    projection(blk + "attn_output", spec.dim, spec.qDim());
-    norm(blk + "ffn_norm");
-    if (spec.gatedFfn())
-      projection(blk + "ffn_gate", spec.hiddenDim, spec.dim);
-    projection(blk + "ffn_up", spec.hiddenDim, spec.dim);
-    projection(blk + "ffn_down", spec.dim, spec.hiddenDim);
-  }
-  norm("output_norm");
-  if (!spec.tiedEmbeddings) // the output head has no bias in either family
-    manifest.push_back({"output.weight", {spec.vocabSize, spec.dim}});
-  return manifest;
+std::string cacheName(int64_t layer, bool key) {
+  return "blk." + std::to_string(layer) + (key ? ".key" : ".value");
 }
 
 /// Emits one entry function. `rows` is the token-row dimension of every
@@ -77,125 +41,111 @@ std::vector<ManifestEntry> modelManifest(const ModelSpec &spec) {
 /// of every row (score).
 class EntryBuilder {
 public:
-  EntryBuilder(OpBuilder &builder, const ModelSpec &spec,
-               const std::map<std::string, std::vector<int64_t>> &shapes,
+  EntryBuilder(OpBuilder &builder, const ModelSpec &spec, const Declarations &decls,
                int64_t rows, bool lastRowOnly)
-      : b(builder), spec(spec), shapes(shapes), rows(rows),
-        lastRowOnly(lastRowOnly), loc(builder.getUnknownLoc()),
-        f32(builder.getF32Type()) {}
+      : b(builder), spec(spec), decls(decls), rows(rows), lastRowOnly(lastRowOnly),
+        loc(builder.getUnknownLoc()), f32(builder.getF32Type()) {}
 
   void build(StringRef name) {
     auto tokensType = RankedTensorType::get({rows}, b.getI32Type());
     int64_t logitRows = lastRowOnly ? 1 : rows;
     auto logitsType = RankedTensorType::get({logitRows, spec.vocabSize}, f32);
-    auto fn = func::FuncOp::create(b, loc, name,
+    auto fn = func::FuncOp::create(b, b.getUnknownLoc(), name,
                                    b.getFunctionType({tokensType}, {logitsType}));
     fn->setAttr(attrs::kEntry, b.getStringAttr(name));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(fn.addEntryBlock());
 
-    Value x = EmbeddingOp::create(b, loc, activation(spec.dim),
-                                  weight("token_embd.weight"),
-                                  fn.getArgument(0));
+    at("embedding");
+    Value x = EmbeddingOp::create(b, loc, weight(TensorRole::TokenEmbedding), fn.getArgument(0));
     if (spec.positions == "learned")
-      x = AddPositionsOp::create(b, loc, x.getType(), x,
-                                 weight("position_embd.weight"));
+      x = AddPositionsOp::create(b, loc, x, weight(TensorRole::PositionEmbedding));
     for (int64_t i = 0; i < spec.nLayers; ++i)
       x = layer(x, i);
+    at("output");
     if (lastRowOnly && ShapedType::isDynamic(rows))
-      x = LastRowOp::create(b, loc, RankedTensorType::get({1, spec.dim}, f32),
-                            x);
-    Value h = norm(x, "output_norm");
-    Value logits = project(h, spec.tiedEmbeddings ? "token_embd.weight"
-                                                  : "output.weight",
-                           /*withBias=*/false);
+      x = LastRowOp::create(b, loc, x);
+    Value h = norm(x, TensorRole::OutputNorm);
+    Value logits = spec.tiedEmbeddings
+                       ? LinearOp::create(b, loc, h, weight(TensorRole::TokenEmbedding), Value())
+                       : project(h, TensorRole::Output, -1, /*withBias=*/false);
     func::ReturnOp::create(b, loc, logits);
   }
 
 private:
+  /// Ops created from here on belong to `name` (a diagnostic's location).
+  void at(const std::string &name) { loc = NameLoc::get(b.getStringAttr(name)); }
+
   Value layer(Value x, int64_t i) {
-    std::string blk = "blk." + std::to_string(i) + ".";
-    Value h = norm(x, blk + "attn_norm");
+    std::string blk = "blk." + std::to_string(i);
+    at(blk + ".attn");
+    Value h = norm(x, TensorRole::AttnNorm, i);
     Value q, k, v;
     if (spec.fusedQkv()) {
-      Value qkv = linear(h, blk + "attn_qkv");
+      Value qkv = linear(h, TensorRole::AttnQkv, i);
       q = sliceCols(qkv, 0, spec.qDim());
       k = sliceCols(qkv, spec.qDim(), spec.kvDim());
       v = sliceCols(qkv, spec.qDim() + spec.kvDim(), spec.kvDim());
     } else {
-      q = linear(h, blk + "attn_q");
-      k = linear(h, blk + "attn_k");
-      v = linear(h, blk + "attn_v");
+      q = linear(h, TensorRole::AttnQ, i);
+      k = linear(h, TensorRole::AttnK, i);
+      v = linear(h, TensorRole::AttnV, i);
     }
     if (spec.positions == "rope") {
       q = rope(q);
       k = rope(k);
     }
-    auto cacheType =
-        RankedTensorType::get({spec.contextLength, spec.kvDim()}, f32);
-    Value keyCache = KvCacheOp::create(b, loc, cacheType, CacheKind::Key, i);
-    Value valueCache =
-        KvCacheOp::create(b, loc, cacheType, CacheKind::Value, i);
+    Value keyCache = cache(cacheName(i, true));
+    Value valueCache = cache(cacheName(i, false));
     KvStoreOp::create(b, loc, k, keyCache);
     KvStoreOp::create(b, loc, v, valueCache);
-    Value attended = AttentionOp::create(
-        b, loc, q.getType(), q, keyCache, valueCache,
-        b.getI64IntegerAttr(spec.nHeads), b.getI64IntegerAttr(spec.nKvHeads),
-        b.getI64IntegerAttr(spec.headDim));
-    x = AddOp::create(b, loc, x, linear(attended, blk + "attn_output"));
+    Value attended = AttentionOp::create(b, loc, q, keyCache, valueCache,
+                                         b.getI64IntegerAttr(spec.nHeads),
+                                         b.getI64IntegerAttr(spec.nKvHeads),
+                                         b.getI64IntegerAttr(spec.headDim));
+    x = AddOp::create(b, loc, x, linear(attended, TensorRole::AttnOutput, i));
 
-    h = norm(x, blk + "ffn_norm");
+    at(blk + ".ffn");
+    h = norm(x, TensorRole::FfnNorm, i);
     Value hidden;
     if (spec.gatedFfn()) {
-      Value gate = activate(linear(h, blk + "ffn_gate"));
-      hidden = MulOp::create(b, loc, gate, linear(h, blk + "ffn_up"));
+      Value gate = activate(linear(h, TensorRole::FfnGate, i));
+      hidden = MulOp::create(b, loc, gate, linear(h, TensorRole::FfnUp, i));
     } else {
-      hidden = activate(linear(h, blk + "ffn_up"));
+      hidden = activate(linear(h, TensorRole::FfnUp, i));
     }
-    return AddOp::create(b, loc, x, linear(hidden, blk + "ffn_down"));
+    return AddOp::create(b, loc, x, linear(hidden, TensorRole::FfnDown, i));
   }
 
-  RankedTensorType activation(int64_t cols) {
-    return RankedTensorType::get({rows, cols}, f32);
+  Value weight(TensorRole role, int64_t layer = -1, TensorPart part = TensorPart::Weight) {
+    std::string name = TensorId{role, layer, part}.name();
+    return WeightOp::create(b, loc, decls.weights.lookup(name), name);
   }
 
-  Value weight(const std::string &name) {
-    auto type = RankedTensorType::get(shapes.at(name), f32);
-    return WeightOp::create(b, loc, type, name);
+  Value cache(const std::string &name) {
+    return KvCacheOp::create(b, loc, decls.caches.lookup(name), name);
   }
 
-  Value norm(Value x, const std::string &base) {
+  Value norm(Value x, TensorRole role, int64_t layer = -1) {
     FloatAttr eps = b.getF64FloatAttr(spec.normEps);
-    Value w = weight(base + ".weight");
-    if (spec.norm == "layer_norm") {
-      Value bias = weight(base + ".bias");
-      return LayerNormOp::create(b, loc, x.getType(), x, w, bias, eps);
-    }
-    return RmsNormOp::create(b, loc, x.getType(), x, w, eps);
+    Value w = weight(role, layer);
+    if (spec.norm == "layer_norm")
+      return LayerNormOp::create(b, loc, x, w, weight(role, layer, TensorPart::Bias), eps);
+    return RmsNormOp::create(b, loc, x, w, eps);
   }
 
-  /// A projection of the layer: `base`.weight, plus `base`.bias when the
-  /// family has biases.
-  Value linear(Value x, const std::string &base) {
-    return project(x, base + ".weight", spec.projectionBias);
+  /// A projection of the layer, with a bias when the family has biases.
+  Value linear(Value x, TensorRole role, int64_t layer) {
+    return project(x, role, layer, spec.projectionBias);
   }
 
-  Value project(Value x, const std::string &weightName, bool withBias) {
-    Value w = weight(weightName);
-    Value bias;
-    if (withBias) // "<base>.weight" -> "<base>.bias"
-      bias = weight(weightName.substr(0, weightName.size() - 6) + "bias");
-    int64_t outRows = cast<RankedTensorType>(x.getType()).getDimSize(0);
-    int64_t outCols = cast<RankedTensorType>(w.getType()).getDimSize(0);
-    return LinearOp::create(b, loc,
-                            RankedTensorType::get({outRows, outCols}, f32), x,
-                            w, bias);
+  Value project(Value x, TensorRole role, int64_t layer, bool withBias) {
+    Value bias = withBias ? weight(role, layer, TensorPart::Bias) : Value();
+    return LinearOp::create(b, loc, x, weight(role, layer), bias);
   }
 
   Value sliceCols(Value x, int64_t begin, int64_t size) {
-    return SliceColsOp::create(b, loc, activation(size), x,
-                               b.getI64IntegerAttr(begin),
-                               b.getI64IntegerAttr(size));
+    return SliceColsOp::create(b, loc, x, b.getI64IntegerAttr(begin), b.getI64IntegerAttr(size));
   }
 
   Value rope(Value x) {
@@ -206,13 +156,12 @@ private:
   Value activate(Value x) {
     if (spec.activation == "silu")
       return SiluOp::create(b, loc, x);
-    return GeluOp::create(b, loc, x,
-                          b.getBoolAttr(spec.activation == "gelu_tanh"));
+    return GeluOp::create(b, loc, x, b.getBoolAttr(spec.activation == "gelu_tanh"));
   }
 
   OpBuilder &b;
   const ModelSpec &spec;
-  const std::map<std::string, std::vector<int64_t>> &shapes;
+  const Declarations &decls;
   int64_t rows;
   bool lastRowOnly;
   Location loc;
@@ -220,82 +169,84 @@ private:
 };
 
 /// Refuses a feature value with no lowering; names the field.
-bool checkFeature(const ModelSpec &spec, const char *field,
-                  const std::string &value,
-                  std::initializer_list<const char *> known,
-                  std::string &error) {
+llvm::Error checkFeature(const ModelSpec &spec, const char *field, const std::string &value,
+                         std::initializer_list<const char *> known) {
   for (const char *k : known)
     if (value == k)
-      return true;
-  error = "model '" + spec.name + "': " + field + " '" + value +
-          "' has no tfm lowering; expected one of:";
+      return llvm::Error::success();
+  std::string message = "model '" + spec.name + "': " + field + " '" + value +
+                        "' has no tfm lowering; expected one of:";
   for (const char *k : known)
-    error += std::string(" '") + k + "'";
-  return false;
+    message += std::string(" '") + k + "'";
+  return llvm::createStringError(message);
 }
 
 /// The builder trusts ModelSpec's validation for sizes; it refuses what it
 /// has no lowering for.
-bool checkSupported(const ModelSpec &spec, int64_t prefillChunk,
-                    std::string &error) {
-  if (!checkFeature(spec, "family", spec.family, {"llama", "gpt2"}, error) ||
-      !checkFeature(spec, "norm", spec.norm, {"rms_norm", "layer_norm"},
-                    error) ||
-      !checkFeature(spec, "activation", spec.activation,
-                    {"silu", "gelu_tanh", "gelu"}, error) ||
-      !checkFeature(spec, "positions", spec.positions, {"rope", "learned"},
-                    error) ||
-      !checkFeature(spec, "dtype", spec.dtype, {"f32"}, error))
-    return false;
-  if (spec.dim <= 0 || spec.hiddenDim <= 0 || spec.nLayers <= 0 ||
-      spec.nHeads <= 0 || spec.nKvHeads <= 0 || spec.headDim <= 0 ||
-      spec.vocabSize <= 0 || spec.contextLength <= 0 ||
-      spec.nHeads % spec.nKvHeads != 0 ||
-      (spec.positions == "rope" && spec.headDim % 2 != 0)) {
-    error = "model '" + spec.name +
-            "': sizes must be positive, n_heads a multiple of n_kv_heads and "
-            "head_dim even with RoPE";
-    return false;
-  }
-  if (prefillChunk < 1 || prefillChunk > spec.contextLength) {
-    error = "model '" + spec.name + "': prefill chunk " +
-            std::to_string(prefillChunk) + " must be in [1, " +
-            std::to_string(spec.contextLength) + "] (the context length)";
-    return false;
-  }
-  return true;
+llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
+  if (llvm::Error e = checkFeature(spec, "family", spec.family, {"llama", "gpt2"}))
+    return e;
+  if (llvm::Error e = checkFeature(spec, "norm", spec.norm, {"rms_norm", "layer_norm"}))
+    return e;
+  if (llvm::Error e =
+          checkFeature(spec, "activation", spec.activation, {"silu", "gelu_tanh", "gelu"}))
+    return e;
+  if (llvm::Error e = checkFeature(spec, "positions", spec.positions, {"rope", "learned"}))
+    return e;
+  if (spec.dtype != DType::F32)
+    return llvm::createStringError("model '" + spec.name + "': dtype '" +
+                                   std::string(dtypeName(spec.dtype)) +
+                                   "' has no tfm lowering; expected 'f32'");
+  if (spec.dim <= 0 || spec.hiddenDim <= 0 || spec.nLayers <= 0 || spec.nHeads <= 0 ||
+      spec.nKvHeads <= 0 || spec.headDim <= 0 || spec.vocabSize <= 0 ||
+      spec.contextLength <= 0 || spec.nHeads % spec.nKvHeads != 0 ||
+      (spec.positions == "rope" && spec.headDim % 2 != 0))
+    return llvm::createStringError("model '" + spec.name +
+                                   "': sizes must be positive, n_heads a multiple of "
+                                   "n_kv_heads and head_dim even with RoPE");
+  if (prefillChunk < 1 || prefillChunk > spec.contextLength)
+    return llvm::createStringError("model '" + spec.name + "': prefill chunk " +
+                                   std::to_string(prefillChunk) + " must be in [1, " +
+                                   std::to_string(spec.contextLength) +
+                                   "] (the context length)");
+  return llvm::Error::success();
 }
 
 } // namespace
 
-OwningOpRef<ModuleOp> buildModel(MLIRContext &context, const ModelSpec &spec,
-                                 int64_t prefillChunk, std::string &error) {
-  if (!checkSupported(spec, prefillChunk, error))
-    return nullptr;
+llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const ModelSpec &spec,
+                                                 int64_t prefillChunk, llvm::StringRef target) {
+  if (llvm::Error e = checkSupported(spec, prefillChunk))
+    return std::move(e);
   context.loadDialect<TfmDialect, func::FuncDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc(), spec.name);
+  ModuleOp m = *module;
+  m->setAttr(attrs::kPrefillChunk, b.getI64IntegerAttr(prefillChunk));
+  m->setAttr(attrs::kContextLength, b.getI64IntegerAttr(spec.contextLength));
+  m->setAttr(attrs::kVocabSize, b.getI64IntegerAttr(spec.vocabSize));
+  m->setAttr(attrs::kConfig, b.getStringAttr(spec.canonicalJson()));
+  m->setAttr(attrs::kTarget, b.getStringAttr(target));
 
-  std::vector<ManifestEntry> manifest = modelManifest(spec);
-  std::map<std::string, std::vector<int64_t>> shapes;
-  SmallVector<Attribute> entries;
-  for (const ManifestEntry &entry : manifest) {
-    shapes[entry.name] = entry.shape;
-    entries.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(entry.name)),
-         b.getNamedAttr("shape", b.getDenseI64ArrayAttr(entry.shape))}));
+  b.setInsertionPointToEnd(m.getBody());
+  Declarations decls;
+  for (const ModelTensor &tensor : modelTensors(spec)) {
+    auto type = RankedTensorType::get(tensor.shape, b.getF32Type());
+    WeightDeclOp::create(b, b.getUnknownLoc(), tensor.name, type);
+    decls.weights[tensor.name] = type;
   }
-  (*module)->setAttr(attrs::kManifest, b.getArrayAttr(entries));
-  (*module)->setAttr(attrs::kPrefillChunk, b.getI64IntegerAttr(prefillChunk));
-  (*module)->setAttr(attrs::kContextLength,
-                     b.getI64IntegerAttr(spec.contextLength));
+  MemRefType cacheType =
+      cacheBufferType(&context, spec.contextLength, spec.kvDim(), /*transposed=*/false);
+  for (int64_t i = 0; i < spec.nLayers; ++i)
+    for (bool key : {true, false}) {
+      std::string name = cacheName(i, key);
+      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheType, IntegerAttr());
+      decls.caches[name] = cacheType;
+    }
 
-  b.setInsertionPointToEnd(module->getBody());
-  EntryBuilder(b, spec, shapes, ShapedType::kDynamic, /*lastRowOnly=*/true)
-      .build("prefill");
-  EntryBuilder(b, spec, shapes, 1, /*lastRowOnly=*/true).build("decode");
-  EntryBuilder(b, spec, shapes, ShapedType::kDynamic, /*lastRowOnly=*/false)
-      .build("score");
+  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/true).build("prefill");
+  EntryBuilder(b, spec, decls, 1, /*lastRowOnly=*/true).build("decode");
+  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false).build("score");
   return module;
 }
 

@@ -2,6 +2,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 
 #include "tfm/Kernels/KernelCompiler.h"
+#include "tfm/common/Hash.h"
 #include "tfm/common/model_abi.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -122,44 +123,27 @@ ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::
 
 } // namespace
 
-void tfm::assignCacheLayouts(Program &program) {
-  for (const EntryPoint *entry : {&program.prefill, &program.decode, &program.score})
-    for (const Launch &l : entry->launches)
-      for (size_t i = 0; i < l.bindings.size(); ++i)
-        if (l.bindings[i].storage == Storage::KCache)
-          program.kernels[l.kernel].params[i].isKeyCache = true;
+std::string tfm::buildHash(const Program &program) {
+  return contentHash(program.irHash + "|" + program.target + "|abi" +
+                     std::to_string(TFM_ABI_VERSION));
 }
 
-LibraryIdentity tfm::identify(const Program &program, const LibraryOptions &options) {
-  LibraryIdentity id;
-  id.halideTarget = resolveTarget(options.targetName);
-  id.configHash = stableHash(program.spec.canonicalJson() + "|" + id.halideTarget + "|" +
-                             options.schedule + "|abi" + std::to_string(TFM_ABI_VERSION));
-  return id;
-}
-
-bool tfm::writeLibrary(Program &program, const LibraryOptions &options, std::string &error) {
-  assignCacheLayouts(program);
-  LibraryIdentity id = identify(program, options);
-  if (id.halideTarget.empty()) {
-    error = "unknown target '" + options.targetName + "'";
-    return false;
-  }
-  const std::string &name = program.spec.name;
+llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &options) {
+  std::string error;
+  auto failed = [&] { return llvm::createStringError(error); };
+  const std::string &name = program.name;
   std::string objDir = join(options.outDir, "obj");
-  if (std::error_code ec = fs::create_directories(objDir)) {
-    error = objDir + ": cannot create: " + ec.message();
-    return false;
-  }
+  if (std::error_code ec = fs::create_directories(objDir))
+    return llvm::createStringError(objDir + ": cannot create: " + ec.message());
 
-  std::string manifest = emitManifest(program, options, id);
+  std::string manifest = emitManifest(program);
   std::string driver = join(objDir, "driver.c");
   std::string exports = join(objDir, "exports.map");
   if (!writeFile(join(options.outDir, "manifest.json"), manifest, error) ||
       !writeFile(join(options.outDir, name + ".h"), emitModelHeader(program), error) ||
-      !writeFile(driver, emitDriverSource(program, options, id, manifest), error) ||
+      !writeFile(driver, emitDriverSource(program, manifest), error) ||
       !writeFile(exports, "{ global: tfm_model_get; local: *; };\n", error))
-    return false;
+    return failed();
 
   // Slowest first: the driver (a C compile of every launch), the multi-row
   // kernels, the single-row ones, then Halide's runtime.
@@ -175,13 +159,13 @@ bool tfm::writeLibrary(Program &program, const LibraryOptions &options, std::str
   for (bool multiRow : {true, false})
     for (const Kernel &k : program.kernels)
       if (isMultiRow(k) == multiRow)
-        jobs.push_back(kernelJob(k, id.halideTarget, objDir, options.verbose));
+        jobs.push_back(kernelJob(k, program.target, objDir, options.verbose));
   std::string runtimeObject = join(objDir, "halide_runtime.o");
   jobs.push_back({runtimeObject, [&](std::string &e) {
-                    return compileKernelRuntime(id.halideTarget, runtimeObject, e);
+                    return compileKernelRuntime(program.target, runtimeObject, e);
                   }});
   if (!runJobs(jobs, error))
-    return false;
+    return failed();
   std::vector<std::string> objects;
   for (const ObjectJob &job : jobs)
     objects.push_back(job.object);
@@ -192,21 +176,17 @@ bool tfm::writeLibrary(Program &program, const LibraryOptions &options, std::str
   for (const char *lib : {"-lpthread", "-ldl", "-lm"})
     link.push_back(lib);
   if (!runTool("cc", link, options.verbose, error))
-    return false;
+    return failed();
 
-  if (options.emitExe) {
-    // The runtime's main with this one model linked in; the link line of the
-    // runtime comes from the build (see compiler/lib/Codegen/CMakeLists.txt).
+  if (!options.exeLinkLine.empty()) {
+    // The runtime's main with this one model linked in.
     std::vector<std::string> exe{"-o", join(options.outDir, name)};
     exe.insert(exe.end(), objects.begin(), objects.end());
-    llvm::SmallVector<llvm::StringRef> parts;
-    llvm::StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
-    for (llvm::StringRef part : parts)
-      exe.push_back(part.str());
+    exe.insert(exe.end(), options.exeLinkLine.begin(), options.exeLinkLine.end());
     for (const char *lib : {"-lpthread", "-ldl", "-lm"})
       exe.push_back(lib);
     if (!runTool("c++", exe, options.verbose, error))
-      return false;
+      return failed();
   }
-  return true;
+  return llvm::Error::success();
 }

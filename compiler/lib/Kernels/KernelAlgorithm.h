@@ -1,9 +1,10 @@
 //===- KernelAlgorithm.h - A kernel's ops as Halide Funcs -------*- C++ -*-===//
 //
-// The algorithm half of a kernel: each primitive op of a Program kernel
-// becomes one Halide Func (plus the helper Funcs a reduction needs), with no
-// scheduling at all. Schedules (Schedules.h) then decide where each Func is
-// computed; they find the Funcs through the records kept here.
+// The algorithm half of a kernel: each kernel op of a Program kernel
+// becomes one Halide Func (plus the helper Funcs a reduction needs), defined
+// by its record in the op registry (OpRegistry.h), with no scheduling at
+// all. Schedules (Schedules.h) then decide where each Func is computed; they
+// find the Funcs through the records kept here.
 //
 // Every 2-D value is a Func (col, row) whose row is an absolute position in
 // the sequence; a 1-D value is a Func (col).
@@ -12,7 +13,7 @@
 #ifndef TFM_KERNELS_KERNELALGORITHM_H
 #define TFM_KERNELS_KERNELALGORITHM_H
 
-#include "tfm/Codegen/Program.h"
+#include "tfm/Program/Program.h"
 
 #include "Halide.h"
 
@@ -58,6 +59,20 @@ struct KernelAlgorithm {
   std::vector<Halide::Func> outputs;      // output parameters, params order
   std::vector<int> outputValues;          // value feeding each output
   std::vector<const KernelParam *> outputParams;
+};
+
+/// What an op's define function (OpRegistry.h) works with.
+struct OpDefinition {
+  const Kernel &kernel;
+  const KernelOp &op;
+  KernelAlgorithm &algorithm;
+  Value &result;    // the define function sets result.func and what it exposes
+  std::string name; // unique prefix for the op's Funcs
+
+  /// The op's i-th operand; fails naming the kernel and op if it has none.
+  Value &operand(size_t i) const;
+  template <typename Attrs> const Attrs &attrs() const { return std::get<Attrs>(op.attrs); }
+  [[noreturn]] void fail(const std::string &what) const;
 };
 
 /// erf of a float expression, within about one unit in the last place

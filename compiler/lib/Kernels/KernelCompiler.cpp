@@ -11,18 +11,6 @@ using namespace tfm::kernels;
 
 namespace {
 
-struct NamedTarget {
-  const char *name;
-  const char *halide; // empty: this machine
-};
-
-const NamedTarget kTargets[] = {
-    {"host", ""},
-    {"x86-64", "x86-64-linux-sse41"},
-    {"avx2", "x86-64-linux-sse41-avx-f16c-fma-avx2"},
-    {"avx512", "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake"},
-};
-
 int vectorLanes(const Halide::Target &t) {
   if (t.has_feature(Halide::Target::AVX512))
     return 16;
@@ -33,37 +21,9 @@ int vectorLanes(const Halide::Target &t) {
 
 } // namespace
 
-std::vector<std::string> tfm::knownTargets() {
-  std::vector<std::string> names;
-  for (const NamedTarget &t : kTargets)
-    names.push_back(t.name);
-  return names;
-}
-
-std::string tfm::resolveTarget(const std::string &name) {
-  for (const NamedTarget &t : kTargets) {
-    if (name != t.name)
-      continue;
-    if (*t.halide)
-      return t.halide;
-    return Halide::get_host_target().to_string();
-  }
-  return "";
-}
-
-std::vector<std::string> tfm::knownSchedules() {
-  std::vector<std::string> names;
-  for (const ScheduleSet &s : scheduleSets())
-    names.push_back(s.name);
-  return names;
-}
-
 bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
                         const std::string &objectPath, std::string &error) {
-  const ScheduleSet *set = nullptr;
-  for (const ScheduleSet &s : scheduleSets())
-    if (s.name == kernel.schedule)
-      set = &s;
+  const ScheduleSet *set = findScheduleSet(kernel.schedule);
   if (!set) {
     error = "kernel " + kernel.name + ": unknown schedule '" + kernel.schedule + "'";
     return false;

@@ -1,6 +1,8 @@
-//===- FuseEpilogues.cpp - elementwise consumers join their producer ------===//
+//===- FuseEpilogues.cpp - row-wise consumers join their producer ---------===//
 #include "FusionRegions.h"
 #include "tfm/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tfm {
 #define GEN_PASS_DEF_TFMFUSEEPILOGUES
@@ -12,50 +14,49 @@ using namespace mlir;
 namespace tfm {
 namespace {
 
-bool isEpilogue(Operation *op) {
-  return isa<RopeOp, SiluOp, GeluOp, MulOp, AddOp, SliceColsOp,
-             AddPositionsOp, KvStoreOp>(op);
-}
+bool inFusion(Operation *op) { return op->getParentOfType<FusionOp>() != nullptr; }
 
-/// The latest fusion in the block that produces one of op's operands.
-FusionOp producingFusion(Operation *op) {
-  FusionOp latest;
-  for (Value operand : op->getOperands()) {
-    auto fusion = operand.getDefiningOp<FusionOp>();
-    if (fusion && fusion->getBlock() == op->getBlock() &&
-        (!latest || latest->isBeforeInBlock(fusion)))
-      latest = fusion;
+/// A projection without a norm before it, or an embedding (which learned
+/// positions follow), starts a region of its own.
+struct WrapFusionRoot : public OpTraitRewritePattern<OpTrait::FusionRoot> {
+  using Base::Base;
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (inFusion(op))
+      return failure();
+    return success(static_cast<bool>(wrapInFusion(rewriter, {op})));
   }
-  return latest;
-}
+};
 
-struct FuseEpiloguesPass
-    : public impl::TfmFuseEpiloguesBase<FuseEpiloguesPass> {
-  void runOnOperation() override {
-    // A linear without a norm before it, and an embedding (which learned
-    // positions follow), are the seeds of their own regions.
-    SmallVector<Operation *> lone;
-    getOperation().walk([&](Operation *op) {
-      if (isa<LinearOp, EmbeddingOp>(op) && !op->getParentOfType<FusionOp>())
-        lone.push_back(op);
-    });
-    for (Operation *op : lone)
-      wrapInFusion({op});
+/// An epilogue joins the latest region in its block that produces one of
+/// its operands.
+struct AbsorbEpilogue : public OpTraitRewritePattern<OpTrait::Epilogue> {
+  using Base::Base;
 
-    // Absorbing one epilogue can make the next one eligible (silu, then the
-    // mul that reads it), so sweep until nothing moves.
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      SmallVector<Operation *> candidates;
-      getOperation().walk([&](Operation *op) {
-        if (isEpilogue(op) && !op->getParentOfType<FusionOp>())
-          candidates.push_back(op);
-      });
-      for (Operation *op : candidates)
-        if (FusionOp fusion = producingFusion(op))
-          changed |= static_cast<bool>(absorbIntoFusion(fusion, op));
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (inFusion(op))
+      return failure();
+    FusionOp latest;
+    for (Value operand : op->getOperands()) {
+      auto fusion = operand.getDefiningOp<FusionOp>();
+      if (fusion && fusion->getBlock() == op->getBlock() &&
+          (!latest || latest->isBeforeInBlock(fusion)))
+        latest = fusion;
     }
+    if (!latest)
+      return rewriter.notifyMatchFailure(op, "no operand comes from a region");
+    return success(static_cast<bool>(absorbIntoFusion(rewriter, latest, op)));
+  }
+};
+
+struct FuseEpiloguesPass : public impl::TfmFuseEpiloguesBase<FuseEpiloguesPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<WrapFusionRoot, AbsorbEpilogue>(&getContext());
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
   }
 };
 

@@ -1,6 +1,8 @@
-//===- FuseNormLinear.cpp - a norm + the linears that read it -------------===//
+//===- FuseNormLinear.cpp - a norm + the projections that read it ---------===//
 #include "FusionRegions.h"
 #include "tfm/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tfm {
 #define GEN_PASS_DEF_TFMFUSENORMLINEAR
@@ -12,31 +14,38 @@ using namespace mlir;
 namespace tfm {
 namespace {
 
-struct FuseNormLinearPass
-    : public impl::TfmFuseNormLinearBase<FuseNormLinearPass> {
-  void runOnOperation() override {
-    SmallVector<Operation *> norms;
-    getOperation().walk([&](Operation *op) {
-      if (isa<RmsNormOp, LayerNormOp>(op) && !op->getParentOfType<FusionOp>())
-        norms.push_back(op);
-    });
-    for (Operation *norm : norms) {
-      if (norm->use_empty() ||
-          !llvm::all_of(norm->getUsers(), [](Operation *user) {
-            return isa<LinearOp>(user) && !user->getParentOfType<FusionOp>();
-          }))
-        continue;
-      SmallVector<Operation *> group{norm};
-      for (Operation *user : norm->getUsers())
-        if (!llvm::is_contained(group, user))
-          group.push_back(user);
-      // The final norm of prefill reads one selected row; selecting it in the
-      // same kernel saves a launch and an arena buffer.
-      if (auto lastRow = norm->getOperand(0).getDefiningOp<LastRowOp>())
-        if (lastRow->hasOneUse())
-          group.push_back(lastRow);
-      wrapInFusion(group);
+bool inFusion(Operation *op) { return op->getParentOfType<FusionOp>() != nullptr; }
+
+struct FuseNormWithProjections : public OpTraitRewritePattern<OpTrait::RowNormalization> {
+  using Base::Base;
+
+  LogicalResult matchAndRewrite(Operation *norm, PatternRewriter &rewriter) const override {
+    if (inFusion(norm) || norm->use_empty())
+      return failure();
+    SmallVector<Operation *> group{norm};
+    for (Operation *user : norm->getUsers()) {
+      if (!user->hasTrait<OpTrait::FusionRoot>() || inFusion(user))
+        return rewriter.notifyMatchFailure(norm, "a user is not a projection outside a region");
+      if (!llvm::is_contained(group, user))
+        group.push_back(user);
     }
+    // The final norm of prefill reads one selected row; selecting it in the
+    // same kernel saves a launch and an arena buffer.
+    if (auto lastRow = norm->getOperand(0).getDefiningOp<LastRowOp>())
+      if (lastRow->hasOneUse() && !inFusion(lastRow))
+        group.push_back(lastRow);
+    return success(static_cast<bool>(wrapInFusion(rewriter, group)));
+  }
+};
+
+struct FuseNormLinearPass : public impl::TfmFuseNormLinearBase<FuseNormLinearPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseNormWithProjections>(&getContext());
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
   }
 };
 

@@ -46,7 +46,7 @@ bool canMoveBefore(Operation *moving, Operation *target,
 
 /// Makes the fusion's results exactly the body values used outside it.
 /// Callers first point outside users at the body values directly.
-FusionOp rebuildResults(FusionOp fusion) {
+FusionOp rebuildResults(RewriterBase &rewriter, FusionOp fusion) {
   Block &body = fusion.getBody().front();
   SmallVector<Value> escaping;
   for (Operation &op : body.without_terminator())
@@ -56,25 +56,25 @@ FusionOp rebuildResults(FusionOp fusion) {
           }))
         escaping.push_back(result);
 
-  OpBuilder b(fusion);
-  auto rebuilt = FusionOp::create(b, fusion.getLoc(),
-                                  ValueRange(escaping).getTypes());
-  rebuilt.getBody().takeBody(fusion.getBody());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(fusion);
+  auto rebuilt = FusionOp::create(rewriter, fusion.getLoc(), ValueRange(escaping).getTypes());
+  rewriter.inlineRegionBefore(fusion.getBody(), rebuilt.getBody(), rebuilt.getBody().end());
   Block &newBody = rebuilt.getBody().front();
-  newBody.getTerminator()->erase();
-  b.setInsertionPointToEnd(&newBody);
-  YieldOp::create(b, fusion.getLoc(), escaping);
+  rewriter.eraseOp(newBody.getTerminator());
+  rewriter.setInsertionPointToEnd(&newBody);
+  YieldOp::create(rewriter, fusion.getLoc(), escaping);
   for (auto [value, result] : llvm::zip(escaping, rebuilt.getResults()))
-    value.replaceUsesWithIf(result, [&](OpOperand &use) {
+    rewriter.replaceUsesWithIf(value, result, [&](OpOperand &use) {
       return !rebuilt->isAncestor(use.getOwner());
     });
-  fusion.erase();
+  rewriter.eraseOp(fusion);
   return rebuilt;
 }
 
 } // namespace
 
-FusionOp wrapInFusion(ArrayRef<Operation *> ops) {
+FusionOp wrapInFusion(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
   if (ops.empty())
     return nullptr;
   Block *block = ops.front()->getBlock();
@@ -91,19 +91,20 @@ FusionOp wrapInFusion(ArrayRef<Operation *> ops) {
     if (!canMoveBefore(op, first, inside, leavesToHoist))
       return nullptr;
   for (Operation *leaf : leavesToHoist)
-    leaf->moveBefore(first);
+    rewriter.moveOpBefore(leaf, first);
 
-  OpBuilder b(first);
-  auto fusion = FusionOp::create(b, first->getLoc(), TypeRange());
-  Block *body = b.createBlock(&fusion.getBody());
-  b.setInsertionPointToEnd(body);
-  auto yield = YieldOp::create(b, first->getLoc(), ValueRange());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(first);
+  auto fusion = FusionOp::create(rewriter, first->getLoc(), TypeRange());
+  Block *body = rewriter.createBlock(&fusion.getBody());
+  rewriter.setInsertionPointToEnd(body);
+  auto yield = YieldOp::create(rewriter, first->getLoc(), ValueRange());
   for (Operation *op : ordered)
-    op->moveBefore(yield);
-  return rebuildResults(fusion);
+    rewriter.moveOpBefore(op, yield);
+  return rebuildResults(rewriter, fusion);
 }
 
-FusionOp absorbIntoFusion(FusionOp fusion, Operation *op) {
+FusionOp absorbIntoFusion(RewriterBase &rewriter, FusionOp fusion, Operation *op) {
   if (op->getBlock() != fusion->getBlock() || !fusion->isBeforeInBlock(op))
     return nullptr;
   llvm::SmallPtrSet<Operation *, 2> inside;
@@ -112,15 +113,14 @@ FusionOp absorbIntoFusion(FusionOp fusion, Operation *op) {
   if (!canMoveBefore(op, fusion, inside, leavesToHoist))
     return nullptr;
   for (Operation *leaf : leavesToHoist)
-    leaf->moveBefore(fusion);
+    rewriter.moveOpBefore(leaf, fusion);
 
   // Outside users read the body values directly until the rebuild.
   YieldOp yield = fusion.getYield();
-  for (auto [result, yielded] :
-       llvm::zip(fusion.getResults(), yield.getValues()))
-    result.replaceAllUsesWith(yielded);
-  op->moveBefore(yield);
-  return rebuildResults(fusion);
+  for (auto [result, yielded] : llvm::zip(fusion.getResults(), yield.getValues()))
+    rewriter.replaceAllUsesWith(result, yielded);
+  rewriter.moveOpBefore(op, yield);
+  return rebuildResults(rewriter, fusion);
 }
 
 } // namespace tfm

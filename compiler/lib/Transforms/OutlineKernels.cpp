@@ -1,6 +1,7 @@
 //===- OutlineKernels.cpp - fusion regions -> kernel functions + launches -===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/TensorNames.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -18,10 +19,10 @@ using namespace mlir;
 namespace tfm {
 namespace {
 
-bool isComputeOp(Operation *op) {
-  return isa<EmbeddingOp, AddPositionsOp, RmsNormOp, LayerNormOp, LinearOp,
-             SliceColsOp, RopeOp, AddOp, MulOp, SiluOp, GeluOp, AttentionOp,
-             LastRowOp, KvStoreOp>(op);
+/// An op outlining turns into a kernel of its own when no region holds it.
+bool isKernelWork(Operation *op) {
+  return op->hasTrait<OpTrait::Epilogue>() || op->hasTrait<OpTrait::RowNormalization>() ||
+         op->hasTrait<OpTrait::FusionRoot>() || isa<AttentionOp, LastRowOp>(op);
 }
 
 /// Whether a value's rows are the call's token positions: the tokens and
@@ -60,37 +61,18 @@ private:
   llvm::DenseMap<Value, bool> cache;
 };
 
-/// "blk.3.ffn_down.weight" -> "ffn_down".
-StringRef weightRole(StringRef name) {
-  if (name.consume_front("blk."))
-    name = name.drop_until([](char c) { return c == '.'; }).drop_front();
-  name.consume_back(".weight");
-  return name;
-}
-
-/// A readable kernel role from what the kernel computes.
+/// A readable kernel role from what the kernel computes: the role of the
+/// first projection's weight (tfm/common/TensorNames.h), else what a lone
+/// store writes ("key_store"), else the first op's name.
 std::string kernelRole(ArrayRef<Operation *> ops) {
-  for (Operation *op : ops) {
-    auto linear = dyn_cast<LinearOp>(op);
-    if (!linear)
-      continue;
-    auto weight = linear.getWeight().getDefiningOp<WeightOp>();
-    if (!weight)
-      return "linear";
-    StringRef role = weightRole(weight.getName());
-    if (role == "attn_q" || role == "attn_k" || role == "attn_v" ||
-        role == "attn_qkv")
-      return "attn_in";
-    if (role == "ffn_gate" || role == "ffn_up")
-      return "ffn_in";
-    if (role == "attn_output")
-      return "attn_out";
-    if (role == "ffn_down")
-      return "ffn_out";
-    if (role == "output" || role == "token_embd")
-      return "logits";
-    return role.str();
-  }
+  for (Operation *op : ops)
+    if (auto linear = dyn_cast<LinearOp>(op))
+      if (auto weight = linear.getWeight().getDefiningOp<WeightOp>())
+        if (std::optional<TensorId> id = parseTensorName(weight.getName()))
+          return kernelRoleOf(id->role).str();
+  if (auto store = dyn_cast<KvStoreOp>(ops.front()))
+    if (auto cache = store.getCache().getDefiningOp<KvCacheOp>())
+      return cache.getCache().rsplit('.').second.str() + "_store";
   return ops.front()->getName().stripDialect().str();
 }
 
@@ -102,32 +84,31 @@ struct OutlineKernelsPass
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr(attrs::kEntry))
         entries.push_back(fn);
-    // Kernels are shared across entry points too: score runs prefill's
-    // kernels (both are specialised for a dynamic row count) and adds only
-    // its logits kernel. Decode's one-row kernels never match prefill's.
-    llvm::StringMap<func::FuncOp> kernelsByBody;
+    SymbolTable table(module);
+    symbols = &table;
     for (func::FuncOp entry : entries)
-      if (failed(outlineEntry(entry, kernelsByBody)))
+      if (failed(outlineEntry(entry)))
         return signalPassFailure();
   }
 
-  LogicalResult outlineEntry(func::FuncOp entry,
-                             llvm::StringMap<func::FuncOp> &kernelsByBody) {
+  SymbolTable *symbols = nullptr;
+  /// The last `_N` given to each role, so names are found in one lookup.
+  llvm::StringMap<int> repeats;
+
+  LogicalResult outlineEntry(func::FuncOp entry) {
     if (!entry.getBody().hasOneBlock())
       return entry.emitError("entry function must have a single block");
     TokenRowsAnalysis tokenRows;
     SmallVector<Operation *> units;
     for (Operation &op : entry.getBody().front())
-      if (isa<FusionOp>(op) || isComputeOp(&op))
+      if (isa<FusionOp>(op) || isKernelWork(&op))
         units.push_back(&op);
     for (Operation *unit : units)
-      outlineUnit(entry, unit, tokenRows, kernelsByBody);
+      outlineUnit(entry, unit, tokenRows);
     return success();
   }
 
-  void outlineUnit(func::FuncOp entry, Operation *unit,
-                   TokenRowsAnalysis &tokenRows,
-                   llvm::StringMap<func::FuncOp> &kernelsByBody) {
+  void outlineUnit(func::FuncOp entry, Operation *unit, TokenRowsAnalysis &tokenRows) {
     SmallVector<Operation *> body;
     SmallVector<Value> results;
     if (auto fusion = dyn_cast<FusionOp>(unit)) {
@@ -177,12 +158,16 @@ struct OutlineKernelsPass
     func::ReturnOp::create(b, loc, returned);
 
     std::string role = (entry.getSymName() + "_" + kernelRole(body)).str();
-    func::FuncOp shared = deduplicate(kernel, role, kernelsByBody);
+    std::string name = role;
+    for (int &suffix = repeats[role]; symbols->lookup(name); )
+      name = role + "_" + std::to_string(++suffix);
+    kernel.setSymName(name);
+    symbols->insert(kernel);
 
     OpBuilder atUnit(unit);
     auto launch =
         LaunchOp::create(atUnit, loc, ValueRange(results).getTypes(),
-                         FlatSymbolRefAttr::get(shared.getSymNameAttr()),
+                         FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
                          inputs.getArrayRef(), DenseI64ArrayAttr());
     for (auto [old, replacement] :
          llvm::zip(unit->getResults(), launch.getResults())) {
@@ -192,29 +177,6 @@ struct OutlineKernelsPass
     unit->erase();
   }
 
-  /// Returns the existing kernel with the same body, or inserts `kernel`
-  /// into the module under a fresh name derived from `role`.
-  func::FuncOp deduplicate(func::FuncOp kernel, const std::string &role,
-                           llvm::StringMap<func::FuncOp> &kernelsByBody) {
-    std::string key;
-    {
-      llvm::raw_string_ostream os(key);
-      kernel->print(os, OpPrintingFlags().printGenericOpForm());
-    }
-    auto it = kernelsByBody.find(key);
-    if (it != kernelsByBody.end()) {
-      kernel.erase();
-      return it->second;
-    }
-    ModuleOp module = getOperation();
-    std::string name = role;
-    for (int suffix = 1; module.lookupSymbol(name); ++suffix)
-      name = role + "_" + std::to_string(suffix);
-    kernel.setSymName(name);
-    module.push_back(kernel);
-    kernelsByBody[key] = kernel;
-    return kernel;
-  }
 };
 
 } // namespace

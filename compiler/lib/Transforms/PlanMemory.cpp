@@ -1,4 +1,4 @@
-//===- PlanMemory.cpp - static arena offsets for values between launches --===//
+//===- PlanMemory.cpp - static offsets for caches and arena values --------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
 
@@ -36,9 +36,23 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
     std::optional<int64_t> chunk;
     if (auto attr = module->getAttrOfType<IntegerAttr>(attrs::kPrefillChunk))
       chunk = attr.getInt();
+    planCaches(module);
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr(attrs::kEntry) && failed(planEntry(fn, chunk)))
         return signalPassFailure();
+  }
+
+  /// The caches back to back in declaration order, each 64-byte aligned.
+  void planCaches(ModuleOp module) {
+    Builder b(&getContext());
+    int64_t bytes = 0;
+    for (auto decl : module.getOps<CacheDeclOp>()) {
+      auto type = cast<MemRefType>(decl.getType());
+      decl.setOffsetAttr(b.getI64IntegerAttr(bytes));
+      bytes += alignUp(type.getNumElements() * kElementBytes);
+    }
+    if (bytes > 0)
+      module->setAttr(attrs::kKvCacheBytes, b.getI64IntegerAttr(bytes));
   }
 
   LogicalResult planEntry(func::FuncOp entry, std::optional<int64_t> chunk) {

@@ -1,8 +1,10 @@
-//===- SelectSchedules.cpp - stamp a schedule name on every kernel --------===//
-#include "tfm/Transforms/Passes.h"
+//===- SelectSchedules.cpp - a schedule for each kernel -------------------===//
 #include "tfm/Dialect/TfmOps.h"
+#include "tfm/Program/ScheduleNames.h"
+#include "tfm/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace tfm {
 #define GEN_PASS_DEF_TFMSELECTSCHEDULES
@@ -12,29 +14,104 @@ namespace tfm {
 using namespace mlir;
 
 namespace tfm {
-
-llvm::ArrayRef<llvm::StringRef> knownSchedules() {
-  static const llvm::StringRef names[] = {"fast", "plain"};
-  return names;
-}
-
 namespace {
 
-struct SelectSchedulesPass
-    : public impl::TfmSelectSchedulesBase<SelectSchedulesPass> {
+/// What decides a kernel's loop structure: its heaviest op.
+enum class KernelClass { Projection, Attention, RowWise };
+
+KernelClass classify(func::FuncOp kernel) {
+  bool projection = false;
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<AttentionOp>(op))
+      return KernelClass::Attention;
+    projection |= isa<LinearOp>(op);
+  }
+  return projection ? KernelClass::Projection : KernelClass::RowWise;
+}
+
+/// The schedule per target and kernel class, first match wins. Every CPU
+/// target runs "fast" today: it was measured fastest for every class on
+/// AVX2, AVX-512 and ARM (tfm-bench). A target with other kernels (CUDA)
+/// adds its rows here.
+struct ScheduleRule {
+  const char *targetPrefix; // of the explicit target string
+  std::optional<KernelClass> kernelClass;
+  const char *schedule;
+};
+const ScheduleRule kRules[] = {
+    {"x86-64", std::nullopt, "fast"},
+    {"arm-", std::nullopt, "fast"},
+};
+
+std::string defaultSchedule(StringRef target, KernelClass kernelClass) {
+  for (const ScheduleRule &rule : kRules)
+    if (target.starts_with(rule.targetPrefix) &&
+        (!rule.kernelClass || *rule.kernelClass == kernelClass))
+      return rule.schedule;
+  return kDefaultSchedule;
+}
+
+std::string knownNames() {
+  std::vector<std::string> names;
+  for (const ScheduleName &s : kScheduleNames)
+    names.push_back(s.name);
+  return llvm::join(names, ", ");
+}
+
+struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedulesPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (!llvm::is_contained(knownSchedules(), llvm::StringRef(schedule))) {
-      getOperation().emitError()
-          << "unknown schedule '" << schedule
-          << "'; known schedules: " << llvm::join(knownSchedules(), ", ");
+    ModuleOp module = getOperation();
+    std::optional<std::string> forAll;
+    llvm::StringMap<std::string> perKernel;
+    if (failed(parseOverrides(forAll, perKernel)))
+      return signalPassFailure();
+
+    auto targetAttr = module->getAttrOfType<StringAttr>(attrs::kTarget);
+    StringRef target = targetAttr ? targetAttr.getValue() : StringRef();
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (!fn->hasAttr(attrs::kKernel))
+        continue;
+      std::optional<std::string> chosen = forAll;
+      auto named = perKernel.find(fn.getSymName());
+      if (named != perKernel.end()) {
+        chosen = named->second;
+        perKernel.erase(named);
+      }
+      if (!chosen && fn->hasAttr(attrs::kSchedule))
+        continue; // chosen before, or written by hand
+      if (!chosen)
+        chosen = defaultSchedule(target, classify(fn));
+      fn->setAttr(attrs::kSchedule, StringAttr::get(&getContext(), *chosen));
+    }
+    if (!perKernel.empty()) {
+      module.emitError() << "--schedule names kernel '" << perKernel.begin()->first()
+                         << "', which this module does not have";
       return signalPassFailure();
     }
-    auto name = StringAttr::get(&getContext(), schedule);
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr(attrs::kKernel))
-        fn->setAttr(attrs::kSchedule, name);
+  }
+
+  /// "plain" or "prefill_attn_in=plain,decode_logits=fast".
+  LogicalResult parseOverrides(std::optional<std::string> &forAll,
+                               llvm::StringMap<std::string> &perKernel) {
+    SmallVector<StringRef> items;
+    StringRef(overrides).split(items, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef item : items) {
+      auto [kernel, name] = item.trim().split('=');
+      if (name.empty()) {
+        name = kernel;
+        kernel = StringRef();
+      }
+      if (!isScheduleName(name))
+        return getOperation().emitError() << "unknown schedule '" << name
+                                          << "'; known schedules: " << knownNames();
+      if (kernel.empty())
+        forAll = name.str();
+      else
+        perKernel[kernel] = name.str();
+    }
+    return success();
   }
 };
 

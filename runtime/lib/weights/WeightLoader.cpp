@@ -140,7 +140,7 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec,
                         : ""));
   if (!found.type)
     return failure(found.file + ": tensor " + label(found, spec) + " is " + found.dtype +
-                   "; this library was compiled for " + dtypeName(config.dtype).str() +
+                   "; this library was compiled for " + std::string(dtypeName(config.dtype)) +
                    " and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
   return llvm::Error::success();
 }

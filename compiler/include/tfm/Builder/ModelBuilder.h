@@ -7,21 +7,26 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
-#include <string>
+#include "llvm/Support/Error.h"
 
 namespace tfm {
 
-/// Builds the module of one model: `func.func @prefill(tensor<?xi32>)` and
-/// `func.func @decode(tensor<1xi32>)`, both returning the logits of the last
-/// token as tensor<1xVxf32>, and `func.func @score(tensor<?xi32>)`, which
-/// returns the logits of every token, tensor<?xVxf32>. The module carries the weight manifest
-/// (`tfm.manifest`, in the order of the weight file), `tfm.prefill_chunk`
-/// and `tfm.context_length`. `prefillChunk` must be in [1, contextLength].
-/// On an unsupported spec returns null and a message naming the field.
-mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context,
-                                             const ModelSpec &spec,
-                                             int64_t prefillChunk,
-                                             std::string &error);
+/// Builds the module of one model, named after it:
+///  - a `tfm.weight_decl` per weight tensor, in weight-file order
+///    (tfm/common/TensorNames.h), and a `tfm.cache_decl` per layer's key
+///    and value cache (row layout; a pass may transpose it);
+///  - `func.func @prefill(tensor<?xi32>)` and `@decode(tensor<1xi32>)`,
+///    both returning the last token's logits as tensor<1xVxf32>, and
+///    `@score(tensor<?xi32>)`, returning every token's, tensor<?xVxf32>;
+///  - the module attributes of TfmDialect.td: prefill chunk, context
+///    length, vocabulary size, the canonical config and `target` (an
+///    explicit target string, tfm/common/Targets.h).
+/// Ops carry the layer they belong to as a location ("blk.3.attn").
+/// `prefillChunk` must be in [1, contextLength]; an unsupported spec is an
+/// error naming the field.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildModel(mlir::MLIRContext &context, const ModelSpec &spec, int64_t prefillChunk,
+           llvm::StringRef target);
 
 } // namespace tfm
 

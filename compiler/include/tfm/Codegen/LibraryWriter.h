@@ -2,47 +2,42 @@
 //
 // The last stage of tfmc: compiles every kernel of a Program with Halide,
 // emits the driver (the call sequence of each entry point, with every buffer
-// bound to its weight, arena offset or cache window) as C, and links them
-// with Halide's runtime into lib<name>.so, or with the runtime into a
-// standalone executable. Also writes manifest.json and <name>.h.
+// bound to its weight, arena offset or cache buffer, all as the IR planned
+// them) as C, and links them with Halide's runtime into lib<name>.so, or
+// with the runtime into a standalone executable. Also writes manifest.json
+// and <name>.h. Reads nothing but the Program.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_CODEGEN_LIBRARYWRITER_H
 #define TFM_CODEGEN_LIBRARYWRITER_H
 
-#include "tfm/Codegen/Program.h"
+#include "tfm/Program/Program.h"
+
+#include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace tfm {
 
 struct LibraryOptions {
   std::string outDir;
-  std::string targetName = "host"; // a name from knownTargets()
-  std::string schedule = "fast";
-  bool emitExe = false;            // also link a standalone executable
-  bool verbose = false;            // report each step on stderr
+  bool verbose = false; // report each step on stderr
+  /// Non-empty: also link a standalone executable with this link line (the
+  /// runtime's main and libraries, from the tool that composes the halves).
+  std::vector<std::string> exeLinkLine;
 };
 
-/// What the generated library says about itself (and manifest.json).
-struct LibraryIdentity {
-  std::string halideTarget;
-  std::string configHash; // of the config, target and schedule
-};
+/// contentHash of the lowered IR, the target and the ABI version: what the
+/// library, its manifest and the compile cache call it.
+std::string buildHash(const Program &program);
 
-LibraryIdentity identify(const Program &program, const LibraryOptions &options);
-
-/// Marks the kernel parameters bound to key caches (Program.h, isKeyCache).
-void assignCacheLayouts(Program &program);
-
-std::string emitManifest(const Program &program, const LibraryOptions &options,
-                         const LibraryIdentity &id);
-std::string emitDriverSource(const Program &program, const LibraryOptions &options,
-                             const LibraryIdentity &id, const std::string &manifest);
+std::string emitManifest(const Program &program);
+std::string emitDriverSource(const Program &program, const std::string &manifest);
 std::string emitModelHeader(const Program &program);
 
 /// Does all of the above into options.outDir.
-bool writeLibrary(Program &program, const LibraryOptions &options, std::string &error);
+llvm::Error writeLibrary(const Program &program, const LibraryOptions &options);
 
 } // namespace tfm
 

@@ -13,31 +13,21 @@
 #ifndef TFM_KERNELS_KERNELCOMPILER_H
 #define TFM_KERNELS_KERNELCOMPILER_H
 
-#include "tfm/Codegen/Program.h"
+#include "tfm/Program/Program.h"
 
 #include <string>
-#include <vector>
 
 namespace tfm {
 
-/// Names accepted by `--target`, and the Halide target each one means.
-/// "host" is this machine's CPU with every feature Halide detects.
-std::vector<std::string> knownTargets();
-/// Returns the Halide target string for a name, or "" if unknown.
-std::string resolveTarget(const std::string &name);
-
-/// Schedule sets every kernel has: "plain" (obviously right, one thread,
-/// no vectors) and "fast" (vectorised, multi-threaded, tiled). "fast" is the
-/// default.
-std::vector<std::string> knownSchedules();
-
-/// Compiles one kernel for `halideTarget` into `objectPath`.
-bool compileKernel(const Kernel &kernel, const std::string &halideTarget,
+/// Compiles one kernel with its schedule (kernel.schedule, a name of
+/// tfm/Program/ScheduleNames.h) for `target`, an explicit Halide target
+/// string (tfm/common/Targets.h), into `objectPath`.
+bool compileKernel(const Kernel &kernel, const std::string &target,
                    const std::string &objectPath, std::string &error);
 
 /// Compiles Halide's runtime (thread pool, buffers, errors) once per library.
-bool compileKernelRuntime(const std::string &halideTarget,
-                          const std::string &objectPath, std::string &error);
+bool compileKernelRuntime(const std::string &target, const std::string &objectPath,
+                          std::string &error);
 
 } // namespace tfm
 

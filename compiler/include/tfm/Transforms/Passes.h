@@ -8,7 +8,8 @@
 
 #include "tfm/Dialect/TfmDialect.h"
 
-#include <functional>
+#include "llvm/Support/Error.h"
+
 #include <string>
 #include <vector>
 
@@ -20,21 +21,26 @@ namespace tfm {
 #define GEN_PASS_REGISTRATION
 #include "tfm/Transforms/Passes.h.inc"
 
-/// Schedule names every kernel generator knows (see TfmSelectSchedules).
-llvm::ArrayRef<llvm::StringRef> knownSchedules();
-
-/// One named step of the pipeline; tfmc dumps the IR after each.
-struct PipelineStage {
-  std::string name;
-  std::function<void(mlir::OpPassManager &)> addPasses;
+struct TfmPipelineOptions {
+  /// --tfm-select-schedules' `overrides` (empty: the per-target table).
+  std::string scheduleOverrides;
+  /// Passes to leave out, by argument ("tfm-fuse-epilogues", "cse", ...).
+  std::vector<std::string> skip;
 };
 
-/// canonicalize/cse -> fuse norm+linear -> fuse epilogues -> outline kernels
-/// -> plan memory -> select schedules.
-std::vector<PipelineStage> pipelineStages(llvm::StringRef schedule);
+/// The passes of the default pipeline in order, by argument, and whether
+/// each is required to reach a module the code generator can read.
+struct PipelinePass {
+  const char *argument;
+  bool required;
+};
+llvm::ArrayRef<PipelinePass> pipelinePasses();
 
-/// All stages into one pass manager.
-void buildTfmPipeline(mlir::OpPassManager &pm, llvm::StringRef schedule);
+/// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache
+/// layouts, outline kernels, deduplicate kernels, plan memory, select
+/// schedules; less the skipped ones. Skipping a name not in the pipeline is
+/// an error naming the known ones.
+llvm::Error buildTfmPipeline(mlir::OpPassManager &pm, const TfmPipelineOptions &options);
 
 /// Registers the individual passes and the `tfm-pipeline` pipeline.
 void registerTfmPassesAndPipeline();

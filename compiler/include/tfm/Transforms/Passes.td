@@ -1,8 +1,12 @@
 //===- Passes.td - The tfm pass pipeline -------------------*- tablegen -*-===//
 //
-// In pipeline order: fuse (norm->linear, then epilogues), outline kernels,
-// plan memory, select schedules. buildTfmPipeline (Passes.h) strings them
-// together with canonicalize/cse.
+// In pipeline order (buildTfmPipeline, Passes.h): fuse (norm->linear, then
+// epilogues), choose cache layouts, outline kernels, deduplicate kernels,
+// plan memory, select schedules, with canonicalize and cse first. Only
+// outlining and memory planning are required: every other pass only makes
+// the result faster or smaller, and the compiled model computes the same
+// without it. Every pass leaves a module that is already past it unchanged,
+// so the pipeline can run on IR of any stage (`tfmc model.mlir`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TRANSFORMS_PASSES_TD
@@ -11,76 +15,107 @@
 include "mlir/Pass/PassBase.td"
 
 def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
-  let summary = "group a norm with the linears that read it";
+  let summary = "group a norm with the projections that read it";
   let description = [{
-    Every `tfm.rms_norm` or `tfm.layer_norm` whose users are all
-    `tfm.linear`s becomes one `tfm.fusion` region with those linears
+    A rewrite pattern on every row normalization (`tfm.rms_norm`,
+    `tfm.layer_norm`) whose users are all fusion roots outside a region
+    (`tfm.linear`): the norm and those projections become one `tfm.fusion`
     (attention input: norm + q/k/v or the fused qkv; FFN input: norm +
-    gate/up or up; final norm + output projection). When the
-    norm's input is a `tfm.last_row` used only there, that row selection
-    joins the region as well. The norm is computed once per row and never
-    written to memory.
+    gate/up or up; final norm + output head). A `tfm.last_row` that only the
+    norm reads joins as well. The norm is computed once per row and never
+    written to memory. Optional.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }
 
 def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
-  let summary = "pull elementwise consumers into the region that feeds them";
+  let summary = "pull row-wise consumers into the region that feeds them";
   let description = [{
-    A `tfm.linear` or `tfm.embedding` not yet in a region gets a region of
-    its own. Then every `tfm.rope`, `tfm.silu`, `tfm.gelu`, `tfm.mul`,
-    `tfm.add`, `tfm.slice_cols`, `tfm.add_positions` and `tfm.kv_store`
-    whose operands come from one region (or from above it) moves into that
-    region: the q/k/v slices of a fused projection, RoPE and the cache stores
-    after the q/k/v projections, SiLU·mul after gate/up, GELU after up, the
-    learned positions after the embedding, the residual add after
-    attn_output and ffn_down. A bias is an operand of its linear and comes
-    along with it. Nothing joins a region across an op with memory effects
+    Two rewrite patterns. A fusion root (`tfm.linear`, `tfm.embedding`)
+    outside any region gets a region of its own. An epilogue op (trait
+    `Epilogue`: RoPE, SiLU, GELU, mul, add, column slices, learned
+    positions, cache stores) whose operands come from a region (or from
+    above it) moves into the latest such region: RoPE and the cache stores
+    after q/k/v, SiLU·mul after gate/up, the residual add after attn_output
+    and ffn_down. Nothing joins a region across an op with memory effects
     (attention reads the cache), so attention never shares a kernel with a
-    store to the cache it reads.
+    store to the cache it reads. Optional.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }
 
-def TfmOutlineKernels : Pass<"tfm-outline-kernels", "mlir::ModuleOp"> {
-  let summary = "turn each fusion region and lone compute op into a kernel";
+def TfmChooseCacheLayouts : Pass<"tfm-choose-cache-layouts", "mlir::ModuleOp"> {
+  let summary = "lay out each cache buffer for the op that reads it";
   let description = [{
-    In every entry function (`tfm.entry`), each `tfm.fusion` and each compute
-    op outside a region becomes a `func.func private` kernel (`tfm.kernel`)
-    and a `tfm.launch`. Values used from above become arguments, yielded
-    values results; a cache the kernel stores into is an argument it writes.
-    Arguments and results whose rows are token positions carry
-    `tfm.token_rows`. Structurally identical kernels are one function, so the
-    kernel count does not grow with the layer count, and score shares
-    prefill's kernels but for its logits. Kernels are named after the first
-    entry that launches them and their role: `<entry>_<role>`
-    (`prefill_attn_in`, `decode_ffn_out`, `score_logits`, ...).
+    A key cache (a buffer attention reads as keys) is transposed,
+    `strided<[1, context]>`: attention reads each key dimension across
+    positions contiguously, which vectorises across keys. Value caches keep
+    rows. The layout lands in the `tfm.cache_decl` type and every
+    `tfm.kv_cache` that names it; a cache already passed to a launch (IR
+    outlined before) keeps its layout. Optional: without it every cache is
+    laid out by rows.
+  }];
+}
+
+def TfmOutlineKernels : Pass<"tfm-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "turn each fusion region and lone kernel op into a kernel";
+  let description = [{
+    In every entry function (`tfm.entry`), each `tfm.fusion` and each kernel
+    op or cache store outside a region becomes a `func.func private` kernel
+    (`tfm.kernel`) and a `tfm.launch`. Values used from above become
+    arguments, yielded values results; a cache the kernel stores into is an
+    argument it writes. Arguments and results whose rows are token positions
+    carry `tfm.token_rows`. Kernels are named `<entry>_<role>`, the role
+    from the weights the kernel reads (tfm/common/TensorNames.h:
+    `prefill_attn_in`, `decode_ffn_out`, `score_logits`) or from its op
+    (`decode_attention`, `prefill_key_store`), with `_N` for repeats.
+    Required.
   }];
   let dependentDialects = ["::tfm::TfmDialect", "::mlir::func::FuncDialect"];
 }
 
-def TfmPlanMemory : Pass<"tfm-plan-memory", "mlir::ModuleOp"> {
-  let summary = "static arena offsets for the tensors passed between launches";
+def TfmDeduplicateKernels : Pass<"tfm-deduplicate-kernels", "mlir::ModuleOp"> {
+  let summary = "one kernel function for structurally identical kernels";
   let description = [{
-    In each entry function every launch result that is not returned lives in
-    one arena. Values are placed first-fit in order of definition at 64-byte
-    aligned offsets; two values share bytes only when their live ranges
-    (definition to last use, in launches) do not overlap. Sizes use the row
-    bound (the module's `tfm.prefill_chunk` for dynamic rows) and 4-byte
-    elements. Sets `arena_offsets` on each launch (-1 for the returned
-    logits) and `tfm.arena_bytes` on the function.
+    Kernels with the same function type (which includes every cache
+    buffer's layout), the same argument and result attributes, the same
+    schedule and structurally equivalent bodies (`OperationEquivalence`,
+    locations ignored) become the first of them; launches are redirected.
+    The kernel count then no longer grows with the layer count, and score
+    shares prefill's kernels but for its logits. Optional.
+  }];
+}
+
+def TfmPlanMemory : Pass<"tfm-plan-memory", "mlir::ModuleOp"> {
+  let summary = "static offsets for the caches and the values between launches";
+  let description = [{
+    The KV-cache block: each `tfm.cache_decl` in module order gets its
+    `offset`, 64-byte aligned, and the module `tfm.kv_cache_bytes`.
+
+    The arenas: in each entry function every launch result that is not
+    returned lives in one arena. Values are placed first-fit in order of
+    definition at 64-byte aligned offsets; two values share bytes only when
+    their live ranges (definition to last use, in launches) do not overlap.
+    Sizes use the row bound (the module's `tfm.prefill_chunk` for dynamic
+    rows) and 4-byte elements. Sets `arena_offsets` on each launch (-1 for
+    the returned logits) and `tfm.arena_bytes` on the function. Required.
   }];
 }
 
 def TfmSelectSchedules : Pass<"tfm-select-schedules", "mlir::ModuleOp"> {
-  let summary = "stamp the schedule name on every kernel";
+  let summary = "choose the schedule of each kernel";
   let description = [{
-    Sets `tfm.schedule` on every kernel function. Known schedules: "fast"
-    (the default, tuned) and "plain" (obviously right).
+    Sets `tfm.schedule` on every kernel that has none, from a table keyed by
+    the module's target and the kernel's class (projection, attention,
+    gather/elementwise); a schedule already in the IR stays. `overrides`
+    replaces the choice: one schedule name for every kernel ("plain"), or
+    `kernel=name` pairs separated by commas. Names come from the one list
+    of schedules (tfm/Program/ScheduleNames.h). A kernel without a schedule
+    compiles with "plain", so the pass is optional.
   }];
   let options = [
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"fast\"",
-           "schedule for every kernel: fast or plain">
+    Option<"overrides", "overrides", "std::string", /*default=*/"\"\"",
+           "a schedule for every kernel, or kernel=schedule,...">
   ];
 }
 

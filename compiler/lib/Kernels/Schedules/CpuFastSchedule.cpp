@@ -19,11 +19,13 @@
 //  * norms (RMSNorm, LayerNorm) are materialised before the projections,
 //    their row statistics computed once per row;
 //  * attention runs one head (decode) or one head and block of rows (prefill)
-//    per task, vectorised across key positions (keys are stored transposed)
+//    per task, vectorised across key positions (contiguous when the key cache is transposed)
 //    and across the head dimension for the value mix.
 //
 //===----------------------------------------------------------------------===//
 #include "Schedules.h"
+
+#include "../OpRegistry.h"
 
 #include <algorithm>
 #include <map>
@@ -53,17 +55,19 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
   Value &v = a.values[index];
   if (!v.op)
     return;
-  const std::string &kind = v.op->kind;
-  if (kind == "linear") {
+  switch (opRecord(v.op->kind).placement) {
+  case Placement::Projection:
     out.linears.insert(index);
     return;
-  }
-  if (kind == "attention") {
+  case Placement::Attention:
     out.attention = index;
     return;
-  }
-  if (kind == "rms_norm" || kind == "layer_norm" || kind == "embedding")
+  case Placement::RowNormalization:
+  case Placement::Gather:
     return; // materialised or gathered on their own
+  case Placement::Inline:
+    break;
+  }
   for (int operand : v.op->operands)
     collectAnchors(a, operand, out);
 }
@@ -118,7 +122,7 @@ MatmulTile matmulTile(int lanes) {
   return {6, 2};   // AVX2, SSE: 12 + 2 + 1 of 16 registers
 }
 
-void scheduleMatmul(ScheduleContext &ctx, Func out, bool keyCache, int cols,
+void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
                     const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
@@ -128,7 +132,7 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, bool keyCache, int cols,
   out.split(a.col, co, ci, colTile, TailStrategy::ShiftInwards)
       .split(a.row, ro, ri, rowTile, TailStrategy::GuardWithIf)
       .parallel(co);
-  if (keyCache) // stored transposed: rows are contiguous
+  if (transposed) // a transposed cache: rows are contiguous
     out.split(ri, rvo, rvi, lanes, TailStrategy::GuardWithIf)
         .reorder(rvi, rvo, ci, ro, co)
         .vectorize(rvi);
@@ -215,11 +219,11 @@ bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1
 /// Tiles `out` over its columns (and rows) and computes the projections it
 /// reads inside the tiles.
 void scheduleProjections(ScheduleContext &ctx, Func out, int cols, bool singleRow,
-                         bool keyCache, const std::vector<Value *> &linears) {
+                         bool transposed, const std::vector<Value *> &linears) {
   if (singleRow)
     scheduleMatvec(ctx, out, cols, linears);
   else
-    scheduleMatmul(ctx, out, keyCache, cols, linears);
+    scheduleMatmul(ctx, out, transposed, cols, linears);
 }
 
 } // namespace
@@ -231,7 +235,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
   // Norms: the row statistics once per row, then the normalised rows, all
   // materialised so projections read finished rows.
   for (Value &v : a.values) {
-    if (!v.op || (v.op->kind != "rms_norm" && v.op->kind != "layer_norm"))
+    if (!v.op || opRecord(v.op->kind).placement != Placement::RowNormalization)
       continue;
     for (Func f : v.rowStats)
       f.compute_root();
@@ -270,13 +274,14 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
       if (readers[index] == 1)
         linears.push_back(&a.values[index]);
     int cols = static_cast<int>(param.shape.back());
+    bool transposed = param.isCache && param.cacheLayout == CacheLayout::Transposed;
     if (!linears.empty()) {
-      scheduleProjections(ctx, out, cols, singleRow, param.isKeyCache, linears);
+      scheduleProjections(ctx, out, cols, singleRow, transposed, linears);
       continue;
     }
     // Gathers, copies and plain elementwise outputs.
     int vec = lanesDividing(cols, lanes);
-    if (param.isKeyCache && !singleRow) { // keys are stored transposed
+    if (transposed && !singleRow) { // rows are contiguous
       transposeInBlocks(out, a.values[a.outputValues[i]].func, a.col, a.row, lanes);
       continue;
     }

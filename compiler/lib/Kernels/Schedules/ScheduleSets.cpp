@@ -1,10 +1,23 @@
-//===- ScheduleSets.cpp - The schedule sets a user can name --------------===//
+//===- ScheduleSets.cpp - The Halide schedule behind each schedule name ---===//
 #include "Schedules.h"
 
-const std::vector<tfm::kernels::ScheduleSet> &tfm::kernels::scheduleSets() {
+#include "tfm/Program/ScheduleNames.h"
+
+#include <cstring>
+
+using namespace tfm::kernels;
+
+const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
   static const std::vector<ScheduleSet> sets = {
-      {"fast", "vectorised, multi-threaded, tiled (default)", scheduleCpuFast},
-      {"plain", "every op at the root in serial scalar loops", schedulePlain},
+      {"fast", scheduleCpuFast},
+      {"plain", schedulePlain},
   };
   return sets;
+}
+
+const ScheduleSet *tfm::kernels::findScheduleSet(const std::string &name) {
+  for (const ScheduleSet &set : scheduleSets())
+    if (name == set.name)
+      return &set;
+  return nullptr;
 }

@@ -11,7 +11,6 @@
 
 #include "../KernelAlgorithm.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,14 +31,16 @@ void schedulePlain(ScheduleContext &ctx);
 /// head.
 void scheduleCpuFast(ScheduleContext &ctx);
 
+/// The schedule behind one name of tfm/Program/ScheduleNames.h.
 struct ScheduleSet {
-  std::string name;
-  std::string summary;
-  std::function<void(ScheduleContext &)> apply;
+  const char *name;
+  void (*apply)(ScheduleContext &);
 };
 
-/// The schedule sets, the default (fastest measured) first.
+/// Every name of kScheduleNames has one.
 const std::vector<ScheduleSet> &scheduleSets();
+/// The set for `name`; null for a name that is not a schedule.
+const ScheduleSet *findScheduleSet(const std::string &name);
 
 } // namespace tfm::kernels
 

@@ -1,0 +1,51 @@
+//===- LowerToProgram.h - config or tfm IR -> passes -> Program -*- C++ -*-===//
+//
+// The MLIR half of tfmc behind an MLIR-free interface: callers (tfmc, tests)
+// include no MLIR header.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_LOWERING_LOWERTOPROGRAM_H
+#define TFM_LOWERING_LOWERTOPROGRAM_H
+
+#include "tfm/Program/Program.h"
+#include "tfm/common/ModelSpec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfm {
+
+struct LoweringOptions {
+  /// Explicit target string (resolveTarget in tfm/common/Targets.h). A
+  /// config needs one; a .mlir file keeps its module's `tfm.target` when
+  /// this is empty.
+  std::string target;
+  int64_t prefillChunk = 0; // configs only; 0: min(contextLength, 128)
+  /// --tfm-select-schedules overrides: a schedule name, or kernel=name,...
+  std::string scheduleOverrides;
+  /// Passes of the default pipeline to leave out (Passes.h).
+  std::vector<std::string> skipPasses;
+  /// Non-empty: this textual pass pipeline instead of the default one,
+  /// e.g. "builtin.module(tfm-outline-kernels,tfm-plan-memory)".
+  std::string passPipeline;
+  /// Non-empty: the module before the passes (input.mlir) and after every
+  /// pass, in the pass manager's file tree under this folder.
+  std::string dumpIrDir;
+  /// Non-empty: the final module, with its locations, written there; tfmc
+  /// compiles it again as it is.
+  std::string emitMlirPath;
+};
+
+/// Builds the tfm IR of `spec`, runs the pipeline and reads the result.
+llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions &options);
+
+/// Parses tfm IR of any stage from `path`, runs the pipeline (which leaves
+/// what earlier passes did as it is) and reads the result.
+llvm::Expected<Program> lowerMlirFile(const std::string &path, const LoweringOptions &options);
+
+} // namespace tfm
+
+#endif // TFM_LOWERING_LOWERTOPROGRAM_H

@@ -1,0 +1,141 @@
+//===- Program.h - A lowered model, free of MLIR and Halide types -*- C++ -*-===//
+//
+// The hand-off between the MLIR half of tfmc and the Halide half. After the
+// pass pipeline has fused, outlined, laid out the caches, planned memory and
+// chosen schedules, the module is read into a Program: the distinct kernels
+// (each a small list of typed kernel ops with every shape known) and, per
+// entry point, the sequence of kernel launches with the storage each
+// argument is bound to. Everything here was decided in the IR; the code
+// generators only carry it out.
+//
+// This header includes neither MLIR nor Halide on purpose: Halide carries its
+// own LLVM 14 and the two must never meet in one translation unit. The op
+// kinds and their attribute structs are generated from TfmOps.td by
+// tfm-tblgen (KernelOps.h.inc), so the ODS is their one source.
+//
+// Conventions shared by both halves:
+//  * Tensors are row-major [rows, cols] (or [cols] for vectors). A tensor
+//    whose rows are "token rows" has one row per token of the call; its row
+//    index is the token's absolute position in the sequence. Its shape's
+//    first entry is the number of rows the kernel is specialised for: 1
+//    (decode) or kDynamicRows (prefill, up to Program::prefillChunk rows).
+//  * Cache parameters are one layer's keys or values, logically
+//    [contextLength, kvDim], laid out as the IR's memref says (CacheLayout).
+//    A kernel writes cache rows pos..pos+T-1 (an output parameter) and reads
+//    rows 0..pos+T-1 (an input parameter).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_PROGRAM_PROGRAM_H
+#define TFM_PROGRAM_PROGRAM_H
+
+#include "tfm/common/DType.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tfm {
+
+#include "tfm/Program/KernelOps.h.inc"
+
+constexpr int64_t kDynamicRows = -1;
+
+/// How a cache buffer lies in memory: each position's row contiguous, or
+/// each column contiguous across positions (memref strided<[1, rows]>).
+enum class CacheLayout { Rows, Transposed };
+
+/// One tensor a generated library expects from its weight file.
+struct WeightInfo {
+  std::string name;           // e.g. "blk.0.attn_q.weight"
+  std::vector<int64_t> shape; // row-major
+  DType type = DType::F32;
+};
+
+/// One layer's key or value cache inside the KV-cache block.
+struct CacheBuffer {
+  std::string name; // e.g. "blk.0.key"
+  int64_t rows = 0, cols = 0;
+  CacheLayout layout = CacheLayout::Rows;
+  int64_t offset = 0; // bytes into the block
+};
+
+/// A kernel parameter: one buffer the kernel reads or writes.
+struct KernelParam {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType type = DType::F32;
+  bool isOutput = false;
+  bool tokenRows = false; // rows are positions of the call (see above)
+  bool isCache = false;   // one layer of the KV cache (see above)
+  CacheLayout cacheLayout = CacheLayout::Rows;
+};
+
+/// A kernel op. Operands index the kernel's values: the parameters first
+/// (0..params.size()-1), then op results in order. What each kind computes
+/// is its ODS description in TfmOps.td.
+struct KernelOp {
+  OpKind kind = OpKind::Embedding;
+  std::vector<int> operands;
+  std::vector<int64_t> shape; // result shape
+  bool tokenRows = false;     // result rows are token rows
+  OpAttrs attrs;
+};
+
+/// The kind whose attribute struct `attrs` holds (OpAttrs' alternatives are
+/// in OpKind order).
+inline OpKind kindOf(const OpAttrs &attrs) { return static_cast<OpKind>(attrs.index()); }
+
+/// One outlined kernel: compiled once, launched from any number of places.
+struct Kernel {
+  std::string name;     // C symbol of the compiled kernel
+  std::string schedule; // the schedule its IR function names
+  std::vector<KernelParam> params;
+  std::vector<KernelOp> ops;
+  /// For each output parameter (in params order), the value it receives.
+  std::map<int, int> outputValue; // param index -> value index
+};
+
+/// Where a launch argument lives at run time.
+enum class Storage { Weight, Arena, Cache, Tokens, Logits };
+
+struct Binding {
+  Storage storage = Storage::Arena;
+  int64_t index = 0;  // Weight: index in Program::weights; Cache: in Program::caches
+  int64_t offset = 0; // Arena: byte offset (64-byte aligned)
+};
+
+struct Launch {
+  int kernel = 0;                // index into Program::kernels
+  std::vector<Binding> bindings; // one per kernel parameter, same order
+};
+
+struct EntryPoint {
+  std::string name; // "prefill", "decode" or "score"
+  std::vector<Launch> launches;
+  int64_t arenaBytes = 0;
+};
+
+struct Program {
+  std::string name;       // the module's name: lib<name>.so, C symbols
+  std::string configJson; // canonical config (tfm/common/ModelSpec.h)
+  std::string target;     // explicit target string (tfm/common/Targets.h)
+  std::string irHash;     // hash of the lowered IR: identifies the library
+  int64_t contextLength = 0;
+  int64_t vocabSize = 0;
+  int64_t prefillChunk = 0;
+  int64_t kvCacheBytes = 0;
+  std::vector<WeightInfo> weights; // manifest order
+  std::vector<CacheBuffer> caches;
+  std::vector<Kernel> kernels;
+  EntryPoint prefill; // kernels specialised for up to prefillChunk rows
+  EntryPoint decode;  // kernels specialised for one row
+  /// Like prefill, but its logits have a row per token (token rows): the
+  /// Logits binding is [T, V], not the last row.
+  EntryPoint score;
+};
+
+} // namespace tfm
+
+#endif // TFM_PROGRAM_PROGRAM_H

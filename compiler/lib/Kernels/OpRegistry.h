@@ -1,0 +1,56 @@
+//===- OpRegistry.h - One record per kernel op ------------------*- C++ -*-===//
+//
+// The Halide side of each kernel op of TfmOps.td: the function that defines
+// its algorithm (Ops/*.cpp) and where schedules place it. A new op is its
+// ODS entry, one define function and one record in OpRegistry.cpp; the op
+// kinds and attribute structs come from the ODS through tfm-tblgen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_KERNELS_OPREGISTRY_H
+#define TFM_KERNELS_OPREGISTRY_H
+
+#include "KernelAlgorithm.h"
+
+namespace tfm::kernels {
+
+/// How schedules place an op's Funcs.
+enum class Placement {
+  /// Rows gathered on their own (the embedding).
+  Gather,
+  /// Normalises rows: materialised before the projections that read it,
+  /// its row statistics computed once per row.
+  RowNormalization,
+  /// A matrix product: the schedule tiles the output around it.
+  Projection,
+  /// Causal attention over a cache: per head (and block of rows).
+  Attention,
+  /// Row-wise or elementwise: inlined into whatever reads it.
+  Inline,
+};
+
+struct OpRecord {
+  OpKind kind;
+  void (*define)(OpDefinition &);
+  Placement placement;
+};
+
+const OpRecord &opRecord(OpKind kind);
+
+// The define functions, one per op, in Ops/.
+void defineEmbedding(OpDefinition &d);
+void defineRmsNorm(OpDefinition &d);
+void defineLayerNorm(OpDefinition &d);
+void defineLinear(OpDefinition &d);
+void defineAddPositions(OpDefinition &d);
+void defineSliceCols(OpDefinition &d);
+void defineRope(OpDefinition &d);
+void defineAdd(OpDefinition &d);
+void defineMul(OpDefinition &d);
+void defineSilu(OpDefinition &d);
+void defineGelu(OpDefinition &d);
+void defineAttention(OpDefinition &d);
+void defineLastRow(OpDefinition &d);
+
+} // namespace tfm::kernels
+
+#endif // TFM_KERNELS_OPREGISTRY_H

@@ -1,0 +1,32 @@
+//===- Linear.cpp - x @ W^T (+ bias) --------------------------------------===//
+#include "../OpRegistry.h"
+
+using namespace Halide;
+
+namespace tfm::kernels {
+
+void defineLinear(OpDefinition &d) {
+  Value &x = d.operand(0), &w = d.operand(1);
+  int inDim = static_cast<int>(w.shape[1]);
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  RDom over(0, inDim, d.name + "_k");
+  Func product(d.name + "_product");
+  product(c, r) = 0.0f;
+  product(c, r) += x.func(over, r) * w.func(over, c);
+  Func f(d.name);
+  if (d.op.operands.size() > 2) {
+    Value &bias = d.operand(2);
+    if (bias.shape != std::vector<int64_t>{w.shape[0]})
+      d.fail("bias has " + std::to_string(bias.shape.empty() ? 0 : bias.shape[0]) +
+             " entries, expected " + std::to_string(w.shape[0]) + " (one per output column)");
+    f(c, r) = product(c, r) + bias.func(c);
+  } else {
+    f(c, r) = product(c, r);
+  }
+  d.result.func = f;
+  d.result.reduction = over;
+  d.result.product = product;
+  d.result.activations = x.func;
+}
+
+} // namespace tfm::kernels

@@ -1,0 +1,52 @@
+//===- Norms.cpp - RMSNorm and LayerNorm ----------------------------------===//
+#include "../OpRegistry.h"
+
+using namespace Halide;
+
+namespace tfm::kernels {
+
+void defineRmsNorm(OpDefinition &d) {
+  Value &x = d.operand(0), &w = d.operand(1);
+  int dim = static_cast<int>(x.shape[1]);
+  float eps = static_cast<float>(d.attrs<RmsNormAttrs>().eps);
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  RDom over(0, dim, d.name + "_k");
+  Func sumSq(d.name + "_sumsq");
+  sumSq(r) = 0.0f;
+  sumSq(r) += x.func(over, r) * x.func(over, r);
+  Func scale(d.name + "_scale");
+  scale(r) = 1.0f / sqrt(sumSq(r) / dim + eps);
+  Func f(d.name);
+  f(c, r) = x.func(c, r) * scale(r) * w.func(c);
+  d.result.func = f;
+  d.result.reduction = over;
+  d.result.rowStats = {scale};
+}
+
+void defineLayerNorm(OpDefinition &d) {
+  Value &x = d.operand(0), &w = d.operand(1), &b = d.operand(2);
+  int dim = static_cast<int>(x.shape[1]);
+  float eps = static_cast<float>(d.attrs<LayerNormAttrs>().eps);
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  RDom over(0, dim, d.name + "_k");
+  // Two passes, the mean first: the one-pass E[x^2] - E[x]^2 loses the
+  // variance of rows whose mean is large against their spread.
+  Func sum(d.name + "_sum");
+  sum(r) = 0.0f;
+  sum(r) += x.func(over, r);
+  Func mean(d.name + "_mean");
+  mean(r) = sum(r) / dim;
+  Func sqDev(d.name + "_sqdev");
+  sqDev(r) = 0.0f;
+  Expr dev = x.func(over, r) - mean(r);
+  sqDev(r) += dev * dev;
+  Func scale(d.name + "_scale");
+  scale(r) = 1.0f / sqrt(sqDev(r) / dim + eps);
+  Func f(d.name);
+  f(c, r) = (x.func(c, r) - mean(r)) * scale(r) * w.func(c) + b.func(c);
+  d.result.func = f;
+  d.result.reduction = over;
+  d.result.rowStats = {mean, scale};
+}
+
+} // namespace tfm::kernels

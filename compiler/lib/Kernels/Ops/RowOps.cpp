@@ -1,0 +1,150 @@
+//===- RowOps.cpp - Ops computed row by row without a reduction -----------===//
+//
+// Gathers, slices, position terms and elementwise math. Every 2-D value is a
+// Func (col, row) whose row is the token's absolute position.
+//
+//===----------------------------------------------------------------------===//
+#include "../OpRegistry.h"
+
+#include <cmath>
+
+using namespace Halide;
+
+namespace tfm::kernels {
+
+namespace {
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+} // namespace
+
+void defineEmbedding(OpDefinition &d) {
+  Value &table = d.operand(0), &tokens = d.operand(1);
+  int vocab = static_cast<int>(table.shape[0]);
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = table.func(c, clamp(tokens.func(r), 0, vocab - 1));
+  d.result.func = f;
+}
+
+void defineAddPositions(OpDefinition &d) {
+  // Token rows are absolute positions: row r takes the table's row r. A
+  // position past the table fails Halide's bounds check on the call.
+  Value &x = d.operand(0), &table = d.operand(1);
+  if (table.shape.size() != 2 || table.shape[1] != x.shape.back())
+    d.fail("table has shape " + shapeText(table.shape) + ", expected [P, " +
+           std::to_string(x.shape.back()) + "]");
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = x.func(c, r) + table.func(c, r);
+  d.result.func = f;
+}
+
+void defineSliceCols(OpDefinition &d) {
+  Value &x = d.operand(0);
+  const auto &attrs = d.attrs<SliceColsAttrs>();
+  if (attrs.begin < 0 || attrs.size <= 0 || attrs.begin + attrs.size > x.shape.back() ||
+      d.op.shape.back() != attrs.size)
+    d.fail("columns " + std::to_string(attrs.begin) + ".." +
+           std::to_string(attrs.begin + attrs.size - 1) + " from " +
+           std::to_string(x.shape.back()) + " columns into " + std::to_string(d.op.shape.back()) +
+           ", expected a range inside the input as wide as the result");
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = x.func(c + static_cast<int>(attrs.begin), r);
+  d.result.func = f;
+}
+
+void defineLastRow(OpDefinition &d) {
+  // The buffers say which row: a one-row value at the call's last position.
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = d.operand(0).func(c, r);
+  d.result.func = f;
+}
+
+void defineRope(OpDefinition &d) {
+  Value &x = d.operand(0);
+  const auto &attrs = d.attrs<RopeAttrs>();
+  int headDim = static_cast<int>(attrs.headDim);
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  // Angles in double: positions reach the thousands and a float angle would
+  // lose the low bits that the reference keeps.
+  Expr pair = (c % headDim) / 2;
+  Expr freq = exp(cast<double>(pair) * Expr(-2.0 * std::log(attrs.theta) / headDim));
+  Expr angle = cast<double>(r) * freq;
+  Expr cs = cast<float>(cos(angle)), sn = cast<float>(sin(angle));
+  Expr even = x.func(2 * (c / 2), r), odd = x.func(2 * (c / 2) + 1, r);
+  Func f(d.name);
+  f(c, r) = select(c % 2 == 0, even * cs - odd * sn, even * sn + odd * cs);
+  d.result.func = f;
+}
+
+void defineAdd(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = d.operand(0).func(c, r) + d.operand(1).func(c, r);
+  d.result.func = f;
+}
+
+void defineMul(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = d.operand(0).func(c, r) * d.operand(1).func(c, r);
+  d.result.func = f;
+}
+
+void defineSilu(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr x = d.operand(0).func(c, r);
+  Func f(d.name);
+  f(c, r) = x / (1.0f + exp(-x));
+  d.result.func = f;
+}
+
+void defineGelu(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr x = d.operand(0).func(c, r);
+  Func f(d.name);
+  if (d.attrs<GeluAttrs>().approximate) {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): the same value, through exp,
+    // which Halide vectorises, instead of tanh, which it does not.
+    Expr u = float(std::sqrt(2.0 / M_PI)) * (x + 0.044715f * x * x * x);
+    f(c, r) = x / (1.0f + exp(-2.0f * u));
+  } else {
+    f(c, r) = 0.5f * x * (1.0f + erfFloat(x * float(M_SQRT1_2)));
+  }
+  d.result.func = f;
+}
+
+// Halide's own erf is off by up to 5e-7 relative, and exact GELU is checked
+// against references that round erf correctly. Here erf(x) = x P(x^2)/Q(x^2)
+// on [-4, 4] (beyond, erf rounds to +-1 in float): a rational fit of least
+// maximum relative error (2e-9), made for this file by iteratively
+// reweighted least squares, and evaluated in double so that rounding leaves
+// only the final rounding to float (6e-8 relative).
+Expr erfFloat(Expr x) {
+  static const double p[] = {1.1283791693718521e+00, 1.8520309842460561e-01,
+                             5.4316896019758643e-02, 3.8496066284403399e-03,
+                             3.7960877622659865e-04, 4.6847783846046265e-06,
+                             -1.3202228865694110e-08};
+  static const double q[] = {1.0,
+                             4.9746538633153381e-01, 1.1395836608980768e-01,
+                             1.5462079609066691e-02, 1.3075687464449231e-03,
+                             6.3110584945880698e-05};
+  auto f64 = [](double c) { return Internal::make_const(Float(64), c); };
+  Expr xd = clamp(cast<double>(x), f64(-4.0), f64(4.0));
+  Expr t = xd * xd;
+  auto horner = [&](const double *c, int n) {
+    Expr acc = f64(c[n - 1]);
+    for (int i = n - 2; i >= 0; --i)
+      acc = acc * t + f64(c[i]);
+    return acc;
+  };
+  return cast<float>(xd * horner(p, 7) / horner(q, 6));
+}
+
+} // namespace tfm::kernels

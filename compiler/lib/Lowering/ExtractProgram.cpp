@@ -1,0 +1,295 @@
+//===- ExtractProgram.cpp - a lowered tfm module -> Program ---------------===//
+#include "ExtractProgram.h"
+
+#include "tfm/Dialect/TfmOps.h"
+#include "tfm/Program/ScheduleNames.h"
+#include "tfm/common/Hash.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+using namespace mlir;
+
+namespace tfm {
+namespace {
+
+#include "KernelOpsFromMlir.inc"
+
+std::vector<int64_t> programShape(Type type) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : cast<ShapedType>(type).getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? kDynamicRows : dim);
+  return shape;
+}
+
+DType elemType(Type type) {
+  return cast<ShapedType>(type).getElementType().isInteger(32) ? DType::I32 : DType::F32;
+}
+
+std::string locationText(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+class ProgramReader {
+public:
+  explicit ProgramReader(ModuleOp module) : module(module) {}
+
+  llvm::Expected<Program> read() {
+    if (!module.getSymName())
+      return fail("the module has no name (module @name), which names the library");
+    out.name = module.getSymName()->str();
+    if (llvm::Error e = readModuleAttrs())
+      return std::move(e);
+    for (auto decl : module.getOps<WeightDeclOp>()) {
+      weightIndex[decl.getSymName()] = static_cast<int64_t>(out.weights.size());
+      out.weights.push_back({decl.getSymName().str(), programShape(decl.getType()), DType::F32});
+    }
+    for (auto decl : module.getOps<CacheDeclOp>()) {
+      if (!decl.getOffset())
+        return fail("cache '" + decl.getSymName().str() +
+                    "' has no offset: memory was not planned (tfm-plan-memory)");
+      auto type = cast<MemRefType>(decl.getType());
+      cacheIndex[decl.getSymName()] = static_cast<int64_t>(out.caches.size());
+      out.caches.push_back({decl.getSymName().str(), type.getDimSize(0), type.getDimSize(1),
+                            isTransposedCache(type) ? CacheLayout::Transposed : CacheLayout::Rows,
+                            static_cast<int64_t>(*decl.getOffset())});
+    }
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (!fn->hasAttr(attrs::kKernel))
+        continue;
+      kernelIndex[fn.getSymName()] = static_cast<int>(out.kernels.size());
+      out.kernels.emplace_back();
+      if (llvm::Error e = readKernel(fn, out.kernels.back()))
+        return std::move(e);
+    }
+    std::map<std::string, EntryPoint *> entries = {
+        {"prefill", &out.prefill}, {"decode", &out.decode}, {"score", &out.score}};
+    std::set<std::string> seen;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto entry = fn->getAttrOfType<StringAttr>(attrs::kEntry);
+      if (!entry)
+        continue;
+      auto it = entries.find(entry.getValue().str());
+      if (it == entries.end())
+        return fail("function '" + fn.getSymName().str() + "' has " + attrs::kEntry + " '" +
+                    entry.getValue().str() + "'; expected 'prefill', 'decode' or 'score'");
+      if (!seen.insert(it->first).second)
+        return fail("module has two '" + it->first + "' entries");
+      if (llvm::Error e = readEntry(fn, *it->second))
+        return std::move(e);
+    }
+    if (seen.size() != entries.size())
+      return fail("module must have a prefill, a decode and a score entry");
+
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, OpPrintingFlags().printGenericOpForm());
+    out.irHash = contentHash(text);
+    return std::move(out);
+  }
+
+private:
+  llvm::Error fail(const std::string &message) { return llvm::createStringError(message); }
+
+  llvm::Error readModuleAttrs() {
+    auto integer = [&](const char *name, int64_t &value) -> llvm::Error {
+      auto attr = module->getAttrOfType<IntegerAttr>(name);
+      if (!attr)
+        return fail(std::string("module has no ") + name +
+                    (name == std::string(attrs::kKvCacheBytes)
+                         ? " (memory was not planned: tfm-plan-memory)"
+                         : ""));
+      value = attr.getInt();
+      return llvm::Error::success();
+    };
+    auto string = [&](const char *name, std::string &value) -> llvm::Error {
+      auto attr = module->getAttrOfType<StringAttr>(name);
+      if (!attr)
+        return fail(std::string("module has no ") + name);
+      value = attr.str();
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = integer(attrs::kContextLength, out.contextLength))
+      return e;
+    if (llvm::Error e = integer(attrs::kVocabSize, out.vocabSize))
+      return e;
+    if (llvm::Error e = integer(attrs::kPrefillChunk, out.prefillChunk))
+      return e;
+    if (llvm::Error e = integer(attrs::kKvCacheBytes, out.kvCacheBytes))
+      return e;
+    if (llvm::Error e = string(attrs::kConfig, out.configJson))
+      return e;
+    return string(attrs::kTarget, out.target);
+  }
+
+  llvm::Error readKernel(func::FuncOp fn, Kernel &kernel) {
+    kernel.name = fn.getSymName().str();
+    auto schedule = fn->getAttrOfType<StringAttr>(attrs::kSchedule);
+    kernel.schedule = schedule ? schedule.str() : kDefaultSchedule;
+    if (!isScheduleName(kernel.schedule))
+      return fail("kernel '" + kernel.name + "' has unknown schedule '" + kernel.schedule + "'");
+
+    Block &body = fn.getBody().front();
+    unsigned numArgs = fn.getNumArguments();
+    llvm::DenseMap<Value, int> valueIndex;
+    std::vector<bool> valueTokenRows;
+    for (BlockArgument arg : body.getArguments()) {
+      KernelParam param;
+      param.shape = programShape(arg.getType());
+      param.type = elemType(arg.getType());
+      param.tokenRows = static_cast<bool>(fn.getArgAttr(arg.getArgNumber(), attrs::kTokenRows));
+      if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+        param.isCache = true;
+        param.cacheLayout = isTransposedCache(memref) ? CacheLayout::Transposed : CacheLayout::Rows;
+        param.isOutput = llvm::any_of(arg.getUsers(), [](Operation *user) {
+          return isa<KvStoreOp>(user);
+        });
+      }
+      param.name = (param.isCache ? "cache" : "in") + std::to_string(arg.getArgNumber());
+      valueIndex[arg] = static_cast<int>(kernel.params.size());
+      valueTokenRows.push_back(param.tokenRows);
+      kernel.params.push_back(param);
+    }
+    for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+      KernelParam param;
+      Type type = fn.getResultTypes()[r];
+      param.name = "out" + std::to_string(r);
+      param.shape = programShape(type);
+      param.type = elemType(type);
+      param.isOutput = true;
+      param.tokenRows = static_cast<bool>(fn.getResultAttr(r, attrs::kTokenRows));
+      valueTokenRows.push_back(param.tokenRows);
+      kernel.params.push_back(param);
+    }
+
+    for (Operation &op : body) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [r, value] : llvm::enumerate(ret.getOperands()))
+          kernel.outputValue[static_cast<int>(numArgs + r)] = valueIndex.lookup(value);
+        continue;
+      }
+      if (auto store = dyn_cast<KvStoreOp>(op)) {
+        auto cache = dyn_cast<BlockArgument>(store.getCache());
+        if (!cache)
+          return fail("kernel '" + kernel.name + "': tfm.kv_store must write a cache argument");
+        int param = static_cast<int>(cache.getArgNumber());
+        if (kernel.outputValue.count(param))
+          return fail("kernel '" + kernel.name + "': cache argument " + std::to_string(param) +
+                      " is stored into twice");
+        kernel.outputValue[param] = valueIndex.lookup(store.getValue());
+        continue;
+      }
+      std::optional<std::pair<OpKind, OpAttrs>> typed = kernelOpOf(&op);
+      if (!typed)
+        return fail("kernel '" + kernel.name + "' at " + locationText(op.getLoc()) +
+                    ": '" + op.getName().getStringRef().str() + "' is not a kernel op");
+      KernelOp kop{typed->first, {}, programShape(op.getResult(0).getType()), false,
+                   std::move(typed->second)};
+      for (Value operand : op.getOperands())
+        kop.operands.push_back(valueIndex.lookup(operand));
+      if (isa<EmbeddingOp>(op))
+        kop.tokenRows = true;
+      else if (!isa<LastRowOp>(op))
+        kop.tokenRows = valueTokenRows[kop.operands.front()];
+      valueIndex[op.getResult(0)] = static_cast<int>(kernel.params.size() + kernel.ops.size());
+      valueTokenRows.push_back(kop.tokenRows);
+      kernel.ops.push_back(std::move(kop));
+    }
+    for (size_t p = 0; p < kernel.params.size(); ++p)
+      if (kernel.params[p].isOutput && !kernel.outputValue.count(p))
+        return fail("kernel '" + kernel.name + "': output parameter " + std::to_string(p) +
+                    " receives no value");
+    return llvm::Error::success();
+  }
+
+  llvm::Error readEntry(func::FuncOp fn, EntryPoint &entry) {
+    entry.name = fn.getSymName().str();
+    auto arena = fn->getAttrOfType<IntegerAttr>(attrs::kArenaBytes);
+    if (!arena)
+      return fail("entry '" + entry.name + "' has no " + attrs::kArenaBytes +
+                  " (memory was not planned: tfm-plan-memory)");
+    entry.arenaBytes = arena.getInt();
+    for (Operation &op : fn.getBody().front()) {
+      auto launch = dyn_cast<LaunchOp>(op);
+      if (!launch) {
+        if (isa<WeightOp, KvCacheOp, func::ReturnOp>(op))
+          continue;
+        return fail("entry '" + entry.name + "' at " + locationText(op.getLoc()) + ": '" +
+                    op.getName().getStringRef().str() +
+                    "' was not outlined into a kernel (tfm-outline-kernels)");
+      }
+      Launch out;
+      auto kernel = kernelIndex.find(launch.getKernel());
+      if (kernel == kernelIndex.end())
+        return fail("entry '" + entry.name + "' launches unknown kernel '" +
+                    launch.getKernel().str() + "'");
+      out.kernel = kernel->second;
+      std::optional<ArrayRef<int64_t>> offsets = launch.getArenaOffsets();
+      if (!offsets)
+        return fail("entry '" + entry.name + "': launch of '" + launch.getKernel().str() +
+                    "' has no arena offsets (tfm-plan-memory)");
+      for (Value arg : launch.getArgs()) {
+        Binding binding;
+        if (llvm::Error e = bindInput(entry.name, arg, binding))
+          return e;
+        out.bindings.push_back(binding);
+      }
+      for (int64_t offset : *offsets) {
+        Binding binding;
+        binding.storage = offset < 0 ? Storage::Logits : Storage::Arena;
+        binding.offset = std::max<int64_t>(offset, 0);
+        out.bindings.push_back(binding);
+      }
+      entry.launches.push_back(std::move(out));
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error bindInput(const std::string &entry, Value arg, Binding &binding) {
+    if (isa<BlockArgument>(arg)) {
+      binding.storage = Storage::Tokens;
+      return llvm::Error::success();
+    }
+    Operation *def = arg.getDefiningOp();
+    if (auto weight = dyn_cast<WeightOp>(def)) {
+      binding.storage = Storage::Weight;
+      binding.index = weightIndex.lookup(weight.getName());
+      return llvm::Error::success();
+    }
+    if (auto cache = dyn_cast<KvCacheOp>(def)) {
+      binding.storage = Storage::Cache;
+      binding.index = cacheIndex.lookup(cache.getCache());
+      return llvm::Error::success();
+    }
+    if (auto producer = dyn_cast<LaunchOp>(def)) {
+      int64_t offset = (*producer.getArenaOffsets())[cast<OpResult>(arg).getResultNumber()];
+      if (offset < 0)
+        return fail("entry '" + entry + "': a returned value is also read by a later launch");
+      binding.storage = Storage::Arena;
+      binding.offset = offset;
+      return llvm::Error::success();
+    }
+    return fail("entry '" + entry + "': launch argument defined by '" +
+                def->getName().getStringRef().str() + "' has no run-time storage");
+  }
+
+  ModuleOp module;
+  Program out;
+  llvm::StringMap<int64_t> weightIndex, cacheIndex;
+  llvm::StringMap<int> kernelIndex;
+};
+
+} // namespace
+
+llvm::Expected<Program> extractProgram(ModuleOp module) { return ProgramReader(module).read(); }
+
+} // namespace tfm

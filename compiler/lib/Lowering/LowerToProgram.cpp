@@ -1,0 +1,125 @@
+//===- LowerToProgram.cpp - config or tfm IR -> passes -> Program ---------===//
+#include "tfm/Lowering/LowerToProgram.h"
+
+#include "ExtractProgram.h"
+#include "tfm/Builder/ModelBuilder.h"
+#include "tfm/Dialect/TfmOps.h"
+#include "tfm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace tfm {
+namespace {
+
+llvm::Error writeModule(ModuleOp module, const std::string &path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError("cannot write IR to '" + path + "': " + ec.message());
+  // With locations, so that an edited and recompiled module keeps pointing
+  // its diagnostics at layers.
+  module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
+  return llvm::Error::success();
+}
+
+/// The context the MLIR half runs in, with its diagnostics collected for
+/// error messages.
+struct LoweringContext {
+  MLIRContext context{MLIRContext::Threading::DISABLED};
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler{&context, [this](Diagnostic &diag) {
+                                    std::string where;
+                                    llvm::raw_string_ostream os(where);
+                                    diag.getLocation().print(os);
+                                    diagnostics += where + ": " + diag.str() + "\n";
+                                    return success();
+                                  }};
+  LoweringContext() {
+    context.loadDialect<TfmDialect, func::FuncDialect>();
+    // --pass-pipeline names passes through the global registry.
+    static const bool registered = [] {
+      registerTfmPassesAndPipeline();
+      return true;
+    }();
+    (void)registered;
+  }
+};
+
+llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
+                                    const LoweringOptions &options) {
+  if (!options.target.empty())
+    module->setAttr(attrs::kTarget, StringAttr::get(&lc.context, options.target));
+
+  PassManager pm(&lc.context);
+  if (!options.passPipeline.empty()) {
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (failed(parsePassPipeline(options.passPipeline, pm, os)))
+      return llvm::createStringError("--pass-pipeline '" + options.passPipeline + "': " + errors);
+  } else {
+    TfmPipelineOptions pipeline{options.scheduleOverrides, options.skipPasses};
+    if (llvm::Error e = buildTfmPipeline(pm, pipeline))
+      return std::move(e);
+  }
+
+  if (!options.dumpIrDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpIrDir))
+      return llvm::createStringError("cannot create IR dump folder '" + options.dumpIrDir +
+                                     "': " + ec.message());
+    llvm::SmallString<256> input(options.dumpIrDir);
+    llvm::sys::path::append(input, "input.mlir");
+    if (llvm::Error e = writeModule(module, std::string(input)))
+      return std::move(e);
+    pm.enableIRPrintingToFileTree(
+        [](Pass *, Operation *) { return false; }, [](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, options.dumpIrDir);
+  }
+  if (failed(pm.run(module)))
+    return llvm::createStringError("the pass pipeline failed:\n" + lc.diagnostics);
+  if (!options.emitMlirPath.empty())
+    if (llvm::Error e = writeModule(module, options.emitMlirPath))
+      return std::move(e);
+  return extractProgram(module);
+}
+
+} // namespace
+
+llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions &options) {
+  if (options.target.empty())
+    return llvm::createStringError("model '" + spec.name + "': no target to compile for");
+  int64_t prefillChunk =
+      options.prefillChunk ? options.prefillChunk : std::min<int64_t>(spec.contextLength, 128);
+  LoweringContext lc;
+  auto module = buildModel(lc.context, spec, prefillChunk, options.target);
+  if (!module)
+    return module.takeError();
+  if (failed(verify(**module)))
+    return llvm::createStringError("the built IR does not verify:\n" + lc.diagnostics);
+  return runPipeline(lc, **module, options);
+}
+
+llvm::Expected<Program> lowerMlirFile(const std::string &path, const LoweringOptions &options) {
+  LoweringContext lc;
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path, &lc.context);
+  if (!module)
+    return llvm::createStringError("cannot read tfm IR from '" + path + "':\n" + lc.diagnostics);
+  return runPipeline(lc, *module, options);
+}
+
+} // namespace tfm

@@ -1,0 +1,49 @@
+//===- ChooseCacheLayouts.cpp - each cache laid out for its reader --------===//
+#include "tfm/Dialect/TfmOps.h"
+#include "tfm/Transforms/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace tfm {
+#define GEN_PASS_DEF_TFMCHOOSECACHELAYOUTS
+#include "tfm/Transforms/Passes.h.inc"
+} // namespace tfm
+
+using namespace mlir;
+
+namespace tfm {
+namespace {
+
+struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCacheLayoutsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The kv_cache ops naming each declaration.
+    llvm::DenseMap<StringAttr, SmallVector<KvCacheOp>> refs;
+    module.walk([&](KvCacheOp ref) { refs[ref.getCacheAttr().getAttr()].push_back(ref); });
+
+    for (auto decl : module.getOps<CacheDeclOp>()) {
+      SmallVector<KvCacheOp> &uses = refs[decl.getSymNameAttr()];
+      bool outlined = false, readAsKeys = false;
+      for (KvCacheOp ref : uses)
+        for (OpOperand &use : ref->getUses()) {
+          if (isa<LaunchOp>(use.getOwner()))
+            outlined = true;
+          if (auto attention = dyn_cast<AttentionOp>(use.getOwner()))
+            readAsKeys |= use.getOperandNumber() == attention.getKeyCacheMutable().getOperandNumber();
+        }
+      if (outlined) // kernel signatures already fix its layout
+        continue;
+      auto type = cast<MemRefType>(decl.getType());
+      MemRefType chosen = cacheBufferType(&getContext(), type.getDimSize(0), type.getDimSize(1),
+                                          /*transposed=*/readAsKeys);
+      if (chosen == type)
+        continue;
+      decl.setType(chosen);
+      for (KvCacheOp ref : uses)
+        ref.getResult().setType(chosen);
+    }
+  }
+};
+
+} // namespace
+} // namespace tfm
