@@ -38,8 +38,15 @@ def main():
     parser.add_argument("--emit-exe", action="store_true",
                         help="compile a standalone executable (tfmc --emit exe) and run "
                         "it instead of tfm-run --model")
+    parser.add_argument("--skip-passes", metavar="PASSES",
+                        help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
     args = parser.parse_args()
-    if args.emit_exe:
+    if args.skip_passes:
+        out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-skip-" +
+                           args.skip_passes.replace(",", "+"))
+        testlib.compile_model(aidreams.config(), out, ("--skip-passes", args.skip_passes))
+        program = [testlib.bin("tfm-run"), "--model", out]
+    elif args.emit_exe:
         out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-exe")
         testlib.compile_model(aidreams.config(), out, ("--emit", "exe"))
         program = [os.path.join(out, "aidreams260k")]

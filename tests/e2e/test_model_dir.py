@@ -184,7 +184,7 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
         with open(os.path.join(self.reference, "manifest.json")) as f:
             reference = json.load(f)
         self.assertEqual(ours["config"], reference["config"])
-        self.assertEqual(ours["config_hash"], reference["config_hash"])
+        self.assertEqual(ours["build_hash"], reference["build_hash"])
 
     def test_unknown_architecture_is_refused(self):
         # llama.cpp's MPT vocabulary file: an architecture tfmc does not build.

@@ -3,6 +3,7 @@ and one weight file format.
 
 usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
                          [--dtype f32|f16|bf16] [--shards N] [--seed S]
+                         [--skip-passes PASSES]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
 picks a seeded random token sequence and runs the probe tfm-logits for each
@@ -103,7 +104,10 @@ def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path):
 
 def write_weights(args, model_dir, work):
     """tfm-weights output for the format; returns the path the loader takes."""
-    name = f"weights-{args.format}-{args.dtype}-{args.shards}-seed{args.seed}"
+    # Per model folder: tests of one shape may run at once and must not write
+    # one file together.
+    name = (f"weights-{args.format}-{args.dtype}-{args.shards}-seed{args.seed}-"
+            f"{os.path.basename(model_dir)}")
     cmd = [testlib.bin("tfm-weights"), "--seed", str(args.seed)]
     if args.format == "llama2c":
         path = os.path.join(work, name + ".bin")
@@ -126,12 +130,19 @@ def main():
     parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     parser.add_argument("--shards", type=int, default=1, help="safetensors shards")
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
+    parser.add_argument("--skip-passes", metavar="PASSES",
+                        help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
     args = parser.parse_args()
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
     longest = max(p + k for p, k in CASES)
-    model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
+    if args.skip_passes:
+        model_dir = testlib.compile_model(
+            args.config, os.path.join(work, "model-skip-" + args.skip_passes.replace(",", "+")),
+            ("--skip-passes", args.skip_passes))
+    else:
+        model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
     weights = write_weights(args, model_dir, work)
     config, oracle = make_oracle(args.config, args.format, weights)
     if longest > context_length(config):

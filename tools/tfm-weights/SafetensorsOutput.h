@@ -2,7 +2,7 @@
 //
 // Writes a model's tensors as Hugging Face's transformers would: under its
 // module names, with GPT-2's Conv1D weights transposed to [in, out] and
-// Llama's q/k rows in rotate-half order (runtime/HfTensorNames.h), as one
+// Llama's q/k rows in rotate-half order (tfm/common/TensorNames.h), as one
 // model.safetensors or as shards model-0000i-of-0000N.safetensors with a
 // model.safetensors.index.json.
 //

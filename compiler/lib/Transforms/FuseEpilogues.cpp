@@ -51,6 +51,9 @@ struct AbsorbEpilogue : public OpTraitRewritePattern<OpTrait::Epilogue> {
 
 struct FuseEpiloguesPass : public impl::TfmFuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
+    // Kernel functions are fused already: their ops are one kernel each.
+    if (!getOperation()->hasAttr(attrs::kEntry))
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<WrapFusionRoot, AbsorbEpilogue>(&getContext());
     GreedyRewriteConfig config;

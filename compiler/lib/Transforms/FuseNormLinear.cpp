@@ -40,6 +40,9 @@ struct FuseNormWithProjections : public OpTraitRewritePattern<OpTrait::RowNormal
 
 struct FuseNormLinearPass : public impl::TfmFuseNormLinearBase<FuseNormLinearPass> {
   void runOnOperation() override {
+    // Kernel functions are fused already: their ops are one kernel each.
+    if (!getOperation()->hasAttr(attrs::kEntry))
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseNormWithProjections>(&getContext());
     GreedyRewriteConfig config;

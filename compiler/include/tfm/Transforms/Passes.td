@@ -19,7 +19,8 @@ def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
   let description = [{
     A rewrite pattern on every row normalization (`tfm.rms_norm`,
     `tfm.layer_norm`) whose users are all fusion roots outside a region
-    (`tfm.linear`): the norm and those projections become one `tfm.fusion`
+    (`tfm.linear`) in an entry function: the norm and those projections
+    become one `tfm.fusion`
     (attention input: norm + q/k/v or the fused qkv; FFN input: norm +
     gate/up or up; final norm + output head). A `tfm.last_row` that only the
     norm reads joins as well. The norm is computed once per row and never
@@ -31,8 +32,8 @@ def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
 def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
   let summary = "pull row-wise consumers into the region that feeds them";
   let description = [{
-    Two rewrite patterns. A fusion root (`tfm.linear`, `tfm.embedding`)
-    outside any region gets a region of its own. An epilogue op (trait
+    Two rewrite patterns, in entry functions. A fusion root (`tfm.linear`,
+    `tfm.embedding`) outside any region gets a region of its own. An epilogue op (trait
     `Epilogue`: RoPE, SiLU, GELU, mul, add, column slices, learned
     positions, cache stores) whose operands come from a region (or from
     above it) moves into the latest such region: RoPE and the cache stores

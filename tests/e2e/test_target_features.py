@@ -1,0 +1,80 @@
+"""A library knows the CPU features it was compiled for, and the runtime
+checks them against this CPU before running anything.
+
+aidreams260k compiled with --target avx512 runs here (on an AVX-512 CPU;
+elsewhere the test skips, or fails under CI, whose machines have AVX-512).
+The same library with its recorded target patched to claim FMA4, which no
+current Intel or AMD CPU has, is refused with a message naming fma4: the
+patch replaces "-avx2-" by "-fma4-" (same length) in the library and in
+manifest.json, so everything else about the library stays valid."""
+
+import os
+import shutil
+import sys
+
+import aidreams
+import testlib
+
+AVX512 = "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake"
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def patch(path, old, new):
+    with open(path, "rb") as f:
+        data = f.read()
+    count = data.count(old)
+    assert count > 0, f"{path}: {old!r} not found"
+    with open(path, "wb") as f:
+        f.write(data.replace(old, new))
+    return count
+
+
+def main():
+    flags = cpu_flags()
+    needed = {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx2", "fma"}
+    if not needed <= flags:
+        missing = ", ".join(sorted(needed - flags))
+        if os.environ.get("CI") == "true":
+            print(f"FAIL: this CPU lacks {missing}; CI machines have AVX-512")
+            return 1
+        print(f"skipped: this CPU lacks {missing}")
+        return testlib.SKIP_EXIT_CODE
+    if "fma4" in flags:
+        print("skipped: this CPU has FMA4, the feature the test patches in")
+        return testlib.SKIP_EXIT_CODE
+
+    work = testlib.work_dir("e2e-target")
+    model = testlib.compile_model(aidreams.config(), os.path.join(work, "avx512"),
+                                  ("--target", "avx512"))
+    run_args = ["-p", "Once upon a time", "-n", "8", "--temp", "0"]
+    returncode, stdout, stderr = aidreams.tfm_run(*run_args, model=model)
+    if returncode != 0:
+        print(f"FAIL: the --target avx512 library does not run here:\n{stderr}")
+        return 1
+    print(f"ok: --target avx512 runs: {stdout.strip()[:60]!r}")
+
+    patched = os.path.join(work, "patched")
+    shutil.rmtree(patched, ignore_errors=True)
+    shutil.copytree(model, patched)
+    old, new = b"-avx2-", b"-fma4-"
+    patch(os.path.join(patched, "libaidreams260k.so"), old, new)
+    patch(os.path.join(patched, "manifest.json"), old, new)
+    result = aidreams.tfm_run(*run_args, model=patched)
+    testlib.assert_clean_failure(result, mentions=("fma4", AVX512.replace("-avx2-", "-fma4-")),
+                                 what="tfm-run on a library claiming fma4")
+    print(f"ok: refused: {result[2].strip().splitlines()[-1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
