@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelAlgorithm.h"
 #include "Schedules/Schedules.h"
+#include "tfm/Program/ScheduleNames.h"
 
 #include "Halide.h"
 
@@ -39,17 +40,19 @@ KernelParam param(const std::string &name, std::vector<int64_t> shape,
   return p;
 }
 
-KernelParam cache(const std::string &name, bool isKey, bool isOutput, int64_t cols = kKvDim) {
+/// One layer's cache. The kernels below lay keys out transposed and values
+/// in rows, as tfm-choose-cache-layouts does, so both layouts are run.
+KernelParam cache(const std::string &name, CacheLayout layout, bool isOutput,
+                  int64_t cols = kKvDim) {
   KernelParam p = param(name, {kCtx, cols}, false, isOutput);
   p.isCache = true;
-  p.isKeyCache = isKey;
+  p.cacheLayout = layout;
   return p;
 }
 
-KernelOp op(const std::string &kind, std::vector<int> operands, std::vector<int64_t> shape,
-            std::map<std::string, double> attrs = {}) {
+KernelOp op(OpAttrs attrs, std::vector<int> operands, std::vector<int64_t> shape) {
   KernelOp o;
-  o.kind = kind;
+  o.kind = kindOf(attrs);
   o.operands = std::move(operands);
   o.shape = std::move(shape);
   o.tokenRows = true;
@@ -64,14 +67,15 @@ Kernel attentionInput(int64_t rows) {
   k.params = {param("x", {rows, kDim}, true),       param("norm", {kDim}),
               param("wq", {kHeads * kHeadDim, kDim}), param("wk", {kKvDim, kDim}),
               param("wv", {kKvDim, kDim}),          param("q", {rows, kHeads * kHeadDim}, true, true),
-              cache("kc", true, true),              cache("vc", false, true)};
-  std::map<std::string, double> rope{{"head_dim", kHeadDim}, {"theta", 10000.0}};
-  k.ops = {op("rms_norm", {0, 1}, {rows, kDim}, {{"eps", 1e-5}}),
-           op("linear", {8, 2}, {rows, kHeads * kHeadDim}),
-           op("linear", {8, 3}, {rows, kKvDim}),
-           op("linear", {8, 4}, {rows, kKvDim}),
-           op("rope", {9}, {rows, kHeads * kHeadDim}, rope),
-           op("rope", {10}, {rows, kKvDim}, rope)};
+              cache("kc", CacheLayout::Transposed, true),
+              cache("vc", CacheLayout::Rows, true)};
+  RopeAttrs rope{kHeadDim, 10000.0};
+  k.ops = {op(RmsNormAttrs{1e-5}, {0, 1}, {rows, kDim}),
+           op(LinearAttrs{}, {8, 2}, {rows, kHeads * kHeadDim}),
+           op(LinearAttrs{}, {8, 3}, {rows, kKvDim}),
+           op(LinearAttrs{}, {8, 4}, {rows, kKvDim}),
+           op(rope, {9}, {rows, kHeads * kHeadDim}),
+           op(rope, {10}, {rows, kKvDim})};
   k.outputValue = {{5, 12}, {6, 13}, {7, 11}};
   return k;
 }
@@ -79,10 +83,10 @@ Kernel attentionInput(int64_t rows) {
 Kernel attention(int64_t rows) {
   Kernel k;
   k.name = "attention";
-  k.params = {param("q", {rows, kHeads * kHeadDim}, true), cache("kc", true, false),
-              cache("vc", false, false), param("out", {rows, kHeads * kHeadDim}, true, true)};
-  k.ops = {op("attention", {0, 1, 2}, {rows, kHeads * kHeadDim},
-              {{"n_heads", kHeads}, {"n_kv_heads", kKvHeads}, {"head_dim", kHeadDim}})};
+  k.params = {param("q", {rows, kHeads * kHeadDim}, true),
+              cache("kc", CacheLayout::Transposed, false), cache("vc", CacheLayout::Rows, false),
+              param("out", {rows, kHeads * kHeadDim}, true, true)};
+  k.ops = {op(AttentionAttrs{kHeads, kKvHeads, kHeadDim}, {0, 1, 2}, {rows, kHeads * kHeadDim})};
   k.outputValue = {{3, 4}};
   return k;
 }
@@ -93,9 +97,9 @@ Kernel feedForwardInput(int64_t rows) {
   k.name = "ffn_in";
   k.params = {param("x", {rows, kDim}, true), param("norm", {kDim}), param("wg", {kHidden, kDim}),
               param("wu", {kHidden, kDim}), param("h", {rows, kHidden}, true, true)};
-  k.ops = {op("rms_norm", {0, 1}, {rows, kDim}, {{"eps", 1e-5}}),
-           op("linear", {5, 2}, {rows, kHidden}), op("linear", {5, 3}, {rows, kHidden}),
-           op("silu", {6}, {rows, kHidden}), op("mul", {8, 7}, {rows, kHidden})};
+  k.ops = {op(RmsNormAttrs{1e-5}, {0, 1}, {rows, kDim}),
+           op(LinearAttrs{}, {5, 2}, {rows, kHidden}), op(LinearAttrs{}, {5, 3}, {rows, kHidden}),
+           op(SiluAttrs{}, {6}, {rows, kHidden}), op(MulAttrs{}, {8, 7}, {rows, kHidden})};
   k.outputValue = {{4, 9}};
   return k;
 }
@@ -106,7 +110,7 @@ Kernel feedForwardOutput(int64_t rows) {
   k.name = "ffn_out";
   k.params = {param("h", {rows, kHidden}, true), param("wd", {kDim, kHidden}),
               param("x", {rows, kDim}, true), param("y", {rows, kDim}, true, true)};
-  k.ops = {op("linear", {0, 1}, {rows, kDim}), op("add", {2, 4}, {rows, kDim})};
+  k.ops = {op(LinearAttrs{}, {0, 1}, {rows, kDim}), op(AddAttrs{}, {2, 4}, {rows, kDim})};
   k.outputValue = {{3, 5}};
   return k;
 }
@@ -120,10 +124,11 @@ Kernel gpt2Embedding(int64_t rows) {
   Kernel k;
   k.name = "gpt2_embed";
   KernelParam tokens = param("tokens", {rows}, true);
-  tokens.type = ElemType::I32;
+  tokens.type = DType::I32;
   k.params = {param("wte", {kGVocab, kGDim}), tokens, param("wpe", {kCtx, kGDim}),
               param("x", {rows, kGDim}, true, true)};
-  k.ops = {op("embedding", {0, 1}, {rows, kGDim}), op("add_positions", {4, 2}, {rows, kGDim})};
+  k.ops = {op(EmbeddingAttrs{}, {0, 1}, {rows, kGDim}),
+           op(AddPositionsAttrs{}, {4, 2}, {rows, kGDim})};
   k.outputValue = {{3, 5}};
   return k;
 }
@@ -136,12 +141,11 @@ Kernel gpt2AttentionInput(int64_t rows) {
   k.params = {param("x", {rows, kGDim}, true),         param("norm_w", {kGDim}),
               param("norm_b", {kGDim}),                param("wqkv", {3 * kGDim, kGDim}),
               param("bqkv", {3 * kGDim}),              param("q", {rows, kGDim}, true, true),
-              cache("kc", true, true, kGDim),          cache("vc", false, true, kGDim)};
-  auto slice = [&](int begin) {
-    return op("slice_cols", {9}, {rows, kGDim}, {{"begin", begin}, {"size", kGDim}});
-  };
-  k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
-           op("linear", {8, 3, 4}, {rows, 3 * kGDim}), slice(0), slice(kGDim),
+              cache("kc", CacheLayout::Transposed, true, kGDim),
+              cache("vc", CacheLayout::Rows, true, kGDim)};
+  auto slice = [&](int64_t begin) { return op(SliceColsAttrs{begin, kGDim}, {9}, {rows, kGDim}); };
+  k.ops = {op(LayerNormAttrs{1e-5}, {0, 1, 2}, {rows, kGDim}),
+           op(LinearAttrs{}, {8, 3, 4}, {rows, 3 * kGDim}), slice(0), slice(kGDim),
            slice(2 * kGDim)};
   k.outputValue = {{5, 10}, {6, 11}, {7, 12}};
   return k;
@@ -151,10 +155,10 @@ Kernel gpt2AttentionInput(int64_t rows) {
 Kernel gpt2Attention(int64_t rows) {
   Kernel k;
   k.name = "gpt2_attention";
-  k.params = {param("q", {rows, kGDim}, true), cache("kc", true, false, kGDim),
-              cache("vc", false, false, kGDim), param("out", {rows, kGDim}, true, true)};
-  k.ops = {op("attention", {0, 1, 2}, {rows, kGDim},
-              {{"n_heads", kGHeads}, {"n_kv_heads", kGHeads}, {"head_dim", kGHeadDim}})};
+  k.params = {param("q", {rows, kGDim}, true), cache("kc", CacheLayout::Transposed, false, kGDim),
+              cache("vc", CacheLayout::Rows, false, kGDim),
+              param("out", {rows, kGDim}, true, true)};
+  k.ops = {op(AttentionAttrs{kGHeads, kGHeads, kGHeadDim}, {0, 1, 2}, {rows, kGDim})};
   k.outputValue = {{3, 4}};
   return k;
 }
@@ -165,21 +169,21 @@ Kernel gpt2ProjectionResidual(int64_t rows, int64_t inDim) {
   k.name = "gpt2_proj_residual";
   k.params = {param("h", {rows, inDim}, true), param("w", {kGDim, inDim}), param("b", {kGDim}),
               param("x", {rows, kGDim}, true), param("y", {rows, kGDim}, true, true)};
-  k.ops = {op("linear", {0, 1, 2}, {rows, kGDim}), op("add", {5, 3}, {rows, kGDim})};
+  k.ops = {op(LinearAttrs{}, {0, 1, 2}, {rows, kGDim}), op(AddAttrs{}, {5, 3}, {rows, kGDim})};
   k.outputValue = {{4, 6}};
   return k;
 }
 
 /// LayerNorm + up projection with bias + GELU.
-Kernel gpt2FeedForwardInput(int64_t rows, int approximate) {
+Kernel gpt2FeedForwardInput(int64_t rows, bool approximate) {
   Kernel k;
   k.name = "gpt2_ffn_in";
   k.params = {param("x", {rows, kGDim}, true), param("norm_w", {kGDim}), param("norm_b", {kGDim}),
               param("wup", {kGHidden, kGDim}), param("bup", {kGHidden}),
               param("h", {rows, kGHidden}, true, true)};
-  k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
-           op("linear", {6, 3, 4}, {rows, kGHidden}),
-           op("gelu", {7}, {rows, kGHidden}, {{"approximate", approximate}})};
+  k.ops = {op(LayerNormAttrs{1e-5}, {0, 1, 2}, {rows, kGDim}),
+           op(LinearAttrs{}, {6, 3, 4}, {rows, kGHidden}),
+           op(GeluAttrs{approximate}, {7}, {rows, kGHidden})};
   k.outputValue = {{5, 8}};
   return k;
 }
@@ -193,15 +197,14 @@ Kernel gpt2Logits(int64_t rows, bool lastRow) {
   k.params = {param("x", {rows, kGDim}, true), param("norm_w", {kGDim}), param("norm_b", {kGDim}),
               param("wte", {kGVocab, kGDim}), param("logits", {outRows, kGVocab}, !lastRow, true)};
   if (lastRow) {
-    k.ops = {op("last_row", {0}, {1, kGDim}),
-             op("layer_norm", {5, 1, 2}, {1, kGDim}, {{"eps", 1e-5}}),
-             op("linear", {6, 3}, {1, kGVocab})};
+    k.ops = {op(LastRowAttrs{}, {0}, {1, kGDim}), op(LayerNormAttrs{1e-5}, {5, 1, 2}, {1, kGDim}),
+             op(LinearAttrs{}, {6, 3}, {1, kGVocab})};
     for (KernelOp &o : k.ops)
       o.tokenRows = false;
     k.outputValue = {{4, 7}};
   } else {
-    k.ops = {op("layer_norm", {0, 1, 2}, {rows, kGDim}, {{"eps", 1e-5}}),
-             op("linear", {5, 3}, {rows, kGVocab})};
+    k.ops = {op(LayerNormAttrs{1e-5}, {0, 1, 2}, {rows, kGDim}),
+             op(LinearAttrs{}, {5, 3}, {rows, kGVocab})};
     k.outputValue = {{4, 6}};
   }
   return k;
@@ -227,7 +230,7 @@ struct Buffers {
 
 /// Row window of a parameter for a call of `rows` tokens at `pos`.
 Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
-  Halide::Type type = p.type == ElemType::I32 ? Halide::Int(32) : Halide::Float(32);
+  Halide::Type type = p.type == DType::I32 ? Halide::Int(32) : Halide::Float(32);
   std::vector<halide_dimension_t> dims;
   if (p.shape.size() == 1) {
     dims.push_back({p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), 1});
@@ -235,7 +238,7 @@ Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
     int start = p.isOutput ? pos : 0, count = p.isOutput ? rows : pos + rows;
     int cols = int(p.shape[1]), ctx = int(p.shape[0]);
     float *origin = static_cast<float *>(data); // the host points at position `start`
-    if (p.isKeyCache) {
+    if (p.cacheLayout == CacheLayout::Transposed) {
       origin += start;
       dims = {{0, cols, ctx}, {start, count, 1}};
     } else {
@@ -269,7 +272,7 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
       n = size_t(rows) * p.shape[1];
     std::vector<float> v;
     std::vector<int32_t> ids;
-    if (p.type == ElemType::I32) {
+    if (p.type == DType::I32) {
       for (size_t i = 0; i < n; ++i)
         ids.push_back(int32_t(rng() % kGVocab));
     } else {
@@ -281,8 +284,8 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
     b.ints.push_back(std::move(ids));
   }
   for (size_t i = 0; i < k.params.size(); ++i) {
-    void *host = k.params[i].type == ElemType::I32 ? static_cast<void *>(b.ints[i].data())
-                                                   : static_cast<void *>(b.data[i].data());
+    void *host = k.params[i].type == DType::I32 ? static_cast<void *>(b.ints[i].data())
+                                                : static_cast<void *>(b.data[i].data());
     b.views.push_back(view(k.params[i], host, pos, rows));
   }
   if (fill)
@@ -313,9 +316,8 @@ Buffers run(const Kernel &k, const ScheduleSet &set, int pos, int rows, const Fi
 }
 
 const ScheduleSet &plainSchedule() {
-  for (const ScheduleSet &s : scheduleSets())
-    if (s.name == "plain")
-      return s;
+  if (const ScheduleSet *plain = findScheduleSet("plain"))
+    return *plain;
   throw std::runtime_error("no plain schedule set");
 }
 
@@ -368,18 +370,24 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
 }
 
 /// A kernel of one op reading the given parameters.
-Kernel single(const std::string &kind, std::vector<KernelParam> inputs, int64_t rows,
-              int64_t cols, std::map<std::string, double> attrs = {}) {
+Kernel single(OpAttrs attrs, std::vector<KernelParam> inputs, int64_t rows, int64_t cols) {
   Kernel k;
-  k.name = kind;
+  k.name = opKindName(kindOf(attrs));
   k.params = std::move(inputs);
   std::vector<int> operands;
   for (size_t i = 0; i < k.params.size(); ++i)
     operands.push_back(int(i));
   k.params.push_back(param("out", {rows, cols}, true, true));
-  k.ops = {op(kind, operands, {rows, cols}, std::move(attrs))};
+  k.ops = {op(std::move(attrs), operands, {rows, cols})};
   k.outputValue = {{int(k.params.size()) - 1, int(k.params.size())}};
   return k;
+}
+
+// A kernel may name any schedule of the one list; the generator must have it.
+TEST(ScheduleSets, EveryScheduleNameHasOne) {
+  for (const ScheduleName &s : kScheduleNames)
+    EXPECT_NE(findScheduleSet(s.name), nullptr) << s.name;
+  EXPECT_NE(findScheduleSet(kDefaultSchedule), nullptr);
 }
 
 TEST(ScheduleEquivalence, AttentionInputDecode) { expectSchedulesAgree(attentionInput(1), 5, 1); }
@@ -422,16 +430,16 @@ TEST(ScheduleEquivalence, Gpt2AttentionPrefill) {
 TEST(ScheduleEquivalence, Gpt2ProjectionsDecode) {
   expectSchedulesAgree(gpt2ProjectionResidual(1, kGDim), 8, 1);
   expectSchedulesAgree(gpt2ProjectionResidual(1, kGHidden), 8, 1);
-  expectSchedulesAgree(gpt2FeedForwardInput(1, 1), 8, 1);
-  expectSchedulesAgree(gpt2FeedForwardInput(1, 0), 8, 1);
+  expectSchedulesAgree(gpt2FeedForwardInput(1, true), 8, 1);
+  expectSchedulesAgree(gpt2FeedForwardInput(1, false), 8, 1);
 }
 TEST(ScheduleEquivalence, Gpt2ProjectionsPrefill) {
   expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGDim), 4, 13);
   expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGHidden), 4, 1);
-  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 1), 1, 19);
-  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 0), 1, 19);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, true), 1, 19);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, false), 1, 19);
   expectSchedulesAgree(gpt2ProjectionResidual(kDynamicRows, kGHidden), 4, 70);
-  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, 1), 4, 70);
+  expectSchedulesAgree(gpt2FeedForwardInput(kDynamicRows, true), 4, 70);
 }
 TEST(ScheduleEquivalence, Gpt2LogitsDecode) { expectSchedulesAgree(gpt2Logits(1, false), 12, 1); }
 TEST(ScheduleEquivalence, Gpt2LogitsPrefill) {
@@ -448,9 +456,9 @@ TEST(ScheduleEquivalence, Gpt2LogitsScore) {
 
 TEST(Gpt2Ops, LayerNorm) {
   constexpr int kD = 24;
-  Kernel k = single("layer_norm", {param("x", {kDynamicRows, kD}, true), param("w", {kD}),
-                                   param("b", {kD})},
-                    kDynamicRows, kD, {{"eps", 1e-5}});
+  Kernel k = single(LayerNormAttrs{1e-5},
+                    {param("x", {kDynamicRows, kD}, true), param("w", {kD}), param("b", {kD})},
+                    kDynamicRows, kD);
   // Rows with a large mean against their spread test the variance.
   Fill offset = [](const Kernel &, Buffers &b) {
     for (size_t i = 0; i < b.data[0].size(); ++i)
@@ -477,8 +485,7 @@ Fill ramp = [](const Kernel &, Buffers &b) {
 };
 
 TEST(Gpt2Ops, GeluTanh) {
-  Kernel k = single("gelu", {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100,
-                    {{"approximate", 1}});
+  Kernel k = single(GeluAttrs{true}, {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100);
   Reference ref = [](const Buffers &b, int r, int c) {
     double x = b.at(0, r, c);
     return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -487,8 +494,7 @@ TEST(Gpt2Ops, GeluTanh) {
 }
 
 TEST(Gpt2Ops, GeluExact) {
-  Kernel k = single("gelu", {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100,
-                    {{"approximate", 0}});
+  Kernel k = single(GeluAttrs{false}, {param("x", {kDynamicRows, 100}, true)}, kDynamicRows, 100);
   Reference ref = [](const Buffers &b, int r, int c) {
     double x = b.at(0, r, c);
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
@@ -519,22 +525,21 @@ TEST(Gpt2Ops, ErfWithinAnUlp) {
 
 TEST(Gpt2Ops, AddPositions) {
   constexpr int kD = 12, kPositions = 32;
-  Kernel k = single("add_positions",
+  Kernel k = single(AddPositionsAttrs{},
                     {param("x", {kDynamicRows, kD}, true), param("table", {kPositions, kD})},
                     kDynamicRows, kD);
   Reference ref = [](const Buffers &b, int r, int c) {
     return double(b.at(0, r, c)) + b.at(1, b.pos + r, c); // row r is position pos + r
   };
   expectMatchesReference(k, 9, 5, ref, 1e-7, 0.0);
-  expectMatchesReference(single("add_positions",
+  expectMatchesReference(single(AddPositionsAttrs{},
                                 {param("x", {1, kD}, true), param("table", {kPositions, kD})}, 1,
                                 kD),
                          kPositions - 1, 1, ref, 1e-7, 0.0);
 }
 
 TEST(Gpt2Ops, SliceCols) {
-  Kernel k = single("slice_cols", {param("x", {kDynamicRows, 30}, true)}, kDynamicRows, 7,
-                    {{"begin", 11}, {"size", 7}});
+  Kernel k = single(SliceColsAttrs{11, 7}, {param("x", {kDynamicRows, 30}, true)}, kDynamicRows, 7);
   Reference ref = [](const Buffers &b, int r, int c) { return b.at(0, r, c + 11); };
   expectMatchesReference(k, 2, 4, ref, 0.0, 0.0);
 }
@@ -542,8 +547,8 @@ TEST(Gpt2Ops, SliceCols) {
 TEST(Gpt2Ops, LinearBias) {
   constexpr int kK = 20, kN = 37;
   for (int64_t rows : {int64_t(1), kDynamicRows}) {
-    Kernel k = single("linear", {param("x", {rows, kK}, true), param("w", {kN, kK}),
-                                 param("b", {kN})},
+    Kernel k = single(LinearAttrs{},
+                      {param("x", {rows, kK}, true), param("w", {kN, kK}), param("b", {kN})},
                       rows, kN);
     Reference ref = [](const Buffers &b, int r, int c) {
       double sum = b.at(2, 0, c);

@@ -1,16 +1,32 @@
-//===- ExtractProgramTest.cpp - lowerToProgram on small llama and GPT-2 ---===//
-#include "tfm/Codegen/LowerToProgram.h"
+//===- ExtractProgramTest.cpp - lowerConfig on small llama and GPT-2 ------===//
+#include "tfm/Lowering/LowerToProgram.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 namespace tfm {
+
+// gtest finds these by argument-dependent lookup, so they live in tfm and
+// not in the anonymous namespace: failures print names, not bytes.
+inline void PrintTo(OpKind kind, std::ostream *os) { *os << opKindName(kind); }
+inline void PrintTo(CacheLayout layout, std::ostream *os) {
+  *os << (layout == CacheLayout::Transposed ? "transposed" : "rows");
+}
+
 namespace {
+
+/// An explicit target, as tfmc resolves the host to: what is lowered does
+/// not depend on the machine the tests run on.
+constexpr const char *kTarget = "x86-64-linux-sse41-avx-f16c-fma-avx2";
 
 /// 4 query heads share 2 kv heads (GQA); sizes are small but all distinct.
 ModelSpec gqaSpec(int64_t layers) {
@@ -51,11 +67,30 @@ ModelSpec gpt2Spec(int64_t layers) {
   return spec;
 }
 
+/// Lowers `spec` for kTarget unless the options name a target. A failure
+/// ends the test with the error's message: a helper that returns a value
+/// cannot ASSERT, so it throws, and gtest fails the test with the text.
 Program lower(const ModelSpec &spec, LoweringOptions options = {}) {
-  Program program;
-  std::string error;
-  EXPECT_TRUE(lowerToProgram(spec, options, program, error)) << error;
-  return program;
+  if (options.target.empty())
+    options.target = kTarget;
+  llvm::Expected<Program> program = lowerConfig(spec, options);
+  if (!program)
+    throw std::runtime_error("lowering '" + spec.name +
+                             "' failed: " + llvm::toString(program.takeError()));
+  return std::move(*program);
+}
+
+/// The message of a lowering that must fail ("" and a test failure if it
+/// succeeds).
+std::string loweringError(const ModelSpec &spec, LoweringOptions options = {}) {
+  if (options.target.empty())
+    options.target = kTarget;
+  llvm::Expected<Program> program = lowerConfig(spec, options);
+  if (program) {
+    ADD_FAILURE() << "lowering '" << spec.name << "' succeeded";
+    return "";
+  }
+  return llvm::toString(program.takeError());
 }
 
 int64_t rowsBound(const Program &program, int64_t rows) {
@@ -76,8 +111,8 @@ const Kernel *findKernel(const Program &program, const std::string &name) {
   return nullptr;
 }
 
-std::vector<std::string> opKinds(const Kernel &kernel) {
-  std::vector<std::string> kinds;
+std::vector<OpKind> opKinds(const Kernel &kernel) {
+  std::vector<OpKind> kinds;
   for (const KernelOp &op : kernel.ops)
     kinds.push_back(op.kind);
   return kinds;
@@ -91,7 +126,7 @@ TEST(ExtractProgram, KernelCountDoesNotGrowWithLayers) {
   for (ModelSpec (*shape)(int64_t) : {gqaSpec, gpt2Spec}) {
     Program two = lower(shape(2));
     Program five = lower(shape(5));
-    SCOPED_TRACE(five.spec.family);
+    SCOPED_TRACE(five.name);
     ASSERT_FALSE(two.kernels.empty());
     EXPECT_EQ(two.kernels.size(), five.kernels.size());
     for (size_t i = 0; i < two.kernels.size(); ++i)
@@ -113,8 +148,9 @@ TEST(ExtractProgram, ScoreSharesPrefillKernelsButTheLogits) {
   const Kernel &score = program.kernels.at(program.score.launches.back().kernel);
   EXPECT_EQ(prefill.name, "prefill_logits");
   EXPECT_EQ(score.name, "score_logits");
-  EXPECT_EQ(opKinds(prefill), (std::vector<std::string>{"last_row", "layer_norm", "linear"}));
-  EXPECT_EQ(opKinds(score), (std::vector<std::string>{"layer_norm", "linear"}));
+  EXPECT_EQ(opKinds(prefill),
+            (std::vector<OpKind>{OpKind::LastRow, OpKind::LayerNorm, OpKind::Linear}));
+  EXPECT_EQ(opKinds(score), (std::vector<OpKind>{OpKind::LayerNorm, OpKind::Linear}));
   // The score logits are token rows, written through the Logits binding.
   const KernelParam &out = score.params.back();
   EXPECT_TRUE(out.isOutput);
@@ -208,12 +244,14 @@ TEST(ExtractProgram, Gpt2Kernels) {
     const Kernel *ffnIn = findKernel(program, prefix + "ffn_in");
     const Kernel *ffnOut = findKernel(program, prefix + "ffn_out");
     ASSERT_TRUE(embed && attnIn && attnOut && ffnIn && ffnOut);
-    EXPECT_EQ(opKinds(*embed), (std::vector<std::string>{"embedding", "add_positions"}));
-    EXPECT_EQ(opKinds(*attnIn), (std::vector<std::string>{"layer_norm", "linear", "slice_cols",
-                                                          "slice_cols", "slice_cols"}));
-    EXPECT_EQ(opKinds(*attnOut), (std::vector<std::string>{"linear", "add"}));
-    EXPECT_EQ(opKinds(*ffnIn), (std::vector<std::string>{"layer_norm", "linear", "gelu"}));
-    EXPECT_EQ(opKinds(*ffnOut), (std::vector<std::string>{"linear", "add"}));
+    EXPECT_EQ(opKinds(*embed), (std::vector<OpKind>{OpKind::Embedding, OpKind::AddPositions}));
+    EXPECT_EQ(opKinds(*attnIn),
+              (std::vector<OpKind>{OpKind::LayerNorm, OpKind::Linear, OpKind::SliceCols,
+                                   OpKind::SliceCols, OpKind::SliceCols}));
+    EXPECT_EQ(opKinds(*attnOut), (std::vector<OpKind>{OpKind::Linear, OpKind::Add}));
+    EXPECT_EQ(opKinds(*ffnIn),
+              (std::vector<OpKind>{OpKind::LayerNorm, OpKind::Linear, OpKind::Gelu}));
+    EXPECT_EQ(opKinds(*ffnOut), (std::vector<OpKind>{OpKind::Linear, OpKind::Add}));
   }
 
   // decode_attn_in: x, norm weight and bias, qkv weight and bias, k cache,
@@ -229,30 +267,42 @@ TEST(ExtractProgram, Gpt2Kernels) {
     EXPECT_TRUE(attnIn.params[cache].isOutput);
     EXPECT_EQ(attnIn.params[cache].shape, (std::vector<int64_t>{48, 80}));
   }
+  // Attention reads the keys across positions: tfm-choose-cache-layouts
+  // transposes that cache and leaves the values in rows.
+  EXPECT_EQ(attnIn.params[5].cacheLayout, CacheLayout::Transposed);
+  EXPECT_EQ(attnIn.params[6].cacheLayout, CacheLayout::Rows);
   const int firstOp = 8;
+  ASSERT_EQ(attnIn.ops.size(), 5u);
   const KernelOp &norm = attnIn.ops[0];
   EXPECT_EQ(norm.operands, (std::vector<int>{0, 1, 2}));
-  EXPECT_DOUBLE_EQ(norm.attrs.at("eps"), 1e-5);
+  EXPECT_DOUBLE_EQ(std::get<LayerNormAttrs>(norm.attrs).eps, 1e-5);
   EXPECT_EQ(attnIn.ops[1].operands, (std::vector<int>{firstOp, 3, 4})); // bias: 3rd operand
   EXPECT_EQ(attnIn.ops[1].shape, (std::vector<int64_t>{1, 240}));
-  for (int slice = 0; slice < 3; ++slice) {
-    const KernelOp &op = attnIn.ops[2 + slice];
+  // Epilogue fusion decides the order of the three slices; q, k and v are
+  // told apart by where they begin.
+  std::map<int64_t, int> sliceByBegin; // begin -> value index
+  for (int i = 2; i < 5; ++i) {
+    const KernelOp &op = attnIn.ops[i];
+    ASSERT_EQ(op.kind, OpKind::SliceCols);
     EXPECT_EQ(op.operands, (std::vector<int>{firstOp + 1}));
-    EXPECT_EQ(op.attrs.at("begin"), 80.0 * slice);
-    EXPECT_EQ(op.attrs.at("size"), 80.0);
+    const SliceColsAttrs &slice = std::get<SliceColsAttrs>(op.attrs);
+    EXPECT_EQ(slice.size, 80);
     EXPECT_EQ(op.shape, (std::vector<int64_t>{1, 80}));
     EXPECT_TRUE(op.tokenRows);
+    sliceByBegin[slice.begin] = firstOp + i;
   }
-  EXPECT_EQ(attnIn.outputValue.at(7), firstOp + 2); // q
-  EXPECT_EQ(attnIn.outputValue.at(5), firstOp + 3); // k cache
-  EXPECT_EQ(attnIn.outputValue.at(6), firstOp + 4); // v cache
+  ASSERT_EQ(sliceByBegin.size(), 3u);
+  EXPECT_EQ(attnIn.outputValue.at(7), sliceByBegin.at(0));   // q
+  EXPECT_EQ(attnIn.outputValue.at(5), sliceByBegin.at(80));  // k cache
+  EXPECT_EQ(attnIn.outputValue.at(6), sliceByBegin.at(160)); // v cache
 
   const Kernel &attention = *findKernel(program, "decode_attention");
-  EXPECT_EQ(attention.ops[0].attrs.at("n_heads"), 5.0);
-  EXPECT_EQ(attention.ops[0].attrs.at("n_kv_heads"), 5.0);
-  EXPECT_EQ(attention.ops[0].attrs.at("head_dim"), 16.0);
+  const AttentionAttrs &heads = std::get<AttentionAttrs>(attention.ops[0].attrs);
+  EXPECT_EQ(heads.nHeads, 5);
+  EXPECT_EQ(heads.nKvHeads, 5);
+  EXPECT_EQ(heads.headDim, 16);
 
-  EXPECT_EQ(findKernel(program, "decode_ffn_in")->ops[2].attrs.at("approximate"), 1.0);
+  EXPECT_TRUE(std::get<GeluAttrs>(findKernel(program, "decode_ffn_in")->ops[2].attrs).approximate);
   EXPECT_EQ(findKernel(program, "decode_ffn_out")->ops[0].operands.size(), 3u);
   // The tied output head has no bias.
   EXPECT_EQ(findKernel(program, "decode_logits")->ops[1].operands.size(), 2u);
@@ -260,7 +310,7 @@ TEST(ExtractProgram, Gpt2Kernels) {
   ModelSpec exact = gpt2Spec(1);
   exact.activation = "gelu";
   Program erf = lower(exact);
-  EXPECT_EQ(findKernel(erf, "decode_ffn_in")->ops[2].attrs.at("approximate"), 0.0);
+  EXPECT_FALSE(std::get<GeluAttrs>(findKernel(erf, "decode_ffn_in")->ops[2].attrs).approximate);
 }
 
 TEST(ExtractProgram, LlamaHeadDimIndependentOfDim) {
@@ -276,19 +326,42 @@ TEST(ExtractProgram, LlamaHeadDimIndependentOfDim) {
 }
 
 TEST(ExtractProgram, ProgramFields) {
-  Program program = lower(gqaSpec(2));
+  ModelSpec spec = gqaSpec(2);
+  Program program = lower(spec);
+  EXPECT_EQ(program.name, "tiny_gqa");
+  EXPECT_EQ(program.target, kTarget);
+  EXPECT_EQ(program.configJson, spec.canonicalJson());
+  EXPECT_FALSE(program.irHash.empty());
+  EXPECT_EQ(program.contextLength, 48);
+  EXPECT_EQ(program.vocabSize, 100);
   EXPECT_EQ(program.prefillChunk, 48); // min(contextLength, 128)
-  EXPECT_EQ(program.kvCacheBytes, 2 * 2 * 48 * 32 * 4);
   EXPECT_EQ(program.prefill.name, "prefill");
   EXPECT_EQ(program.decode.name, "decode");
   EXPECT_EQ(program.score.name, "score");
   for (const Kernel &kernel : program.kernels)
     EXPECT_EQ(kernel.schedule, "fast") << kernel.name;
 
+  // The KV-cache block: each layer's keys, then its values, back to back at
+  // 64-byte aligned offsets.
+  ASSERT_EQ(program.caches.size(), 4u);
+  int64_t offset = 0;
+  for (int layer = 0; layer < 2; ++layer)
+    for (bool key : {true, false}) {
+      const CacheBuffer &cache = program.caches[2 * layer + (key ? 0 : 1)];
+      EXPECT_EQ(cache.name, "blk." + std::to_string(layer) + (key ? ".key" : ".value"));
+      EXPECT_EQ(cache.rows, 48);
+      EXPECT_EQ(cache.cols, 32);
+      EXPECT_EQ(cache.layout, key ? CacheLayout::Transposed : CacheLayout::Rows) << cache.name;
+      EXPECT_EQ(cache.offset, offset) << cache.name;
+      offset += (cache.rows * cache.cols * 4 + 63) / 64 * 64;
+    }
+  EXPECT_EQ(program.kvCacheBytes, offset);
+  EXPECT_EQ(program.kvCacheBytes, 2 * 2 * 48 * 32 * 4);
+
   LoweringOptions plain;
-  plain.schedule = "plain";
+  plain.scheduleOverrides = "plain";
   plain.prefillChunk = 16;
-  Program other = lower(gqaSpec(2), plain);
+  Program other = lower(spec, plain);
   EXPECT_EQ(other.prefillChunk, 16);
   for (const Kernel &kernel : other.kernels)
     EXPECT_EQ(kernel.schedule, "plain") << kernel.name;
@@ -301,56 +374,60 @@ TEST(ExtractProgram, AttentionInputKernel) {
   ASSERT_NE(decode, nullptr);
   ASSERT_NE(prefill, nullptr);
 
-  std::vector<std::string> kinds;
-  for (const KernelOp &op : decode->ops)
-    kinds.push_back(op.kind);
-  std::vector<std::string> expectedKinds = {"rms_norm", "linear", "linear",
-                                            "linear",   "rope",   "rope"};
-  EXPECT_EQ(kinds, expectedKinds);
+  EXPECT_EQ(opKinds(*decode), (std::vector<OpKind>{OpKind::RmsNorm, OpKind::Linear, OpKind::Linear,
+                                                   OpKind::Linear, OpKind::Rope, OpKind::Rope}));
 
   // x, norm weight, wq, wk, wv, k cache, v cache, then q as output.
   ASSERT_EQ(decode->params.size(), 8u);
   EXPECT_TRUE(decode->params[0].tokenRows);
   EXPECT_EQ(decode->params[0].shape, (std::vector<int64_t>{1, 64}));
-  EXPECT_EQ(prefill->params[0].shape,
-            (std::vector<int64_t>{kDynamicRows, 64}));
+  EXPECT_EQ(prefill->params[0].shape, (std::vector<int64_t>{kDynamicRows, 64}));
   for (int cache : {5, 6}) {
     EXPECT_TRUE(decode->params[cache].isCache);
     EXPECT_TRUE(decode->params[cache].isOutput);
     EXPECT_EQ(decode->params[cache].shape, (std::vector<int64_t>{48, 32}));
   }
+  EXPECT_EQ(decode->params[5].cacheLayout, CacheLayout::Transposed);
+  EXPECT_EQ(decode->params[6].cacheLayout, CacheLayout::Rows);
   EXPECT_TRUE(decode->params[7].isOutput);
   EXPECT_FALSE(decode->params[7].isCache);
 
-  // Values: 8 params, then ops. k cache gets rope(k), v cache linear(v),
-  // the output rope(q).
+  // Values: 8 params, then ops. Epilogue fusion pulls in rope(k) and the
+  // cache stores before rope(q): the k cache gets rope(k), the v cache
+  // linear(v), the output rope(q).
   const int firstOp = 8;
-  EXPECT_EQ(decode->outputValue.at(5), firstOp + 5);
+  EXPECT_EQ(decode->outputValue.at(5), firstOp + 4);
   EXPECT_EQ(decode->outputValue.at(6), firstOp + 3);
-  EXPECT_EQ(decode->outputValue.at(7), firstOp + 4);
-  const KernelOp &ropeQ = decode->ops[4];
+  EXPECT_EQ(decode->outputValue.at(7), firstOp + 5);
+  EXPECT_EQ(decode->ops[4].operands, (std::vector<int>{firstOp + 2})); // rope(k)
+  const KernelOp &ropeQ = decode->ops[5];
   EXPECT_EQ(ropeQ.operands, (std::vector<int>{firstOp + 1}));
-  EXPECT_EQ(ropeQ.attrs.at("head_dim"), 16.0);
-  EXPECT_EQ(ropeQ.attrs.at("theta"), 10000.0);
+  EXPECT_EQ(std::get<RopeAttrs>(ropeQ.attrs).headDim, 16);
+  EXPECT_EQ(std::get<RopeAttrs>(ropeQ.attrs).theta, 10000.0);
   EXPECT_TRUE(ropeQ.tokenRows);
-  EXPECT_DOUBLE_EQ(decode->ops[0].attrs.at("eps"), 1e-5);
+  EXPECT_DOUBLE_EQ(std::get<RmsNormAttrs>(decode->ops[0].attrs).eps, 1e-5);
 
   const Kernel *attention = findKernel(program, "decode_attention");
   ASSERT_NE(attention, nullptr);
   ASSERT_EQ(attention->ops.size(), 1u);
-  EXPECT_EQ(attention->ops[0].attrs.at("n_heads"), 4.0);
-  EXPECT_EQ(attention->ops[0].attrs.at("n_kv_heads"), 2.0);
+  const AttentionAttrs &heads = std::get<AttentionAttrs>(attention->ops[0].attrs);
+  EXPECT_EQ(heads.nHeads, 4);
+  EXPECT_EQ(heads.nKvHeads, 2);
   EXPECT_TRUE(attention->params[1].isCache);
   EXPECT_FALSE(attention->params[1].isOutput);
+  EXPECT_EQ(attention->params[1].cacheLayout, CacheLayout::Transposed);
+  EXPECT_EQ(attention->params[2].cacheLayout, CacheLayout::Rows);
 }
 
 TEST(ExtractProgram, Bindings) {
   for (const ModelSpec &spec : {gqaSpec(2), gpt2Spec(2)}) {
     Program program = lower(spec);
+    EXPECT_EQ(program.vocabSize, spec.vocabSize);
     for (const EntryPoint *entry : entries(program)) {
       SCOPED_TRACE(spec.family + " " + entry->name);
       bool allRows = entry == &program.score;
-      std::set<int64_t> weightsUsed, kLayers, vLayers;
+      std::set<int64_t> weightsUsed;
+      std::set<std::string> cachesUsed;
       int tokens = 0, logits = 0;
       for (size_t l = 0; l < entry->launches.size(); ++l) {
         const Launch &launch = entry->launches[l];
@@ -368,20 +445,23 @@ TEST(ExtractProgram, Bindings) {
             EXPECT_EQ(program.weights.at(binding.index).shape, param.shape);
             weightsUsed.insert(binding.index);
             break;
-          case Storage::KCache:
-          case Storage::VCache:
+          case Storage::Cache: {
             EXPECT_TRUE(param.isCache) << kernel.name << " param " << p;
-            (binding.storage == Storage::KCache ? kLayers : vLayers).insert(binding.index);
+            const CacheBuffer &cache = program.caches.at(binding.index);
+            EXPECT_EQ(param.cacheLayout, cache.layout) << kernel.name << " param " << p;
+            EXPECT_EQ(param.shape, (std::vector<int64_t>{cache.rows, cache.cols}));
+            cachesUsed.insert(cache.name);
             break;
+          }
           case Storage::Tokens:
             ++tokens;
-            EXPECT_EQ(param.type, ElemType::I32);
+            EXPECT_EQ(param.type, DType::I32);
             break;
           case Storage::Logits:
             ++logits;
             EXPECT_EQ(l, entry->launches.size() - 1);
-            EXPECT_EQ(param.shape, (std::vector<int64_t>{allRows ? kDynamicRows : 1,
-                                                         spec.vocabSize}));
+            EXPECT_EQ(param.shape,
+                      (std::vector<int64_t>{allRows ? kDynamicRows : 1, program.vocabSize}));
             // prefill selects the last row; decode's one row is its token's.
             EXPECT_EQ(param.tokenRows, entry != &program.prefill);
             break;
@@ -393,8 +473,8 @@ TEST(ExtractProgram, Bindings) {
         }
       }
       EXPECT_EQ(weightsUsed.size(), program.weights.size());
-      EXPECT_EQ(kLayers, (std::set<int64_t>{0, 1}));
-      EXPECT_EQ(vLayers, (std::set<int64_t>{0, 1}));
+      EXPECT_EQ(cachesUsed,
+                (std::set<std::string>{"blk.0.key", "blk.0.value", "blk.1.key", "blk.1.value"}));
       EXPECT_EQ(tokens, 1);
       EXPECT_EQ(logits, 1);
     }
@@ -451,7 +531,7 @@ void expectNoLiveOverlap(const Program &program, const EntryPoint &entry) {
 TEST(ExtractProgram, ArenaOffsetsDoNotOverlapWhileLive) {
   for (const Program &other : {lower(gpt2Spec(2)), lower(gqaSpec(2))})
     for (const EntryPoint *entry : entries(other)) {
-      SCOPED_TRACE(other.spec.family);
+      SCOPED_TRACE(other.name);
       expectNoLiveOverlap(other, *entry);
     }
   Program program = lower(gqaSpec(2));
@@ -469,37 +549,139 @@ TEST(ExtractProgram, ArenaOffsetsDoNotOverlapWhileLive) {
   EXPECT_GT(program.decode.arenaBytes, 0);
 }
 
+// Without the layout pass nothing transposes a cache: the program must say
+// rows everywhere, in the cache block and in every kernel signature alike.
+TEST(ExtractProgram, SkippingCacheLayoutsLeavesEveryCacheInRows) {
+  LoweringOptions options;
+  options.skipPasses = {"tfm-choose-cache-layouts"};
+  Program program = lower(gqaSpec(2), options);
+  ASSERT_EQ(program.caches.size(), 4u);
+  for (const CacheBuffer &cache : program.caches)
+    EXPECT_EQ(cache.layout, CacheLayout::Rows) << cache.name;
+  for (const Kernel &kernel : program.kernels)
+    for (const KernelParam &param : kernel.params)
+      EXPECT_NE(param.cacheLayout, CacheLayout::Transposed) << kernel.name << " " << param.name;
+}
+
+// Regression: the key and value stores were once merged into one kernel and
+// one layout then applied to both caches. Without epilogue fusion each store
+// is a kernel of its own, identical but for its cache's layout; they must
+// stay two kernels, and no kernel parameter may ever be bound to caches of
+// two layouts or to a cache laid out otherwise than the parameter says.
+TEST(ExtractProgram, CacheStoresKeepTheirCacheLayouts) {
+  for (const ModelSpec &spec : {gqaSpec(2), gpt2Spec(2)}) {
+    SCOPED_TRACE(spec.name);
+    LoweringOptions options;
+    options.skipPasses = {"tfm-fuse-epilogues"};
+    Program program = lower(spec, options);
+
+    const Kernel *keyStore = findKernel(program, "prefill_key_store");
+    const Kernel *valueStore = findKernel(program, "prefill_value_store");
+    ASSERT_TRUE(keyStore && valueStore);
+    for (const auto &[kernel, layout] : {std::make_pair(keyStore, CacheLayout::Transposed),
+                                         std::make_pair(valueStore, CacheLayout::Rows)}) {
+      int caches = 0;
+      for (const KernelParam &param : kernel->params)
+        if (param.isCache) {
+          ++caches;
+          EXPECT_TRUE(param.isOutput) << kernel->name;
+          EXPECT_EQ(param.cacheLayout, layout) << kernel->name;
+        }
+      EXPECT_EQ(caches, 1) << kernel->name;
+    }
+
+    std::map<std::pair<int, size_t>, CacheLayout> boundLayout; // (kernel, param) -> layout
+    for (const Launch &launch : program.prefill.launches) {
+      const Kernel &kernel = program.kernels.at(launch.kernel);
+      ASSERT_EQ(launch.bindings.size(), kernel.params.size()) << kernel.name;
+      for (size_t p = 0; p < launch.bindings.size(); ++p) {
+        const Binding &binding = launch.bindings[p];
+        if (binding.storage != Storage::Cache)
+          continue;
+        const CacheBuffer &cache = program.caches.at(binding.index);
+        auto bound = boundLayout.emplace(std::make_pair(launch.kernel, p), cache.layout).first;
+        EXPECT_EQ(bound->second, cache.layout)
+            << kernel.name << " param " << p << " is bound to caches of both layouts (now "
+            << cache.name << ")";
+        EXPECT_EQ(kernel.params[p].cacheLayout, cache.layout)
+            << kernel.name << " param " << p << " bound to " << cache.name;
+      }
+    }
+    EXPECT_FALSE(boundLayout.empty());
+  }
+}
+
+TEST(ExtractProgram, ScheduleOverrides) {
+  Program base = lower(gqaSpec(2));
+  ASSERT_FALSE(base.decode.launches.empty());
+  const std::string chosen = base.kernels.at(base.decode.launches.front().kernel).name;
+  EXPECT_EQ(findKernel(base, chosen)->schedule, "fast");
+
+  // One name for every kernel.
+  LoweringOptions allPlain;
+  allPlain.scheduleOverrides = "plain";
+  Program plain = lower(gqaSpec(2), allPlain);
+  for (const Kernel &kernel : plain.kernels)
+    EXPECT_EQ(kernel.schedule, "plain") << kernel.name;
+
+  // kernel=name changes that kernel only.
+  LoweringOptions onePlain;
+  onePlain.scheduleOverrides = chosen + "=plain";
+  Program overridden = lower(gqaSpec(2), onePlain);
+  ASSERT_EQ(overridden.kernels.size(), base.kernels.size());
+  for (size_t i = 0; i < base.kernels.size(); ++i) {
+    const Kernel &kernel = overridden.kernels[i];
+    EXPECT_EQ(kernel.name, base.kernels[i].name);
+    EXPECT_EQ(kernel.schedule, kernel.name == chosen ? "plain" : base.kernels[i].schedule)
+        << kernel.name;
+  }
+
+  // A kernel the module does not have is a mistake, not a no-op.
+  LoweringOptions missing;
+  missing.scheduleOverrides = "no_such_kernel=plain";
+  std::string error = loweringError(gqaSpec(2), missing);
+  EXPECT_NE(error.find("'no_such_kernel'"), std::string::npos) << error;
+}
+
 TEST(ExtractProgram, UnknownScheduleIsAnError) {
   LoweringOptions options;
-  options.schedule = "fastest";
-  Program program;
-  std::string error;
-  EXPECT_FALSE(lowerToProgram(gqaSpec(2), options, program, error));
-  EXPECT_NE(error.find("unknown schedule 'fastest'"), std::string::npos)
-      << error;
+  options.scheduleOverrides = "fastest";
+  std::string error = loweringError(gqaSpec(2), options);
+  EXPECT_NE(error.find("unknown schedule 'fastest'"), std::string::npos) << error;
   EXPECT_NE(error.find("fast, plain"), std::string::npos) << error;
+}
+
+TEST(ExtractProgram, SkippingAnUnknownPassIsAnError) {
+  LoweringOptions options;
+  options.skipPasses = {"tfm-fuse-everything"};
+  std::string error = loweringError(gqaSpec(2), options);
+  EXPECT_NE(error.find("'tfm-fuse-everything'"), std::string::npos) << error;
 }
 
 TEST(ExtractProgram, UnsupportedSpecIsAnError) {
   ModelSpec spec = gqaSpec(2);
   spec.family = "mamba";
-  Program program;
-  std::string error;
-  EXPECT_FALSE(lowerToProgram(spec, {}, program, error));
+  std::string error = loweringError(spec);
   EXPECT_NE(error.find("family 'mamba'"), std::string::npos) << error;
 
   ModelSpec relu = gpt2Spec(2);
   relu.activation = "relu";
-  EXPECT_FALSE(lowerToProgram(relu, {}, program, error));
+  error = loweringError(relu);
   EXPECT_NE(error.find("activation 'relu'"), std::string::npos) << error;
 
   LoweringOptions tooLong;
   tooLong.prefillChunk = 49;
-  EXPECT_FALSE(lowerToProgram(gqaSpec(2), tooLong, program, error));
+  error = loweringError(gqaSpec(2), tooLong);
   EXPECT_NE(error.find("prefill chunk 49"), std::string::npos) << error;
+
+  // A config says nothing about the machine: the caller must name a target.
+  llvm::Expected<Program> untargeted = lowerConfig(gqaSpec(2), LoweringOptions{});
+  ASSERT_FALSE(static_cast<bool>(untargeted));
+  error = llvm::toString(untargeted.takeError());
+  EXPECT_NE(error.find("no target"), std::string::npos) << error;
 }
 
-TEST(ExtractProgram, DumpsIrAfterEveryStage) {
+TEST(ExtractProgram, DumpsIrAfterEveryPass) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("tfm-extract-program-" +
                                std::to_string(::testing::UnitTest::GetInstance()
@@ -509,11 +691,23 @@ TEST(ExtractProgram, DumpsIrAfterEveryStage) {
   options.dumpIrDir = dir.string();
   options.emitMlirPath = (dir / "final.mlir").string();
   lower(gqaSpec(2), options);
-  for (const char *name :
-       {"00-built.mlir", "01-canonicalize.mlir", "02-fuse-norm-linear.mlir",
-        "03-fuse-epilogues.mlir", "04-outline-kernels.mlir",
-        "05-plan-memory.mlir", "06-select-schedules.mlir", "final.mlir"})
-    EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
+  EXPECT_TRUE(std::filesystem::exists(dir / "input.mlir"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "final.mlir"));
+  // MLIR's file tree: <counter>_<pass argument>.mlir after each pass, in a
+  // folder per module and per function a nested pass ran on.
+  std::vector<std::string> dumped;
+  for (const auto &file : std::filesystem::recursive_directory_iterator(dir))
+    if (file.is_regular_file())
+      dumped.push_back(file.path().filename().string());
+  for (const char *pass :
+       {"canonicalize", "cse", "tfm-fuse-norm-linear", "tfm-fuse-epilogues",
+        "tfm-choose-cache-layouts", "tfm-outline-kernels", "tfm-deduplicate-kernels",
+        "tfm-plan-memory", "tfm-select-schedules"}) {
+    std::string suffix = std::string("_") + pass + ".mlir";
+    EXPECT_TRUE(std::any_of(dumped.begin(), dumped.end(), [&](const std::string &name) {
+      return llvm::StringRef(name).ends_with(suffix);
+    })) << pass;
+  }
   std::filesystem::remove_all(dir);
 }
 
