@@ -32,8 +32,15 @@ LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttr
       return op->emitError() << "'" << name << "' belongs on the module";
     return positiveInteger();
   }
-  if (name == attrs::kConfig || name == attrs::kTarget || name == attrs::kEntry ||
-      name == attrs::kSchedule) {
+  if (name == attrs::kEntry) {
+    auto entry = dyn_cast<StringAttr>(attr.getValue());
+    if (!entry || !llvm::is_contained({"prefill", "decode", "score"}, entry.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be \"prefill\", \"decode\" or \"score\", found "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == attrs::kConfig || name == attrs::kTarget || name == attrs::kSchedule) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a string, found " << attr.getValue();
     return success();
@@ -45,7 +52,31 @@ LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttr
                              << attr.getValue();
     return success();
   }
-  if (name == attrs::kKernel || name == attrs::kTokenRows)
+  if (name == attrs::kKernel) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' is a unit attribute, found " << attr.getValue();
     return success();
+  }
   return op->emitError() << "unknown tfm attribute '" << name << "'";
+}
+
+/// Kernel arguments and results: only `tfm.token_rows`, a unit attribute.
+static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != tfm::attrs::kTokenRows)
+    return op->emitError() << "unknown tfm argument/result attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "'" << attr.getName().getValue() << "' is a unit attribute, found "
+                           << attr.getValue();
+  return success();
+}
+
+LogicalResult tfm::TfmDialect::verifyRegionArgAttribute(Operation *op, unsigned, unsigned,
+                                                        NamedAttribute attr) {
+  return verifyValueAttribute(op, attr);
+}
+
+LogicalResult tfm::TfmDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
+                                                           NamedAttribute attr) {
+  return verifyValueAttribute(op, attr);
 }

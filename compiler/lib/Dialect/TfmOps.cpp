@@ -116,9 +116,15 @@ LogicalResult KvCacheOp::verifySymbolUses(SymbolTableCollection &symbols) {
 // Kernel ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  // Inference runs before the operands' ODS type checks: check what it reads.
+  if (!isStaticTensorType(adaptor.getTable().getType(), 2) ||
+      !isTokensType(adaptor.getTokens().getType()))
+    return emitOptionalError(location, "'tfm.embedding' op expects a static 2-D f32 table and "
+                             "1-D i32 tokens, found ", adaptor.getTable().getType(), " and ",
+                             adaptor.getTokens().getType());
   inferred.push_back(rowsType(context, tensorType(adaptor.getTokens()).getDimSize(0),
                               tensorType(adaptor.getTable()).getDimSize(1)));
   return success();
@@ -134,6 +140,11 @@ LogicalResult LayerNormOp::verify() {
 
 LogicalResult LinearOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  if (!isRowsType(adaptor.getInput().getType()) ||
+      !isStaticTensorType(adaptor.getWeight().getType(), 2) ||
+      (adaptor.getBias() && !isStaticTensorType(adaptor.getBias().getType(), 1)))
+    return emitOptionalError(location, "'tfm.linear' op expects rows, a static 2-D weight and "
+                             "an optional 1-D bias, all f32");
   RankedTensorType input = tensorType(adaptor.getInput());
   RankedTensorType weight = tensorType(adaptor.getWeight());
   if (input.getDimSize(1) != weight.getDimSize(1))
@@ -160,6 +171,9 @@ LogicalResult AddPositionsOp::verify() {
 LogicalResult SliceColsOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location, Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  if (!isRowsType(adaptor.getInput().getType()))
+    return emitOptionalError(location, "'tfm.slice_cols' op expects rows, found ",
+                             adaptor.getInput().getType());
   RankedTensorType input = tensorType(adaptor.getInput());
   int64_t begin = adaptor.getBegin(), size = adaptor.getSize();
   if (begin + size > input.getDimSize(1))
@@ -199,8 +213,11 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
-LogicalResult LastRowOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+LogicalResult LastRowOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
                                           Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  if (!isRowsType(adaptor.getInput().getType()))
+    return emitOptionalError(location, "'tfm.last_row' op expects rows, found ",
+                             adaptor.getInput().getType());
   inferred.push_back(rowsType(context, 1, tensorType(adaptor.getInput()).getDimSize(1)));
   return success();
 }
@@ -224,7 +241,13 @@ LogicalResult KvStoreOp::verify() {
 YieldOp FusionOp::getYield() { return cast<YieldOp>(getBody().front().getTerminator()); }
 
 LogicalResult FusionOp::verify() {
-  if (getYield().getValues().getTypes() != getResultTypes())
+  // Runs before the single-block-terminator trait's check: the body may not
+  // end in a yield yet.
+  Block &body = getBody().front();
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end in tfm.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("tfm.yield operand types must equal the result types");
   return success();
 }

@@ -37,6 +37,8 @@ def Tfm_Dialect : Dialect {
   }];
   let cppNamespace = "::tfm";
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []> :

@@ -189,13 +189,16 @@ def Tfm_SliceColsOp : Tfm_KernelOp<"slice_cols", [Pure, Tfm_Epilogue, InferTypeO
     [T, 3*dim] result.
 
     ```mlir
-    %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<?x192xf32>
+    %k = tfm.slice_cols %qkv begin 64 size 64 : tensor<?x192xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_NonNegativeI64Attr:$begin,
                        Tfm_PositiveI64Attr:$size);
   let results = (outs Tfm_Rows:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  // The sizes are spelled out rather than left to attr-dict: result type
+  // inference reads them while the op is parsed, before attr-dict's
+  // attributes become the op's properties.
+  let assemblyFormat = "$input `begin` $begin `size` $size attr-dict `:` type($input)";
 }
 
 def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
