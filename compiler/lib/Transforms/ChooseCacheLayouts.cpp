@@ -31,11 +31,14 @@ struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCac
           if (auto attention = dyn_cast<AttentionOp>(use.getOwner()))
             readAsKeys |= use.getOperandNumber() == attention.getKeyCacheMutable().getOperandNumber();
         }
-      if (outlined) // kernel signatures already fix its layout
+      // Kernel signatures already fix an outlined cache's layout; any other
+      // cache keeps the one it was declared with (rows from the builder, or
+      // a hand-written choice).
+      if (outlined || !readAsKeys)
         continue;
       auto type = cast<MemRefType>(decl.getType());
       MemRefType chosen = cacheBufferType(&getContext(), type.getDimSize(0), type.getDimSize(1),
-                                          /*transposed=*/readAsKeys);
+                                          /*transposed=*/true);
       if (chosen == type)
         continue;
       decl.setType(chosen);

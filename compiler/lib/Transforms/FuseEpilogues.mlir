@@ -1,54 +1,77 @@
 // RUN: tfm-opt %s --split-input-file --tfm-fuse-epilogues | FileCheck %s
+// The pass leaves its own output unchanged: running it twice gives the same.
+// RUN: tfm-opt %s --split-input-file --tfm-fuse-epilogues --tfm-fuse-epilogues | FileCheck %s
 
 // A linear with no norm before it (attn_output, ffn_down) gets a region of
 // its own, and the residual add joins it.
 
 // CHECK-LABEL: func.func @residual
-// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[A:.*]]: tensor<1x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
-// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[A:.*]]: tensor<1x64xf32>)
+// CHECK-NEXT:    %[[W:.*]] = tfm.weight @blk.0.attn_output.weight
+// CHECK-NEXT:    %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
 // CHECK-NEXT:      %[[O:.*]] = tfm.linear %[[A]], %[[W]]
 // CHECK-NEXT:      %[[S:.*]] = tfm.add %[[X]], %[[O]]
 // CHECK-NEXT:      tfm.yield %[[S]] : tensor<1x64xf32>
-// CHECK:         return %[[R]]
-func.func @residual(%x: tensor<1x64xf32>, %a: tensor<1x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x64xf32> {
-  %o = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
-  %s = tfm.add %x, %o : tensor<1x64xf32>
-  return %s : tensor<1x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[R]]
+module {
+  tfm.weight_decl @"blk.0.attn_output.weight" : tensor<64x64xf32>
+  func.func @residual(%x: tensor<1x64xf32>, %a: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %w = tfm.weight @"blk.0.attn_output.weight" : tensor<64x64xf32>
+    %o = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32>
+    %s = tfm.add %x, %o : tensor<1x64xf32>
+    return %s : tensor<1x64xf32>
+  }
 }
 
 // -----
 
-// RoPE and both cache stores join the q/k/v region; attention, which reads
-// the caches, stays outside and after it.
+// RoPE and both cache stores join the q/k/v region (the cache references
+// move up with them); attention, which reads the caches, stays outside and
+// after it.
 
 // CHECK-LABEL: func.func @attention_input
-// CHECK:         %[[KC:.*]] = tfm.kv_cache key layer 0
-// CHECK:         %[[VC:.*]] = tfm.kv_cache value layer 0
-// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
-// CHECK-NEXT:      %[[Q0:.*]] = tfm.linear
-// CHECK-NEXT:      %[[K0:.*]] = tfm.linear
-// CHECK-NEXT:      %[[V:.*]] = tfm.linear
-// CHECK-NEXT:      %[[Q:.*]] = tfm.rope %[[Q0]]
+// CHECK-SAME:    (%[[H:.*]]: tensor<?x64xf32>)
+// CHECK:         %[[KC:.*]] = tfm.kv_cache @blk.0.key : memref<16x32xf32>
+// CHECK-NEXT:    %[[VC:.*]] = tfm.kv_cache @blk.0.value : memref<16x32xf32>
+// CHECK-NEXT:    %[[R:.*]] = tfm.fusion -> tensor<?x64xf32> {
+// CHECK-NEXT:      %[[Q0:.*]] = tfm.linear %[[H]]
+// CHECK-NEXT:      %[[K0:.*]] = tfm.linear %[[H]]
+// CHECK-NEXT:      %[[V:.*]] = tfm.linear %[[H]]
 // CHECK-NEXT:      %[[K:.*]] = tfm.rope %[[K0]]
 // CHECK-NEXT:      tfm.kv_store %[[K]], %[[KC]]
 // CHECK-NEXT:      tfm.kv_store %[[V]], %[[VC]]
-// CHECK-NEXT:      tfm.yield %[[Q]] : tensor<1x64xf32>
-// CHECK:         tfm.attention %[[R]], %[[KC]], %[[VC]]
-func.func @attention_input(%h: tensor<1x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>) -> tensor<1x64xf32> {
-  %qkv:3 = tfm.fusion -> tensor<1x64xf32>, tensor<1x32xf32>, tensor<1x32xf32> {
-    %q = tfm.linear %h, %wq : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
-    %k = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
-    %v = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
-    tfm.yield %q, %k, %v : tensor<1x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>
+// CHECK-NEXT:      %[[Q:.*]] = tfm.rope %[[Q0]]
+// CHECK-NEXT:      tfm.yield %[[Q]] : tensor<?x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[A:.*]] = tfm.attention %[[R]], %[[KC]], %[[VC]]
+// CHECK-NEXT:    return %[[A]]
+module {
+  tfm.weight_decl @"blk.0.attn_q.weight" : tensor<64x64xf32>
+  tfm.weight_decl @"blk.0.attn_k.weight" : tensor<32x64xf32>
+  tfm.weight_decl @"blk.0.attn_v.weight" : tensor<32x64xf32>
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf32>
+  tfm.cache_decl @"blk.0.value" : memref<16x32xf32>
+  func.func @attention_input(%h: tensor<?x64xf32>) -> tensor<?x64xf32> attributes {tfm.entry = "prefill"} {
+    %wq = tfm.weight @"blk.0.attn_q.weight" : tensor<64x64xf32>
+    %wk = tfm.weight @"blk.0.attn_k.weight" : tensor<32x64xf32>
+    %wv = tfm.weight @"blk.0.attn_v.weight" : tensor<32x64xf32>
+    %qkv:3 = tfm.fusion -> tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32> {
+      %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32>
+      %k = tfm.linear %h, %wk : tensor<?x64xf32>, tensor<32x64xf32>
+      %v = tfm.linear %h, %wv : tensor<?x64xf32>, tensor<32x64xf32>
+      tfm.yield %q, %k, %v : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+    }
+    %q = tfm.rope %qkv#0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %k = tfm.rope %qkv#1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+    %kc = tfm.kv_cache @"blk.0.key" : memref<16x32xf32>
+    %vc = tfm.kv_cache @"blk.0.value" : memref<16x32xf32>
+    tfm.kv_store %k, %kc : tensor<?x32xf32>, memref<16x32xf32>
+    tfm.kv_store %qkv#2, %vc : tensor<?x32xf32>, memref<16x32xf32>
+    %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+        : tensor<?x64xf32>, memref<16x32xf32>, memref<16x32xf32>
+    return %a : tensor<?x64xf32>
   }
-  %q = tfm.rope %qkv#0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x64xf32>
-  %k = tfm.rope %qkv#1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x32xf32>
-  %kc = tfm.kv_cache key layer 0 : tensor<48x32xf32>
-  %vc = tfm.kv_cache value layer 0 : tensor<48x32xf32>
-  tfm.kv_store %k, %kc : tensor<1x32xf32>, tensor<48x32xf32>
-  tfm.kv_store %qkv#2, %vc : tensor<1x32xf32>, tensor<48x32xf32>
-  %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x64xf32>, tensor<48x32xf32>, tensor<48x32xf32> -> tensor<1x64xf32>
-  return %a : tensor<1x64xf32>
 }
 
 // -----
@@ -62,47 +85,112 @@ func.func @attention_input(%h: tensor<1x64xf32>, %wq: tensor<64x64xf32>, %wk: te
 // CHECK-NEXT:      %[[S:.*]] = tfm.silu %[[G]]
 // CHECK-NEXT:      %[[M:.*]] = tfm.mul %[[S]], %[[U]]
 // CHECK-NEXT:      tfm.yield %[[M]] : tensor<1x96xf32>
-// CHECK:         return %[[R]]
-func.func @gated_ffn(%h: tensor<1x64xf32>, %wg: tensor<96x64xf32>, %wu: tensor<96x64xf32>) -> tensor<1x96xf32> {
-  %gu:2 = tfm.fusion -> tensor<1x96xf32>, tensor<1x96xf32> {
-    %g = tfm.linear %h, %wg : tensor<1x64xf32>, tensor<96x64xf32> -> tensor<1x96xf32>
-    %u = tfm.linear %h, %wu : tensor<1x64xf32>, tensor<96x64xf32> -> tensor<1x96xf32>
-    tfm.yield %g, %u : tensor<1x96xf32>, tensor<1x96xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[R]]
+module {
+  tfm.weight_decl @"blk.0.ffn_gate.weight" : tensor<96x64xf32>
+  tfm.weight_decl @"blk.0.ffn_up.weight" : tensor<96x64xf32>
+  func.func @gated_ffn(%h: tensor<1x64xf32>) -> tensor<1x96xf32> attributes {tfm.entry = "decode"} {
+    %wg = tfm.weight @"blk.0.ffn_gate.weight" : tensor<96x64xf32>
+    %wu = tfm.weight @"blk.0.ffn_up.weight" : tensor<96x64xf32>
+    %gu:2 = tfm.fusion -> tensor<1x96xf32>, tensor<1x96xf32> {
+      %g = tfm.linear %h, %wg : tensor<1x64xf32>, tensor<96x64xf32>
+      %u = tfm.linear %h, %wu : tensor<1x64xf32>, tensor<96x64xf32>
+      tfm.yield %g, %u : tensor<1x96xf32>, tensor<1x96xf32>
+    }
+    %s = tfm.silu %gu#0 : tensor<1x96xf32>
+    %m = tfm.mul %s, %gu#1 : tensor<1x96xf32>
+    return %m : tensor<1x96xf32>
   }
-  %s = tfm.silu %gu#0 : tensor<1x96xf32>
-  %m = tfm.mul %s, %gu#1 : tensor<1x96xf32>
-  return %m : tensor<1x96xf32>
 }
 
 // -----
 
-// A store after an attention that reads the same cache must not move above
-// it: the store stays where it is, outside the region.
+// Nothing joins a region across an op with memory effects: a store after an
+// attention that reads the same cache stays where it is, outside the region,
+// and attention itself never joins one.
 
 // CHECK-LABEL: func.func @store_after_read
-// CHECK:         %[[R:.*]] = tfm.fusion
-// CHECK-NEXT:      tfm.linear
-// CHECK-NEXT:      tfm.yield
-// CHECK:         tfm.attention
-// CHECK-NEXT:    tfm.kv_store %[[R]]
-func.func @store_after_read(%h: tensor<1x64xf32>, %wk: tensor<32x64xf32>, %q: tensor<1x64xf32>) -> tensor<1x64xf32> {
-  %kc = tfm.kv_cache key layer 0 : tensor<48x32xf32>
-  %k = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
-  %a = tfm.attention %q, %kc, %kc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x64xf32>, tensor<48x32xf32>, tensor<48x32xf32> -> tensor<1x64xf32>
-  tfm.kv_store %k, %kc : tensor<1x32xf32>, tensor<48x32xf32>
-  return %a : tensor<1x64xf32>
+// CHECK-SAME:    (%[[H:.*]]: tensor<1x64xf32>, %[[Q:.*]]: tensor<1x64xf32>)
+// CHECK:         %[[KC:.*]] = tfm.kv_cache @blk.0.key
+// CHECK-NEXT:    %[[VC:.*]] = tfm.kv_cache @blk.0.value
+// CHECK-NEXT:    %[[WK:.*]] = tfm.weight @blk.0.attn_k.weight
+// CHECK-NEXT:    %[[R:.*]] = tfm.fusion -> tensor<1x32xf32> {
+// CHECK-NEXT:      %[[K:.*]] = tfm.linear %[[H]], %[[WK]]
+// CHECK-NEXT:      tfm.yield %[[K]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[A:.*]] = tfm.attention %[[Q]], %[[KC]], %[[VC]]
+// CHECK-NEXT:    tfm.kv_store %[[R]], %[[KC]]
+// CHECK-NEXT:    return %[[A]]
+module {
+  tfm.weight_decl @"blk.0.attn_k.weight" : tensor<32x64xf32>
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf32>
+  tfm.cache_decl @"blk.0.value" : memref<16x32xf32>
+  func.func @store_after_read(%h: tensor<1x64xf32>, %q: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %kc = tfm.kv_cache @"blk.0.key" : memref<16x32xf32>
+    %vc = tfm.kv_cache @"blk.0.value" : memref<16x32xf32>
+    %wk = tfm.weight @"blk.0.attn_k.weight" : tensor<32x64xf32>
+    %k = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32>
+    %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+        : tensor<1x64xf32>, memref<16x32xf32>, memref<16x32xf32>
+    tfm.kv_store %k, %kc : tensor<1x32xf32>, memref<16x32xf32>
+    return %a : tensor<1x64xf32>
+  }
 }
 
 // -----
 
-// Elementwise ops that read no region stay alone.
+// An epilogue that reads the attention's result joins no region before the
+// attention either: the region ends where attention begins.
+
+// CHECK-LABEL: func.func @after_attention
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      tfm.linear
+// CHECK-NEXT:      tfm.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[A:.*]] = tfm.attention %[[R]]
+// CHECK-NEXT:    %[[S:.*]] = tfm.add %[[A]], %[[R]]
+// CHECK-NEXT:    return %[[S]]
+module {
+  tfm.weight_decl @"blk.0.attn_q.weight" : tensor<64x64xf32>
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf32>
+  tfm.cache_decl @"blk.0.value" : memref<16x32xf32>
+  func.func @after_attention(%h: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %kc = tfm.kv_cache @"blk.0.key" : memref<16x32xf32>
+    %vc = tfm.kv_cache @"blk.0.value" : memref<16x32xf32>
+    %wq = tfm.weight @"blk.0.attn_q.weight" : tensor<64x64xf32>
+    %q = tfm.linear %h, %wq : tensor<1x64xf32>, tensor<64x64xf32>
+    %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+        : tensor<1x64xf32>, memref<16x32xf32>, memref<16x32xf32>
+    %s = tfm.add %a, %q : tensor<1x64xf32>
+    return %s : tensor<1x64xf32>
+  }
+}
+
+// -----
+
+// Elementwise ops that read no region stay alone, and a function that is not
+// an entry point (a kernel) is left as it is.
 
 // CHECK-LABEL: func.func @no_producer
 // CHECK-NOT:     tfm.fusion
 // CHECK:         tfm.silu
-func.func @no_producer(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
-  %s = tfm.silu %x : tensor<1x64xf32>
-  return %s : tensor<1x64xf32>
+// CHECK-LABEL: func.func private @decode_attn_out
+// CHECK-NOT:     tfm.fusion
+// CHECK:         %[[O:.*]] = tfm.linear
+// CHECK-NEXT:    tfm.add %{{.*}}, %[[O]]
+// CHECK-NOT:     tfm.fusion
+module {
+  func.func @no_producer(%x: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %s = tfm.silu %x : tensor<1x64xf32>
+    return %s : tensor<1x64xf32>
+  }
+  func.func private @decode_attn_out(%a: tensor<1x64xf32>, %w: tensor<64x64xf32>, %x: tensor<1x64xf32>)
+      -> tensor<1x64xf32> attributes {tfm.kernel} {
+    %o = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32>
+    %s = tfm.add %x, %o : tensor<1x64xf32>
+    return %s : tensor<1x64xf32>
+  }
 }
 
 // -----
@@ -111,33 +199,45 @@ func.func @no_producer(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
 // and both cache stores join its region; only q leaves it.
 
 // CHECK-LABEL: func.func @fused_qkv
-// CHECK:         %[[KC:.*]] = tfm.kv_cache key layer 0
-// CHECK:         %[[VC:.*]] = tfm.kv_cache value layer 0
-// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK:         %[[KC:.*]] = tfm.kv_cache @blk.0.key
+// CHECK-NEXT:    %[[VC:.*]] = tfm.kv_cache @blk.0.value
+// CHECK-NEXT:    %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
 // CHECK-NEXT:      tfm.layer_norm
 // CHECK-NEXT:      %[[QKV:.*]] = tfm.linear
-// CHECK-NEXT:      %[[Q:.*]] = tfm.slice_cols %[[QKV]] {begin = 0 : i64, size = 64 : i64}
-// CHECK-NEXT:      %[[K:.*]] = tfm.slice_cols %[[QKV]] {begin = 64 : i64, size = 64 : i64}
-// CHECK-NEXT:      %[[V:.*]] = tfm.slice_cols %[[QKV]] {begin = 128 : i64, size = 64 : i64}
+// CHECK-NEXT:      %[[V:.*]] = tfm.slice_cols %[[QKV]] begin 128 size 64 : tensor<1x192xf32>
+// CHECK-NEXT:      %[[K:.*]] = tfm.slice_cols %[[QKV]] begin 64 size 64 : tensor<1x192xf32>
 // CHECK-NEXT:      tfm.kv_store %[[K]], %[[KC]]
 // CHECK-NEXT:      tfm.kv_store %[[V]], %[[VC]]
+// CHECK-NEXT:      %[[Q:.*]] = tfm.slice_cols %[[QKV]] begin 0 size 64 : tensor<1x192xf32>
 // CHECK-NEXT:      tfm.yield %[[Q]] : tensor<1x64xf32>
-// CHECK:         tfm.attention %[[R]], %[[KC]], %[[VC]]
-func.func @fused_qkv(%x: tensor<1x64xf32>, %w: tensor<64xf32>, %wqkv: tensor<192x64xf32>, %bqkv: tensor<192xf32>) -> tensor<1x64xf32> {
-  %qkv = tfm.fusion -> tensor<1x192xf32> {
-    %h = tfm.layer_norm %x, %w, %w {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<1x64xf32>
-    %l = tfm.linear %h, %wqkv, %bqkv : tensor<1x64xf32>, tensor<192x64xf32>, tensor<192xf32> -> tensor<1x192xf32>
-    tfm.yield %l : tensor<1x192xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tfm.attention %[[R]], %[[KC]], %[[VC]]
+module {
+  tfm.weight_decl @"blk.0.attn_norm.weight" : tensor<64xf32>
+  tfm.weight_decl @"blk.0.attn_qkv.weight" : tensor<192x64xf32>
+  tfm.weight_decl @"blk.0.attn_qkv.bias" : tensor<192xf32>
+  tfm.cache_decl @"blk.0.key" : memref<16x64xf32>
+  tfm.cache_decl @"blk.0.value" : memref<16x64xf32>
+  func.func @fused_qkv(%x: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %w = tfm.weight @"blk.0.attn_norm.weight" : tensor<64xf32>
+    %wqkv = tfm.weight @"blk.0.attn_qkv.weight" : tensor<192x64xf32>
+    %bqkv = tfm.weight @"blk.0.attn_qkv.bias" : tensor<192xf32>
+    %qkv = tfm.fusion -> tensor<1x192xf32> {
+      %h = tfm.layer_norm %x, %w, %w {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>, tensor<64xf32>
+      %l = tfm.linear %h, %wqkv, %bqkv : tensor<1x64xf32>, tensor<192x64xf32>, tensor<192xf32>
+      tfm.yield %l : tensor<1x192xf32>
+    }
+    %q = tfm.slice_cols %qkv begin 0 size 64 : tensor<1x192xf32>
+    %k = tfm.slice_cols %qkv begin 64 size 64 : tensor<1x192xf32>
+    %v = tfm.slice_cols %qkv begin 128 size 64 : tensor<1x192xf32>
+    %kc = tfm.kv_cache @"blk.0.key" : memref<16x64xf32>
+    %vc = tfm.kv_cache @"blk.0.value" : memref<16x64xf32>
+    tfm.kv_store %k, %kc : tensor<1x64xf32>, memref<16x64xf32>
+    tfm.kv_store %v, %vc : tensor<1x64xf32>, memref<16x64xf32>
+    %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64}
+        : tensor<1x64xf32>, memref<16x64xf32>, memref<16x64xf32>
+    return %a : tensor<1x64xf32>
   }
-  %q = tfm.slice_cols %qkv {begin = 0 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
-  %k = tfm.slice_cols %qkv {begin = 64 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
-  %v = tfm.slice_cols %qkv {begin = 128 : i64, size = 64 : i64} : tensor<1x192xf32> -> tensor<1x64xf32>
-  %kc = tfm.kv_cache key layer 0 : tensor<48x64xf32>
-  %vc = tfm.kv_cache value layer 0 : tensor<48x64xf32>
-  tfm.kv_store %k, %kc : tensor<1x64xf32>, tensor<48x64xf32>
-  tfm.kv_store %v, %vc : tensor<1x64xf32>, tensor<48x64xf32>
-  %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64} : tensor<1x64xf32>, tensor<48x64xf32>, tensor<48x64xf32> -> tensor<1x64xf32>
-  return %a : tensor<1x64xf32>
 }
 
 // -----
@@ -146,23 +246,34 @@ func.func @fused_qkv(%x: tensor<1x64xf32>, %w: tensor<64xf32>, %wqkv: tensor<192
 // projection gets its own region with the residual add.
 
 // CHECK-LABEL: func.func @gelu_ffn
-// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[H:.*]]: tensor<1x64xf32>, %[[WU:.*]]: tensor<256x64xf32>, %[[BU:.*]]: tensor<256xf32>, %[[WD:.*]]: tensor<64x256xf32>, %[[BD:.*]]: tensor<64xf32>)
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x64xf32>, %[[H:.*]]: tensor<1x64xf32>)
 // CHECK:         %[[UP:.*]] = tfm.fusion -> tensor<1x256xf32> {
-// CHECK-NEXT:      %[[U:.*]] = tfm.linear %[[H]], %[[WU]], %[[BU]]
+// CHECK-NEXT:      %[[U:.*]] = tfm.linear %[[H]], %[[WU:.*]], %[[BU:.*]] :
 // CHECK-NEXT:      %[[G:.*]] = tfm.gelu %[[U]] {approximate = true}
 // CHECK-NEXT:      tfm.yield %[[G]] : tensor<1x256xf32>
+// CHECK-NEXT:    }
 // CHECK:         %[[DOWN:.*]] = tfm.fusion -> tensor<1x64xf32> {
-// CHECK-NEXT:      %[[D:.*]] = tfm.linear %[[UP]], %[[WD]], %[[BD]]
+// CHECK-NEXT:      %[[D:.*]] = tfm.linear %[[UP]]
 // CHECK-NEXT:      %[[S:.*]] = tfm.add %[[X]], %[[D]]
 // CHECK-NEXT:      tfm.yield %[[S]] : tensor<1x64xf32>
-// CHECK:         return %[[DOWN]]
-func.func @gelu_ffn(%x: tensor<1x64xf32>, %h: tensor<1x64xf32>, %wu: tensor<256x64xf32>, %bu: tensor<256xf32>,
-                    %wd: tensor<64x256xf32>, %bd: tensor<64xf32>) -> tensor<1x64xf32> {
-  %u = tfm.linear %h, %wu, %bu : tensor<1x64xf32>, tensor<256x64xf32>, tensor<256xf32> -> tensor<1x256xf32>
-  %g = tfm.gelu %u {approximate = true} : tensor<1x256xf32>
-  %d = tfm.linear %g, %wd, %bd : tensor<1x256xf32>, tensor<64x256xf32>, tensor<64xf32> -> tensor<1x64xf32>
-  %s = tfm.add %x, %d : tensor<1x64xf32>
-  return %s : tensor<1x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[DOWN]]
+module {
+  tfm.weight_decl @"blk.0.ffn_up.weight" : tensor<256x64xf32>
+  tfm.weight_decl @"blk.0.ffn_up.bias" : tensor<256xf32>
+  tfm.weight_decl @"blk.0.ffn_down.weight" : tensor<64x256xf32>
+  tfm.weight_decl @"blk.0.ffn_down.bias" : tensor<64xf32>
+  func.func @gelu_ffn(%x: tensor<1x64xf32>, %h: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %wu = tfm.weight @"blk.0.ffn_up.weight" : tensor<256x64xf32>
+    %bu = tfm.weight @"blk.0.ffn_up.bias" : tensor<256xf32>
+    %u = tfm.linear %h, %wu, %bu : tensor<1x64xf32>, tensor<256x64xf32>, tensor<256xf32>
+    %g = tfm.gelu %u {approximate = true} : tensor<1x256xf32>
+    %wd = tfm.weight @"blk.0.ffn_down.weight" : tensor<64x256xf32>
+    %bd = tfm.weight @"blk.0.ffn_down.bias" : tensor<64xf32>
+    %d = tfm.linear %g, %wd, %bd : tensor<1x256xf32>, tensor<64x256xf32>, tensor<64xf32>
+    %s = tfm.add %x, %d : tensor<1x64xf32>
+    return %s : tensor<1x64xf32>
+  }
 }
 
 // -----
@@ -170,14 +281,23 @@ func.func @gelu_ffn(%x: tensor<1x64xf32>, %h: tensor<1x64xf32>, %wu: tensor<256x
 // The embedding is a region of its own, and learned positions join it.
 
 // CHECK-LABEL: func.func @learned_positions
-// CHECK-SAME:    (%[[TOKENS:.*]]: tensor<?xi32>, %[[WTE:.*]]: tensor<100x64xf32>, %[[WPE:.*]]: tensor<48x64xf32>)
-// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<?x64xf32> {
+// CHECK-SAME:    (%[[TOKENS:.*]]: tensor<?xi32>)
+// CHECK-NEXT:    %[[WTE:.*]] = tfm.weight @token_embd.weight
+// CHECK-NEXT:    %[[WPE:.*]] = tfm.weight @position_embd.weight
+// CHECK-NEXT:    %[[R:.*]] = tfm.fusion -> tensor<?x64xf32> {
 // CHECK-NEXT:      %[[E:.*]] = tfm.embedding %[[WTE]], %[[TOKENS]]
 // CHECK-NEXT:      %[[P:.*]] = tfm.add_positions %[[E]], %[[WPE]]
 // CHECK-NEXT:      tfm.yield %[[P]] : tensor<?x64xf32>
-// CHECK:         return %[[R]]
-func.func @learned_positions(%tokens: tensor<?xi32>, %wte: tensor<100x64xf32>, %wpe: tensor<48x64xf32>) -> tensor<?x64xf32> {
-  %e = tfm.embedding %wte, %tokens : tensor<100x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
-  %p = tfm.add_positions %e, %wpe : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x64xf32>
-  return %p : tensor<?x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[R]]
+module {
+  tfm.weight_decl @"token_embd.weight" : tensor<100x64xf32>
+  tfm.weight_decl @"position_embd.weight" : tensor<16x64xf32>
+  func.func @learned_positions(%tokens: tensor<?xi32>) -> tensor<?x64xf32> attributes {tfm.entry = "prefill"} {
+    %wte = tfm.weight @"token_embd.weight" : tensor<100x64xf32>
+    %e = tfm.embedding %wte, %tokens : tensor<100x64xf32>, tensor<?xi32>
+    %wpe = tfm.weight @"position_embd.weight" : tensor<16x64xf32>
+    %p = tfm.add_positions %e, %wpe : tensor<?x64xf32>, tensor<16x64xf32>
+    return %p : tensor<?x64xf32>
+  }
 }

@@ -69,10 +69,13 @@ std::string kernelRole(ArrayRef<Operation *> ops) {
     if (auto linear = dyn_cast<LinearOp>(op))
       if (auto weight = linear.getWeight().getDefiningOp<WeightOp>())
         if (std::optional<TensorId> id = parseTensorName(weight.getName()))
-          return kernelRoleOf(id->role).str();
+          if (StringRef role = kernelRoleOf(id->role); !role.empty())
+            return role.str();
   if (auto store = dyn_cast<KvStoreOp>(ops.front()))
-    if (auto cache = store.getCache().getDefiningOp<KvCacheOp>())
-      return cache.getCache().rsplit('.').second.str() + "_store";
+    if (auto cache = store.getCache().getDefiningOp<KvCacheOp>()) {
+      StringRef name = cache.getCache();
+      return name.substr(name.rfind('.') + 1).str() + "_store"; // "blk.0.key" -> "key_store"
+    }
   return ops.front()->getName().stripDialect().str();
 }
 

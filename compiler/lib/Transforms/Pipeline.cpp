@@ -26,15 +26,24 @@ llvm::ArrayRef<PipelinePass> pipelinePasses() {
 }
 
 llvm::Error buildTfmPipeline(OpPassManager &pm, const TfmPipelineOptions &options) {
-  for (const std::string &name : options.skip)
-    if (!llvm::any_of(pipelinePasses(), [&](const PipelinePass &p) { return name == p.argument; })) {
-      std::vector<std::string> known;
+  for (const std::string &name : options.skip) {
+    const PipelinePass *pass = llvm::find_if(
+        pipelinePasses(), [&](const PipelinePass &p) { return name == p.argument; });
+    if (pass == pipelinePasses().end()) {
+      std::vector<std::string> optional;
       for (const PipelinePass &p : pipelinePasses())
-        known.push_back(p.argument);
+        if (!p.required)
+          optional.push_back(p.argument);
       return llvm::createStringError("cannot skip pass '" + name +
-                                     "': it is not in the tfm pipeline (" +
-                                     llvm::join(known, ", ") + ")");
+                                     "': it is not in the tfm pipeline; the optional passes "
+                                     "are " + llvm::join(optional, ", "));
     }
+    // A module past these passes goes through them unchanged, so skipping
+    // one never helps and only leaves IR the code generator cannot read.
+    if (pass->required)
+      return llvm::createStringError("cannot skip pass '" + name +
+                                     "': the code generator needs its result");
+  }
   auto kept = [&](StringRef name) { return !llvm::is_contained(options.skip, name); };
   if (kept("canonicalize"))
     pm.addPass(createCanonicalizerPass());
@@ -67,12 +76,22 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 
 void registerTfmPassesAndPipeline() {
   registerTfmPasses();
-  PassPipelineRegistration<PipelineOptions>(
+  // registerPassPipeline rather than PassPipelineRegistration: a bad `skip`
+  // is reported through the error handler, not a fatal error.
+  registerPassPipeline(
       "tfm-pipeline", "the whole tfm pipeline (Passes.td), less `skip`",
-      [](OpPassManager &pm, const PipelineOptions &options) {
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) -> LogicalResult {
+        PipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
         TfmPipelineOptions opts{options.schedule, {options.skip.begin(), options.skip.end()}};
         if (llvm::Error e = buildTfmPipeline(pm, opts))
-          llvm::report_fatal_error(std::move(e));
+          return errorHandler(llvm::toString(std::move(e)));
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(PipelineOptions());
       });
 }
 

@@ -86,7 +86,7 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
       fn->setAttr(attrs::kSchedule, StringAttr::get(&getContext(), *chosen));
     }
     if (!perKernel.empty()) {
-      module.emitError() << "--schedule names kernel '" << perKernel.begin()->first()
+      module.emitError() << "schedule overrides name kernel '" << perKernel.begin()->first()
                          << "', which this module does not have";
       return signalPassFailure();
     }
@@ -103,7 +103,7 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
         name = kernel;
         kernel = StringRef();
       }
-      if (!isScheduleName(name))
+      if (name.empty() || !isScheduleName(name))
         return getOperation().emitError() << "unknown schedule '" << name
                                           << "'; known schedules: " << knownNames();
       if (kernel.empty())

@@ -38,8 +38,8 @@ llvm::ArrayRef<PipelinePass> pipelinePasses();
 
 /// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache
 /// layouts, outline kernels, deduplicate kernels, plan memory, select
-/// schedules; less the skipped ones. Skipping a name not in the pipeline is
-/// an error naming the known ones.
+/// schedules; less the skipped ones. Skipping a required pass, or a name not
+/// in the pipeline, is an error naming the optional ones.
 llvm::Error buildTfmPipeline(mlir::OpPassManager &pm, const TfmPipelineOptions &options);
 
 /// Registers the individual passes and the `tfm-pipeline` pipeline.
