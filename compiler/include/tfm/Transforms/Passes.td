@@ -50,10 +50,11 @@ def TfmChooseCacheLayouts : Pass<"tfm-choose-cache-layouts", "mlir::ModuleOp"> {
   let description = [{
     A key cache (a buffer attention reads as keys) is transposed,
     `strided<[1, context]>`: attention reads each key dimension across
-    positions contiguously, which vectorises across keys. Value caches keep
-    rows. The layout lands in the `tfm.cache_decl` type and every
-    `tfm.kv_cache` that names it; a cache already passed to a launch (IR
-    outlined before) keeps its layout. Optional: without it every cache is
+    positions contiguously, which vectorises across keys. Other caches keep
+    the layout they were declared with (rows, from the builder). The layout
+    lands in the `tfm.cache_decl` type and every `tfm.kv_cache` that names
+    it; a cache already passed to a launch (IR outlined before) keeps its
+    layout. Optional: without it every cache is
     laid out by rows.
   }];
 }
