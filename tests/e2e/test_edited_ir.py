@@ -2,7 +2,9 @@
 --emit-mlir, has one kernel's schedule changed by hand (decode_ffn_out:
 fast -> plain); tfmc compiles the edited file, manifest.json records that
 kernel's new schedule and every other kernel's unchanged one, and the
-library reproduces the greedy goldens."""
+library reproduces the greedy goldens. An edit that breaks the module's
+tfm.config (which the runtime reads back from the manifest) is refused by
+name."""
 
 import json
 import os
@@ -48,6 +50,14 @@ def main():
         print(f"FAIL: {out}/manifest.json kernels: found {after}, expected {expected}")
         return 1
     print(f"ok: manifest records {EDITED_KERNEL}: plain, {len(after) - 1} other kernels unchanged")
+
+    broken_ir = os.path.join(work, "broken-config.mlir")
+    with open(broken_ir, "w") as f:
+        f.write(edited.replace('\\22dim\\22', '\\22width\\22', 1))
+    result = testlib.run([testlib.bin("tfmc"), broken_ir, "-o", os.path.join(work, "broken")])
+    testlib.assert_clean_failure(result, mentions=("tfm.config", "config.dim"),
+                                 what="tfmc on IR whose tfm.config lacks dim")
+    print("ok: a broken tfm.config is refused")
 
     golden_test = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                "test_aidreams_golden.py")

@@ -136,7 +136,10 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   if (std::error_code ec = fs::create_directories(objDir))
     return llvm::createStringError(objDir + ": cannot create: " + ec.message());
 
-  std::string manifest = emitManifest(program);
+  llvm::Expected<std::string> emitted = emitManifest(program);
+  if (!emitted)
+    return emitted.takeError();
+  const std::string &manifest = *emitted;
   std::string driver = join(objDir, "driver.c");
   std::string exports = join(objDir, "exports.map");
   if (!writeFile(join(options.outDir, "manifest.json"), manifest, error) ||

@@ -10,18 +10,19 @@
 
 using namespace tfm;
 
-std::string tfm::emitManifest(const Program &p) {
+llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
   Manifest manifest;
   manifest.abiVersion = TFM_ABI_VERSION;
   manifest.name = p.name;
   manifest.buildHash = buildHash(p);
   manifest.target = p.target;
-  // The IR carries the config it was built from; a hand-edited one that no
-  // longer parses leaves the manifest without it, and the runtime says so.
-  if (llvm::Expected<ModelSpec> config = parseCanonicalSpec(p.configJson, "tfm.config", "config."))
-    manifest.config = *config;
-  else
-    llvm::consumeError(config.takeError());
+  // The runtime reads the config back from the manifest (tokenizer ids,
+  // shapes): a hand-edited tfm.config that does not parse stops here.
+  llvm::Expected<ModelSpec> config =
+      parseCanonicalSpec(p.configJson, "the module's tfm.config", "config.");
+  if (!config)
+    return config.takeError();
+  manifest.config = *config;
   for (const Kernel &k : p.kernels)
     manifest.kernels.push_back({k.name, k.schedule});
   for (const WeightInfo &w : p.weights)

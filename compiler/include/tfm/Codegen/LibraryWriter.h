@@ -32,7 +32,8 @@ struct LibraryOptions {
 /// library, its manifest and the compile cache call it.
 std::string buildHash(const Program &program);
 
-std::string emitManifest(const Program &program);
+/// manifest.json; an error when the IR's config does not parse.
+llvm::Expected<std::string> emitManifest(const Program &program);
 std::string emitDriverSource(const Program &program, const std::string &manifest);
 std::string emitModelHeader(const Program &program);
 
