@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 
 using namespace llvm;
 
@@ -106,15 +107,14 @@ int main(int argc, char **argv) {
   lowering.prefillChunk = prefillChunk;
   lowering.emitMlirPath = emitMlir;
 
-  std::string name;
+  std::optional<tfm::ModelSpec> spec;
   if (!fromIr) {
-    Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(inputPath);
-    if (!spec)
-      return fail(toString(spec.takeError()));
-    name = spec->name;
-  } else {
-    name = sys::path::stem(inputPath).str();
+    Expected<tfm::ModelSpec> loaded = tfm::loadModelSpec(inputPath);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    spec = std::move(*loaded);
   }
+  std::string name = spec ? spec->name : sys::path::stem(inputPath).str();
   tfm::LibraryOptions lib;
   lib.outDir = outDir.empty() ? "generated/" + name : std::string(outDir);
   lib.verbose = verbose;
@@ -127,9 +127,8 @@ int main(int argc, char **argv) {
   if (dumpIr)
     lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
 
-  Expected<tfm::Program> program = fromIr ? tfm::lowerMlirFile(inputPath, lowering)
-                                          : tfm::lowerConfig(*tfm::loadModelSpec(inputPath),
-                                                             lowering);
+  Expected<tfm::Program> program =
+      spec ? tfm::lowerConfig(*spec, lowering) : tfm::lowerMlirFile(inputPath, lowering);
   if (!program)
     return fail(inputPath + ": " + toString(program.takeError()));
   if (Error e = tfm::writeLibrary(*program, lib))

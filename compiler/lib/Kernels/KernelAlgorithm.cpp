@@ -105,17 +105,14 @@ private:
   }
 
   void addOp(const KernelOp &op) {
-    if (kindOf(op.attrs) != op.kind)
-      fail(k, std::string("op ") + opKindName(op.kind) + " carries the attributes of " +
-                  opKindName(kindOf(op.attrs)));
     Value v;
     v.op = &op;
     v.shape = op.shape;
     v.tokenRows = op.tokenRows;
-    std::string name = std::string(opKindName(op.kind)).substr(4) + "_" +
+    std::string name = std::string(opKindName(op.kind())).substr(4) + "_" +
                        std::to_string(a.values.size());
     OpDefinition d{k, op, a, v, name};
-    opRecord(op.kind).define(d);
+    opRecord(op.kind()).define(d);
     a.values.push_back(v);
   }
 
@@ -138,5 +135,5 @@ Value &OpDefinition::operand(size_t i) const {
 }
 
 void OpDefinition::fail(const std::string &what) const {
-  ::fail(kernel, std::string("op ") + opKindName(op.kind) + ": " + what);
+  ::fail(kernel, std::string("op ") + opKindName(op.kind()) + ": " + what);
 }

@@ -52,7 +52,6 @@ KernelParam cache(const std::string &name, CacheLayout layout, bool isOutput,
 
 KernelOp op(OpAttrs attrs, std::vector<int> operands, std::vector<int64_t> shape) {
   KernelOp o;
-  o.kind = kindOf(attrs);
   o.operands = std::move(operands);
   o.shape = std::move(shape);
   o.tokenRows = true;

@@ -188,12 +188,11 @@ private:
         kernel.outputValue[param] = valueIndex.lookup(store.getValue());
         continue;
       }
-      std::optional<std::pair<OpKind, OpAttrs>> typed = kernelOpOf(&op);
+      std::optional<OpAttrs> typed = kernelOpAttrs(&op);
       if (!typed)
         return fail("kernel '" + kernel.name + "' at " + locationText(op.getLoc()) +
                     ": '" + op.getName().getStringRef().str() + "' is not a kernel op");
-      KernelOp kop{typed->first, {}, programShape(op.getResult(0).getType()), false,
-                   std::move(typed->second)};
+      KernelOp kop{std::move(*typed), {}, programShape(op.getResult(0).getType()), false};
       for (Value operand : op.getOperands())
         kop.operands.push_back(valueIndex.lookup(operand));
       if (isa<EmbeddingOp>(op))

@@ -114,7 +114,7 @@ const Kernel *findKernel(const Program &program, const std::string &name) {
 std::vector<OpKind> opKinds(const Kernel &kernel) {
   std::vector<OpKind> kinds;
   for (const KernelOp &op : kernel.ops)
-    kinds.push_back(op.kind);
+    kinds.push_back(op.kind());
   return kinds;
 }
 
@@ -283,7 +283,7 @@ TEST(ExtractProgram, Gpt2Kernels) {
   std::map<int64_t, int> sliceByBegin; // begin -> value index
   for (int i = 2; i < 5; ++i) {
     const KernelOp &op = attnIn.ops[i];
-    ASSERT_EQ(op.kind, OpKind::SliceCols);
+    ASSERT_EQ(op.kind(), OpKind::SliceCols);
     EXPECT_EQ(op.operands, (std::vector<int>{firstOp + 1}));
     const SliceColsAttrs &slice = std::get<SliceColsAttrs>(op.attrs);
     EXPECT_EQ(slice.size, 80);

@@ -10,28 +10,56 @@ using namespace mlir;
 
 namespace tfm {
 
-llvm::ArrayRef<PipelinePass> pipelinePasses() {
-  static const PipelinePass passes[] = {
-      {"canonicalize", false},
-      {"cse", false},
-      {"tfm-fuse-norm-linear", false},
-      {"tfm-fuse-epilogues", false},
-      {"tfm-choose-cache-layouts", false},
-      {"tfm-outline-kernels", true},
-      {"tfm-deduplicate-kernels", false},
-      {"tfm-plan-memory", true},
-      {"tfm-select-schedules", false},
-  };
-  return passes;
-}
+namespace {
+
+/// One pass of the default pipeline: its argument, whether the code
+/// generator needs its result, and how it joins a pass manager.
+struct PipelinePass {
+  const char *argument;
+  bool required;
+  void (*add)(OpPassManager &pm, const TfmPipelineOptions &options);
+};
+
+const PipelinePass kPipeline[] = {
+    {"canonicalize", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createCanonicalizerPass()); }},
+    {"cse", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createCSEPass()); }},
+    {"tfm-fuse-norm-linear", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) {
+       pm.addNestedPass<func::FuncOp>(createTfmFuseNormLinear());
+     }},
+    {"tfm-fuse-epilogues", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) {
+       pm.addNestedPass<func::FuncOp>(createTfmFuseEpilogues());
+     }},
+    {"tfm-choose-cache-layouts", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) {
+       pm.addPass(createTfmChooseCacheLayouts());
+     }},
+    {"tfm-outline-kernels", true,
+     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmOutlineKernels()); }},
+    {"tfm-deduplicate-kernels", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &) {
+       pm.addPass(createTfmDeduplicateKernels());
+     }},
+    {"tfm-plan-memory", true,
+     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmPlanMemory()); }},
+    {"tfm-select-schedules", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &options) {
+       pm.addPass(createTfmSelectSchedules({options.scheduleOverrides}));
+     }},
+};
+
+} // namespace
 
 llvm::Error buildTfmPipeline(OpPassManager &pm, const TfmPipelineOptions &options) {
   for (const std::string &name : options.skip) {
-    const PipelinePass *pass = llvm::find_if(
-        pipelinePasses(), [&](const PipelinePass &p) { return name == p.argument; });
-    if (pass == pipelinePasses().end()) {
+    const PipelinePass *pass =
+        llvm::find_if(kPipeline, [&](const PipelinePass &p) { return name == p.argument; });
+    if (pass == std::end(kPipeline)) {
       std::vector<std::string> optional;
-      for (const PipelinePass &p : pipelinePasses())
+      for (const PipelinePass &p : kPipeline)
         if (!p.required)
           optional.push_back(p.argument);
       return llvm::createStringError("cannot skip pass '" + name +
@@ -44,25 +72,9 @@ llvm::Error buildTfmPipeline(OpPassManager &pm, const TfmPipelineOptions &option
       return llvm::createStringError("cannot skip pass '" + name +
                                      "': the code generator needs its result");
   }
-  auto kept = [&](StringRef name) { return !llvm::is_contained(options.skip, name); };
-  if (kept("canonicalize"))
-    pm.addPass(createCanonicalizerPass());
-  if (kept("cse"))
-    pm.addPass(createCSEPass());
-  if (kept("tfm-fuse-norm-linear"))
-    pm.addNestedPass<func::FuncOp>(createTfmFuseNormLinear());
-  if (kept("tfm-fuse-epilogues"))
-    pm.addNestedPass<func::FuncOp>(createTfmFuseEpilogues());
-  if (kept("tfm-choose-cache-layouts"))
-    pm.addPass(createTfmChooseCacheLayouts());
-  if (kept("tfm-outline-kernels"))
-    pm.addPass(createTfmOutlineKernels());
-  if (kept("tfm-deduplicate-kernels"))
-    pm.addPass(createTfmDeduplicateKernels());
-  if (kept("tfm-plan-memory"))
-    pm.addPass(createTfmPlanMemory());
-  if (kept("tfm-select-schedules"))
-    pm.addPass(createTfmSelectSchedules({options.scheduleOverrides}));
+  for (const PipelinePass &pass : kPipeline)
+    if (!llvm::is_contained(options.skip, pass.argument))
+      pass.add(pm, options);
   return llvm::Error::success();
 }
 

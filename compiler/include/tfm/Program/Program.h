@@ -72,20 +72,21 @@ struct KernelParam {
   CacheLayout cacheLayout = CacheLayout::Rows;
 };
 
+/// The kind whose attribute struct `attrs` holds (OpAttrs' alternatives are
+/// in OpKind order).
+inline OpKind kindOf(const OpAttrs &attrs) { return static_cast<OpKind>(attrs.index()); }
+
 /// A kernel op. Operands index the kernel's values: the parameters first
 /// (0..params.size()-1), then op results in order. What each kind computes
 /// is its ODS description in TfmOps.td.
 struct KernelOp {
-  OpKind kind = OpKind::Embedding;
+  OpAttrs attrs;              // the op's typed attributes, which say its kind
   std::vector<int> operands;
   std::vector<int64_t> shape; // result shape
   bool tokenRows = false;     // result rows are token rows
-  OpAttrs attrs;
-};
 
-/// The kind whose attribute struct `attrs` holds (OpAttrs' alternatives are
-/// in OpKind order).
-inline OpKind kindOf(const OpAttrs &attrs) { return static_cast<OpKind>(attrs.index()); }
+  OpKind kind() const { return kindOf(attrs); }
+};
 
 /// One outlined kernel: compiled once, launched from any number of places.
 struct Kernel {

@@ -28,14 +28,6 @@ struct TfmPipelineOptions {
   std::vector<std::string> skip;
 };
 
-/// The passes of the default pipeline in order, by argument, and whether
-/// each is required to reach a module the code generator can read.
-struct PipelinePass {
-  const char *argument;
-  bool required;
-};
-llvm::ArrayRef<PipelinePass> pipelinePasses();
-
 /// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache
 /// layouts, outline kernels, deduplicate kernels, plan memory, select
 /// schedules; less the skipped ones. Skipping a required pass, or a name not

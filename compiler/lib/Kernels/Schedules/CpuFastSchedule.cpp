@@ -55,7 +55,7 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
   Value &v = a.values[index];
   if (!v.op)
     return;
-  switch (opRecord(v.op->kind).placement) {
+  switch (opRecord(v.op->kind()).placement) {
   case Placement::Projection:
     out.linears.insert(index);
     return;
@@ -235,7 +235,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
   // Norms: the row statistics once per row, then the normalised rows, all
   // materialised so projections read finished rows.
   for (Value &v : a.values) {
-    if (!v.op || opRecord(v.op->kind).placement != Placement::RowNormalization)
+    if (!v.op || opRecord(v.op->kind()).placement != Placement::RowNormalization)
       continue;
     for (Func f : v.rowStats)
       f.compute_root();
