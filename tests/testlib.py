@@ -48,8 +48,13 @@ def shared_path(relpath):
 
 
 def bin(name):
-    """Path of a built tool; raises when it has not been built."""
+    """Path of a built tool; raises when it has not been built. A runtime-only
+    build (the sanitizer one) takes the tools it lacks, tfmc, from the main
+    build's TFM_TOOLS_BIN_DIR."""
     path = os.path.join(_env_dir("TFM_BIN_DIR"), name)
+    fallback = os.environ.get("TFM_TOOLS_BIN_DIR")
+    if not os.access(path, os.X_OK) and fallback:
+        path = os.path.join(fallback, name)
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"{path}: tool '{name}' is not built (ninja {name})")
     return path

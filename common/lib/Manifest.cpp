@@ -1,7 +1,9 @@
 //===- Manifest.cpp - Read and write a generated model's manifest ---------===//
 #include "tfm/common/Manifest.h"
 
+#include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -63,7 +65,7 @@ void readTensor(FieldReader &r, TensorSpec &t) {
   if (std::optional<DType> type = parseDType(dtype); type && *type == DType::F32)
     t.dtype = *type;
   else
-    r.fail("dtype", "found \"" + dtype + "\", expected \"f32\" (the only dtype this runtime binds)");
+    r.fail("dtype", "found " + quoted(dtype) + ", expected \"f32\" (the only dtype this runtime binds)");
 }
 
 } // namespace
@@ -95,9 +97,9 @@ std::string tfm::formatShape(const std::vector<int64_t> &shape) {
 }
 
 llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std::string &source) {
-  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  llvm::Expected<json::Value> parsed = parseBoundedJson(jsonText, source);
   if (!parsed)
-    return failure(source + ": not valid JSON: " + llvm::toString(parsed.takeError()));
+    return parsed.takeError();
   const json::Object *obj = parsed->getAsObject();
   if (!obj)
     return failure(source + ": expected a JSON object at the top level");

@@ -1,12 +1,18 @@
 //===- ModelSpec.cpp - Parse and validate a model config ------------------===//
 #include "tfm/common/ModelSpec.h"
+#include "tfm/common/BoundedFile.h"
+#include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <cctype>
+#include <cstdint>
+#include <utility>
+#include <vector>
 #include <type_traits>
 #include <optional>
 #include <sstream>
@@ -16,10 +22,13 @@ namespace json = llvm::json;
 
 namespace {
 
+/// Longer model names are cut: the name becomes file and symbol names.
+constexpr size_t kMaxNameLength = 64;
+
 /// A C identifier: the model name becomes part of file and symbol names.
 std::string sanitizeName(const std::string &raw) {
   std::string out;
-  for (char c : raw)
+  for (char c : llvm::StringRef(raw).take_front(kMaxNameLength))
     out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
     out = "m_" + out;
@@ -50,12 +59,84 @@ int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t voc
       r.fail(field, "found " + FieldReader::describe(*v) +
                         ", expected an integer or a non-empty list of integers");
     id = first.value_or(fallback);
+    // Every listed id must index the vocabulary, not only the one used.
+    for (size_t i = 1; i < list->size() && !r.failed(); ++i) {
+      std::optional<int64_t> other = (*list)[i].getAsInteger();
+      if (!other || *other < 0 || *other >= vocabSize)
+        r.fail(field, "item " + std::to_string(i) + " is " + FieldReader::describe((*list)[i]) +
+                          ", expected a token id from 0 to " + std::to_string(vocabSize - 1) +
+                          " (below vocab_size)");
+    }
   } else {
     id = r.integer(field, false, fallback);
   }
   // A default id is checked too: GPT2Config's 50256 is no token of a smaller vocabulary.
   checkTokenId(r, field, id, vocabSize);
   return id;
+}
+
+/// The names a family's config gives its sizes, for messages.
+struct SizeFields {
+  const char *dim, *hiddenDim, *nLayers, *nHeads, *nKvHeads, *headDim, *vocabSize,
+      *contextLength;
+};
+constexpr SizeFields kLlamaSizeFields{"hidden_size",         "intermediate_size",
+                                      "num_hidden_layers",   "num_attention_heads",
+                                      "num_key_value_heads", "head_dim",
+                                      "vocab_size",          "max_position_embeddings"};
+constexpr SizeFields kGpt2SizeFields{"n_embd", "n_inner",    "n_layer",    "n_head",
+                                     "n_head", "n_embd",     "vocab_size", "n_positions"};
+constexpr SizeFields kCanonicalSizeFields{"dim",      "hidden_dim", "n_layers",   "n_heads",
+                                          "n_kv_heads", "head_dim", "vocab_size", "context_length"};
+
+/// Generated kernels index every buffer with int32 element offsets (Halide's
+/// buffer indexing), and the driver declares sizes as int32.
+constexpr int64_t kMaxElements = INT32_MAX;
+/// Far above any published model (Llama 3 405B has 126 layers); the IR and
+/// the compile time grow with the layer count.
+constexpr int64_t kMaxLayers = 1024;
+
+/// Refuses sizes whose buffers the generated code cannot index: each size,
+/// and the products that size a weight, a cache or an activation.
+void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const SizeFields &f) {
+  if (r.failed())
+    return;
+  if (s.nLayers > kMaxLayers)
+    r.fail(f.nLayers, "found " + std::to_string(s.nLayers) + ", expected at most " +
+                          std::to_string(kMaxLayers) + " layers");
+  struct Buffer {
+    const char *what;
+    std::vector<std::pair<const char *, int64_t>> factors;
+  };
+  const Buffer buffers[] = {
+      {"the token embedding and output tables", {{f.vocabSize, s.vocabSize}, {f.dim, s.dim}}},
+      {"each feed-forward matrix", {{f.hiddenDim, s.hiddenDim}, {f.dim, s.dim}}},
+      {"the query and attention output matrices",
+       {{f.nHeads, s.nHeads}, {f.headDim, s.headDim}, {f.dim, s.dim}}},
+      {"one layer's key or value cache",
+       {{f.contextLength, s.contextLength}, {f.nKvHeads, s.nKvHeads}, {f.headDim, s.headDim}}},
+      {"the activations of a full context", {{f.contextLength, s.contextLength}, {f.dim, s.dim}}},
+  };
+  for (const Buffer &buffer : buffers) {
+    int64_t elements = 1;
+    std::string formula, values;
+    for (const auto &[field, size] : buffer.factors) {
+      formula += (formula.empty() ? "" : " x ") + std::string(field);
+      values += (values.empty() ? "" : " x ") + std::to_string(size);
+      // Each factor is at most 2^31 here, so the running product cannot
+      // overflow int64 before it is compared.
+      elements = size > kMaxElements ? kMaxElements + 1 : elements * size;
+      if (elements > kMaxElements)
+        break;
+    }
+    if (elements > kMaxElements) {
+      r.fail(buffer.factors.front().first,
+             formula + " = " + values + " elements in " + buffer.what +
+                 ", more than the " + std::to_string(kMaxElements) +
+                 " a generated kernel can index (int32 element offsets)");
+      return;
+    }
+  }
 }
 
 void parseLlama(FieldReader &r, ModelSpec &s) {
@@ -83,7 +164,7 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
   // them rather than silently compiling a different model.
   std::string act = r.string("hidden_act", false, "silu");
   if (!r.failed() && act != "silu")
-    r.fail("hidden_act", "found \"" + act + "\", expected \"silu\" (the only Llama activation supported)");
+    r.fail("hidden_act", "found " + quoted(act) + ", expected \"silu\" (the only Llama activation supported)");
   if (r.boolean("attention_bias", false))
     r.fail("attention_bias", "found true, expected false (biased Llama projections are not supported)");
   if (r.boolean("mlp_bias", false))
@@ -117,6 +198,7 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
            "found " + std::to_string(s.nKvHeads) +
                ", expected a divisor of num_attention_heads (" +
                std::to_string(s.nHeads) + ")");
+  checkIndexableSizes(r, s, kLlamaSizeFields);
 }
 
 /// GPT-2 as Hugging Face's GPT2Config describes it. Fields that do not change
@@ -160,8 +242,8 @@ void parseGpt2(FieldReader &r, ModelSpec &s) {
     s.activation = "gelu";
   else if (!r.failed())
     r.fail("activation_function",
-           "found \"" + act +
-               "\", expected \"gelu_new\" or \"gelu_pytorch_tanh\" (tanh GELU) or \"gelu\" "
+           "found " + quoted(act) +
+               ", expected \"gelu_new\" or \"gelu_pytorch_tanh\" (tanh GELU) or \"gelu\" "
                "(exact GELU)");
   if (!r.boolean("scale_attn_weights", true) && !r.failed())
     r.fail("scale_attn_weights",
@@ -181,6 +263,7 @@ void parseGpt2(FieldReader &r, ModelSpec &s) {
     return;
   }
   s.headDim = s.dim / s.nHeads;
+  checkIndexableSizes(r, s, kGpt2SizeFields);
 }
 
 /// The canonical fields, one list: canonicalJson() writes them and
@@ -235,7 +318,7 @@ struct CanonicalFieldReader {
     if (std::optional<DType> type = parseDType(name))
       value = *type;
     else if (!r.failed())
-      r.fail(key, "found \"" + name + "\", expected \"f32\"");
+      r.fail(key, "found " + quoted(name) + ", expected \"f32\"");
   }
 };
 
@@ -264,7 +347,7 @@ llvm::Error failure(const std::string &message) {
 llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
                                                   const std::string &source,
                                                   const std::string &fieldPrefix) {
-  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  llvm::Expected<json::Value> parsed = parseBoundedJson(jsonText, source);
   const json::Object *obj = parsed ? parsed->getAsObject() : nullptr;
   if (!obj) {
     if (!parsed)
@@ -276,15 +359,16 @@ llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
   forEachCanonicalField(spec, CanonicalFieldReader{r, *obj});
   checkTokenId(r, "bos_token_id", spec.bosTokenId, spec.vocabSize);
   checkTokenId(r, "eos_token_id", spec.eosTokenId, spec.vocabSize);
+  checkIndexableSizes(r, spec, kCanonicalSizeFields);
   if (r.failed())
     return failure(r.message());
   return spec;
 }
 
 llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const std::string &path) {
-  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  llvm::Expected<json::Value> parsed = parseBoundedJson(jsonText, path);
   if (!parsed)
-    return failure(path + ": not valid JSON: " + llvm::toString(parsed.takeError()));
+    return parsed.takeError();
   const json::Object *obj = parsed->getAsObject();
   if (!obj)
     return failure(path + ": expected a JSON object at the top level");
@@ -299,7 +383,7 @@ llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const st
   else if (type == "gpt2")
     parseGpt2(r, s);
   else
-    r.fail("model_type", "found \"" + type + "\", expected one of: \"llama\", \"gpt2\"");
+    r.fail("model_type", "found " + quoted(type) + ", expected one of: \"llama\", \"gpt2\"");
 
   std::string name = r.string("name", false);
   if (name.empty())
@@ -314,8 +398,10 @@ llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const st
 }
 
 llvm::Expected<ModelSpec> tfm::loadModelSpec(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
+  // Real configs are a few kilobytes; 16 MiB leaves room for any metadata.
+  constexpr uint64_t kMaxConfigBytes = 16 << 20;
+  auto buf = readBoundedFile(path, kMaxConfigBytes, "config");
   if (!buf)
-    return failure(path + ": cannot read config: " + buf.getError().message());
+    return buf.takeError();
   return parseModelSpec((*buf)->getBuffer(), path);
 }

@@ -232,7 +232,7 @@ TEST(GgufFile, RefusesTruncatedMetadataNamingTheKey) {
   size_t cut = bytes.find("bc") + 1;
   std::string path = writeTemp("cutmeta.gguf", bytes.substr(0, cut));
   std::string error = openError(path);
-  EXPECT_EQ(error.rfind(path + ": metadata key 'tokenizer.ggml.tokens'[2]", 0), 0u) << error;
+  EXPECT_EQ(error.rfind(path + ": metadata key \"tokenizer.ggml.tokens\"[2]", 0), 0u) << error;
   EXPECT_NE(error.find("truncated metadata"), std::string::npos) << error;
   EXPECT_NE(error.find("the file has only " + std::to_string(cut) + " bytes"),
             std::string::npos)
@@ -250,7 +250,7 @@ TEST(GgufFile, RefusesTruncatedTensorDataNamingTheTensor) {
   size_t cut = norm.offset + norm.bytes - 1;
   std::string path = writeTemp("cutdata.gguf", bytes.substr(0, cut));
   std::string error = openError(path);
-  EXPECT_EQ(error, path + ": tensor 'output_norm.weight' (f32, ne [4]) needs bytes " +
+  EXPECT_EQ(error, path + ": tensor \"output_norm.weight\" (f32, ne [4]) needs bytes " +
                        std::to_string(norm.offset) + ".." +
                        std::to_string(norm.offset + norm.bytes) + ", the file has only " +
                        std::to_string(cut) + " bytes (truncated tensor data)");
@@ -280,7 +280,7 @@ TEST(GgufFile, RefusesAbsurdCounts) {
   array.replace(lengthAt, 8, raw<uint64_t>(1ull << 50));
   std::string aPath = writeTemp("longarray.gguf", array);
   std::string aError = openError(aPath);
-  EXPECT_NE(aError.find("metadata key 'tokenizer.ggml.tokens': an array of 1125899906842624 "
+  EXPECT_NE(aError.find("metadata key \"tokenizer.ggml.tokens\": an array of 1125899906842624 "
                         "string values"),
             std::string::npos)
       << aError;
@@ -301,23 +301,23 @@ TEST(GgufFile, RefusesBadTensorInfos) {
   };
   std::vector<Case> cases = {
       {"type", [](GgufWriter &) {}, patch(12, raw<uint32_t>(99)),
-       "tensor 'output_norm.weight': ggml type 99, not a type ggml defines"},
+       "tensor \"output_norm.weight\": ggml type 99, not a type ggml defines"},
       {"dims", [](GgufWriter &) {}, patch(0, raw<uint32_t>(9)),
-       "tensor 'output_norm.weight': n_dims 9, expected at most 4"},
+       "tensor \"output_norm.weight\": n_dims 9, expected at most 4"},
       {"zero", [](GgufWriter &) {}, patch(4, raw<uint64_t>(0)),
-       "tensor 'output_norm.weight': dimension ne[0] = 0, expected a positive size"},
+       "tensor \"output_norm.weight\": dimension ne[0] = 0, expected a positive size"},
       {"block", [](GgufWriter &) {}, patch(12, raw<uint32_t>(GgmlQ8_0)),
-       "tensor 'output_norm.weight': ne[0] = 4 is not a multiple of q8_0's block size 32"},
+       "tensor \"output_norm.weight\": ne[0] = 4 is not a multiple of q8_0's block size 32"},
       {"offset", [](GgufWriter &) {}, patch(16, raw<uint64_t>(52)),
-       "tensor 'output_norm.weight': data offset 52 is not a multiple of the alignment 32"},
+       "tensor \"output_norm.weight\": data offset 52 is not a multiple of the alignment 32"},
       {"twice", [](GgufWriter &w) { w.addTensor("token_embd.weight", {1}, GgmlF32); },
-       [](std::string &) {}, "tensor 'token_embd.weight' appears twice"},
+       [](std::string &) {}, "tensor \"token_embd.weight\" appears twice"},
       {"key", [](GgufWriter &w) { w.addString("general.architecture", "gpt2"); },
-       [](std::string &) {}, "metadata key 'general.architecture' appears twice"},
+       [](std::string &) {}, "metadata key \"general.architecture\" appears twice"},
       {"align", [](GgufWriter &w) { w.addU32("general.alignment", 24); }, [](std::string &) {},
        "metadata key 'general.alignment' is 24, expected a power of two"},
       {"valuetype", [](GgufWriter &w) { w.addEncoded("odd", GgufType(13), ""); },
-       [](std::string &) {}, "metadata key 'odd': value type 13, expected a GGUF value type"},
+       [](std::string &) {}, "metadata key \"odd\": value type 13, expected a GGUF value type"},
   };
   for (const Case &c : cases) {
     GgufWriter w = smallModel();

@@ -95,21 +95,21 @@ TEST(SafetensorsFile, RefusesMalformedHeaders) {
        R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
        12,
-       "tensors 'a' (data_offsets [0, 8)) and 'b' (data_offsets [4, 12)) overlap; expected "
+       "tensors \"a\" (data_offsets [0, 8)) and \"b\" (data_offsets [4, 12)) overlap; expected "
        "each tensor in its own bytes"},
       {"range", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 12,
-       "tensor 'w': data_offsets [0, 16) run past the end of the data (12 bytes after the "
+       "tensor \"w\": data_offsets [0, 16) run past the end of the data (12 bytes after the "
        "header; truncated file?)"},
       {"reversed", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 12,
-       "tensor 'w': field 'data_offsets' is [8,4], expected [begin, end] with 0 <= begin <= end"},
+       "tensor \"w\": field 'data_offsets' is [8,4], expected [begin, end] with 0 <= begin <= end"},
       {"size", R"({"w":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,24]}})", 24,
-       "tensor 'w': data_offsets [0, 24) hold 24 bytes, but shape [2, 3] of BF16 needs 12"},
+       "tensor \"w\": data_offsets [0, 24) hold 24 bytes, but shape [2, 3] of BF16 needs 12"},
       {"dtype", R"({"w":{"dtype":"F17","shape":[1],"data_offsets":[0,4]}})", 4,
-       "tensor 'w': unknown dtype \"F17\", expected one of F64, F32"},
-      {"json", "{\"w\": [", 0, "the header is not valid JSON"},
+       "tensor \"w\": unknown dtype \"F17\", expected one of F64, F32"},
+      {"json", "{\"w\": [", 0, "the header: not valid JSON"},
       {"shape", R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4,
-       "tensor 'w': field 'shape' is [-1], expected an array of non-negative integers"},
-      {"entry", R"({"w":3})", 0, "tensor 'w': found 3, expected an object"},
+       "tensor \"w\": field 'shape' is [-1], expected an array of non-negative integers"},
+      {"entry", R"({"w":3})", 0, "tensor \"w\": found 3, expected an object"},
   };
   for (const Case &c : cases) {
     std::string path =
@@ -137,7 +137,7 @@ TEST(SafetensorsIndex, ReadsWeightMapBesideTheIndex) {
   auto refused = readSafetensorsIndex(bad);
   ASSERT_FALSE(bool(refused));
   EXPECT_EQ(llvm::toString(refused.takeError()),
-            bad + ": field 'weight_map.a' is 7, expected the name of a shard file");
+            bad + ": field 'weight_map': tensor \"a\" maps to 7, expected the name of a shard file");
   std::string none = writeTemp("index-none.json", R"({"metadata":{}})");
   auto missing = readSafetensorsIndex(none);
   ASSERT_FALSE(bool(missing));

@@ -170,7 +170,7 @@ TEST(SentencePieceTokenizer, SettingsBesideTheModelOverrideIt) {
   writeJson(dir + "/tokenizer_config.json", llvm::json::Object{{"bos_token", "<bos>"}});
   std::string error = loadError(path, modelConfig(8));
   EXPECT_NE(error.find("tokenizer_config.json"), std::string::npos) << error;
-  EXPECT_NE(error.find("bos_token '<bos>'"), std::string::npos) << error;
+  EXPECT_NE(error.find("bos_token \"<bos>\""), std::string::npos) << error;
 }
 
 TEST(SentencePieceTokenizer, RefusesMalformedAndUnsupportedModels) {
@@ -198,7 +198,7 @@ TEST(SentencePieceTokenizer, RefusesMalformedAndUnsupportedModels) {
   EXPECT_NE(charsmap.find("nmt_nfkc"), std::string::npos) << charsmap;
 
   std::string type = errorFor("type", sentencePieceModel({{"a", 0, 9}}, kBpe, nullptr));
-  EXPECT_NE(type.find("pieces[0] 'a' has type 9"), std::string::npos) << type;
+  EXPECT_NE(type.find("pieces[0] \"a\" has type 9"), std::string::npos) << type;
 
   std::string suffix = errorFor("suffix", sentencePieceModel({{"a", 0, 1}},
                                                              kBpe + varintField(24, 1), nullptr));
@@ -312,7 +312,7 @@ TEST(ByteLevelBpeTokenizer, HuggingFaceFolderSettingsWinOverTheConfig) {
                                                                  {"content", "<|far|>"}}}}}});
   std::string far = loadError(*file, modelConfig(50304));
   EXPECT_NE(far.find("tokenizer_config.json"), std::string::npos) << far;
-  EXPECT_NE(far.find("'<|far|>' has id 50300, past the end"), std::string::npos) << far;
+  EXPECT_NE(far.find("\"<|far|>\" has id 50300, past the end"), std::string::npos) << far;
 }
 
 TEST(ByteLevelBpeTokenizer, TokenizerJsonTemplatePutsBosFirst) {
@@ -455,14 +455,14 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
     w.addString("tokenizer.ggml.model", "bert");
   });
   EXPECT_NE(bert.find("vocab.gguf"), std::string::npos) << bert;
-  EXPECT_NE(bert.find("tokenizer.ggml.model is 'bert'"), std::string::npos) << bert;
+  EXPECT_NE(bert.find("tokenizer.ggml.model is \"bert\""), std::string::npos) << bert;
 
   std::string pre = errorFor("gguf_pre", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "gpt2");
     w.addStringArray("tokenizer.ggml.tokens", {"a"});
     w.addString("tokenizer.ggml.pre", "llama-bpe");
   });
-  EXPECT_NE(pre.find("tokenizer.ggml.pre is 'llama-bpe'"), std::string::npos) << pre;
+  EXPECT_NE(pre.find("tokenizer.ggml.pre is \"llama-bpe\""), std::string::npos) << pre;
 
   std::string types = errorFor("gguf_types", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "llama");
@@ -482,7 +482,7 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
     w.addStringArray("tokenizer.ggml.tokens", {"a"});
     w.addStringArray("tokenizer.ggml.merges", {"a"});
   });
-  EXPECT_NE(merges.find("tokenizer.ggml.merges[0] is 'a'"), std::string::npos) << merges;
+  EXPECT_NE(merges.find("tokenizer.ggml.merges[0] is \"a\""), std::string::npos) << merges;
 }
 
 //===--- Finding the file --------------------------------------------------===//

@@ -95,7 +95,7 @@ def safetensors_overlapping_offsets():
         names.extend([first, second])
 
     path = edited_safetensors("overlap.safetensors", overlap)
-    expect_refusal(path, [f"'{names[0]}'", f"'{names[1]}'", "overlap"],
+    expect_refusal(path, [f'"{names[0]}"', f'"{names[1]}"', "overlap"],
                    "safetensors tensors sharing bytes")
 
 
@@ -109,7 +109,7 @@ def safetensors_offsets_out_of_range():
         names.append(last)
 
     path = edited_safetensors("out-of-range.safetensors", past_end)
-    expect_refusal(path, [f"tensor '{names[0]}'", "run past the end of the data"],
+    expect_refusal(path, [f'tensor "{names[0]}"', "run past the end of the data"],
                    "safetensors data_offsets out of range")
 
 
@@ -118,7 +118,7 @@ def safetensors_unknown_dtype():
         header["model.norm.weight"]["dtype"] = "F17"
 
     path = edited_safetensors("dtype.safetensors", f17)
-    expect_refusal(path, ["tensor 'model.norm.weight'", 'unknown dtype "F17"'],
+    expect_refusal(path, ['tensor "model.norm.weight"', 'unknown dtype "F17"'],
                    "safetensors unknown dtype")
 
 
@@ -161,7 +161,7 @@ def gguf_truncated_metadata():
     data = read(valid_weights("gguf", "cut-metadata"))
     cut = data.index(b"general.name") + len("general.name") + 6  # inside its value
     path = write("cut-metadata.gguf", data[:cut])
-    expect_refusal(path, ["metadata key 'general.name'", "truncated metadata"],
+    expect_refusal(path, ['metadata key "general.name"', "truncated metadata"],
                    "GGUF cut in its metadata")
 
 
@@ -169,7 +169,7 @@ def gguf_truncated_tensor_data():
     data = read(valid_weights("gguf", "cut-data"))
     # The last tensor, output_norm.weight (64 f32), loses its end.
     path = write("cut-data.gguf", data[:-100])
-    expect_refusal(path, ["tensor 'output_norm.weight'", "truncated tensor data"],
+    expect_refusal(path, ['tensor "output_norm.weight"', "truncated tensor data"],
                    "GGUF cut in its tensor data")
 
 

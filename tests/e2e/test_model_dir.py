@@ -191,7 +191,7 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
         mpt = testlib.shared_path("models/gguf-vocab/ggml-vocab-mpt.gguf")
         result = testlib.run([testlib.bin("tfm-run"), "--model-dir", mpt, "--cache-dir",
                               os.path.join(self.work, "cache-refused"), "--tokenize", "-p", "a"])
-        testlib.assert_clean_failure(result, [mpt, "'general.architecture'", "'mpt'"],
+        testlib.assert_clean_failure(result, [mpt, "'general.architecture'", '"mpt"'],
                                      "tfm-run")
 
 

@@ -10,6 +10,7 @@
 // reference tests compare them with an independent PyTorch forward pass.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/common/CommandLine.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
@@ -117,7 +118,7 @@ int main(int argc, char **argv) {
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"), cl::init(1),
                        cl::cat(category));
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "tfm-logits: logits of a compiled model\n");
+  tfm::parseCommandLine(argc, argv, "tfm-logits: logits of a compiled model\n");
 
   if (llvm::Error e = run(modelDir, weights, tokenList, prefill, out, threads)) {
     llvm::errs() << "tfm-logits: error: " << llvm::toString(std::move(e)) << "\n";

@@ -10,6 +10,7 @@
 // here first with the same number of threads.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/common/CommandLine.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
@@ -158,7 +159,7 @@ int main(int argc, char **argv) {
   cl::opt<int> repeats("repeat", cl::desc("Runs per model; medians are reported (default 5)"),
                        cl::init(5), cl::cat(category));
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "tfm-bench: compiled models side by side\n");
+  tfm::parseCommandLine(argc, argv, "tfm-bench: compiled models side by side\n");
   opt = {std::vector<std::string>(modelDirs.begin(), modelDirs.end()),
          weightsPath,
          threads,

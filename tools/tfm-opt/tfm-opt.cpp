@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/TfmDialect.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/CommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   tfm::registerTfmPassesAndPipeline();
   mlir::DialectRegistry registry;
   registry.insert<tfm::TfmDialect, mlir::func::FuncDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tfm optimizer driver\n", registry));
+  tfm::LiteralArguments literal(argc, argv);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      literal.argc(), const_cast<char **>(literal.argv()), "tfm optimizer driver\n", registry));
 }

@@ -17,6 +17,7 @@
 #include "SafetensorsOutput.h"
 #include "WeightTensors.h"
 
+#include "tfm/common/CommandLine.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Manifest.h"
 
@@ -146,7 +147,7 @@ std::string writeLlama2cFile(const Model &m) {
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "tfm-weights: random weights for a model\n");
+  tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
   std::string usage = usageError();
   if (!usage.empty())
     return fail(usage);

@@ -11,6 +11,7 @@
 #include "tfm/Codegen/LibraryWriter.h"
 #include "tfm/Lowering/LowerToProgram.h"
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/common/CommandLine.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
 
@@ -85,7 +86,7 @@ std::string pathJoin(StringRef a, StringRef b) {
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "tfmc: compile a transformer to a native library\n");
+  tfm::parseCommandLine(argc, argv, "tfmc: compile a transformer to a native library\n");
   auto start = std::chrono::steady_clock::now();
 
   if (emitKind != "lib" && emitKind != "exe")

@@ -3,6 +3,7 @@
 
 #include "tfm/Kernels/KernelCompiler.h"
 #include "tfm/common/Hash.h"
+#include "tfm/common/OutputFile.h"
 #include "tfm/common/model_abi.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -22,17 +23,6 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
 namespace {
-
-bool writeFile(const std::string &file, const std::string &text, std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(file, ec);
-  if (ec) {
-    error = file + ": cannot write: " + ec.message();
-    return false;
-  }
-  os << text;
-  return true;
-}
 
 std::string join(const std::string &a, const std::string &b) {
   llvm::SmallString<256> p(a);
@@ -142,11 +132,14 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   const std::string &manifest = *emitted;
   std::string driver = join(objDir, "driver.c");
   std::string exports = join(objDir, "exports.map");
-  if (!writeFile(join(options.outDir, "manifest.json"), manifest, error) ||
-      !writeFile(join(options.outDir, name + ".h"), emitModelHeader(program), error) ||
-      !writeFile(driver, emitDriverSource(program, manifest), error) ||
-      !writeFile(exports, "{ global: tfm_model_get; local: *; };\n", error))
-    return failed();
+  const std::pair<std::string, std::string> files[] = {
+      {join(options.outDir, "manifest.json"), manifest},
+      {join(options.outDir, name + ".h"), emitModelHeader(program)},
+      {driver, emitDriverSource(program, manifest)},
+      {exports, "{ global: tfm_model_get; local: *; };\n"}};
+  for (const auto &[file, text] : files)
+    if (llvm::Error e = writeTextFile(file, text))
+      return e;
 
   // Slowest first: the driver (a C compile of every launch), the multi-row
   // kernels, the single-row ones, then Halide's runtime.

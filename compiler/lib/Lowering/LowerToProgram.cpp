@@ -3,6 +3,7 @@
 
 #include "ExtractProgram.h"
 #include "tfm/Builder/ModelBuilder.h"
+#include "tfm/common/OutputFile.h"
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
 
@@ -34,7 +35,7 @@ llvm::Error writeModule(ModuleOp module, const std::string &path) {
   // With locations, so that an edited and recompiled module keeps pointing
   // its diagnostics at layers.
   module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-  return llvm::Error::success();
+  return closeOutput(os, path);
 }
 
 /// The context the MLIR half runs in, with its diagnostics collected for

@@ -1,6 +1,8 @@
 //===- GgufConfig.cpp - The model config a GGUF file describes ------------===//
 #include "tfm/runtime/GgufConfig.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -97,8 +99,8 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
     return arch.takeError();
   if (*arch != "llama" && *arch != "gpt2")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   file.path() + ": metadata 'general.architecture' is '" + *arch +
-                                       "'; expected 'llama' or 'gpt2'");
+                                   file.path() + ": metadata 'general.architecture' is " +
+                                       quoted(*arch) + "; expected \"llama\" or \"gpt2\"");
   llvm::Expected<int64_t> vocab = vocabSize(file);
   if (!vocab)
     return vocab.takeError();

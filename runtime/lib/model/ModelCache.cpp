@@ -5,6 +5,7 @@
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -84,6 +85,26 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
 
   if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
     return failure(cacheDir + ": cannot create the model cache: " + ec.message());
+  // One compile per model however many runs ask at once: the first takes
+  // the lock and compiles, the others wait and then find its result. The
+  // lock is advisory (flock) and dies with its process.
+  std::string lockPath = dir + ".lock";
+  int lockFd = -1;
+  if (std::error_code ec = llvm::sys::fs::openFileForReadWrite(
+          lockPath, lockFd, llvm::sys::fs::CD_OpenAlways, llvm::sys::fs::OF_None))
+    return failure(lockPath + ": cannot open the model cache's lock: " + ec.message());
+  auto closeLock = llvm::make_scope_exit([&] {
+    llvm::sys::fs::unlockFile(lockFd);
+    llvm::sys::fs::closeFile(lockFd);
+  });
+  if (llvm::sys::fs::tryLockFile(lockFd)) {
+    llvm::errs() << "waiting for another run compiling " << spec->name << " into " << dir
+                 << " ...\n";
+    if (std::error_code ec = llvm::sys::fs::lockFile(lockFd))
+      return failure(lockPath + ": cannot lock the model cache: " + ec.message());
+  }
+  if (llvm::sys::fs::exists(dir + "/manifest.json"))
+    return dir;
   // Compile into a private folder and rename it into place, so a concurrent
   // run or an interrupted compile never leaves a half-written model behind.
   std::string scratch = dir + ".tmp-" + std::to_string(::getpid());

@@ -4,6 +4,7 @@
 #include "tfm/runtime/GgufConfig.h"
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/TokenizerFactory.h"
+#include "tfm/common/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -58,11 +59,8 @@ llvm::Expected<ModelSource> fromGguf(const std::string &path, const std::string 
   if (std::error_code ec = fs::create_directories(scratchDir))
     return failure(scratchDir + ": cannot create: " + ec.message());
   std::string configPath = join(scratchDir, stem + ".config.json");
-  std::error_code ec;
-  llvm::raw_fd_ostream out(configPath, ec);
-  if (ec)
-    return failure(configPath + ": cannot write: " + ec.message());
-  out << *config << "\n";
+  if (llvm::Error e = writeTextFile(configPath, *config + "\n"))
+    return std::move(e);
   return ModelSource{configPath, path, path};
 }
 

@@ -1,7 +1,12 @@
 //===- Session.cpp - KV cache, arena and positions for one sequence -------===//
 #include "tfm/runtime/Session.h"
 
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -17,7 +22,26 @@ llvm::Error failure(const std::string &message) {
 /// At least one byte, so a model that needs no scratch still gets a pointer.
 size_t roundUp64(uint64_t bytes) { return static_cast<size_t>((bytes + 64) / 64 * 64); }
 
+/// Physical memory: the cache and arena are refused up front when larger,
+/// rather than allocated lazily and killed by the OOM killer mid-prompt.
+uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize : UINT64_MAX;
+}
+
+std::string gib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(1ull << 30));
+  return text;
+}
+
 } // namespace
+
+char NonFiniteLogitError::ID = 0;
+
+void NonFiniteLogitError::log(llvm::raw_ostream &os) const {
+  os << "model " << entry << " produced a non-finite logit at position " << position;
+}
 
 Session::Session(const tfm_model &model, std::vector<const void *> weights)
     : model(model), weights(std::move(weights)),
@@ -27,6 +51,12 @@ Session::Session(const tfm_model &model, std::vector<const void *> weights)
 
 llvm::Expected<std::unique_ptr<Session>>
 Session::create(const tfm_model &model, std::vector<const void *> weights) {
+  uint64_t needed = model.kv_cache_bytes + model.arena_bytes, available = physicalMemoryBytes();
+  if (needed > available)
+    return failure(std::string("model ") + model.name + " needs " + gib(needed) +
+                   " for its KV cache (" + gib(model.kv_cache_bytes) + ") and arena (" +
+                   gib(model.arena_bytes) + "); this machine has " + gib(available) +
+                   " of memory. Compile it with a shorter context (max_position_embeddings)");
   std::unique_ptr<Session> s(new Session(model, std::move(weights)));
   if (!s->kvCache || !s->arena)
     return failure("cannot allocate the KV cache (" + std::to_string(model.kv_cache_bytes) +
@@ -65,9 +95,8 @@ llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens,
                    std::to_string(status) + " at position " + std::to_string(pos));
   for (size_t i = 0; i < count; ++i)
     if (!std::isfinite(logits[i]))
-      return failure(std::string("model ") + entry + " produced a non-finite logit at position " +
-                     std::to_string(pos + static_cast<int64_t>(i / model.vocab_size)) +
-                     " (bad weights?)");
+      return llvm::make_error<NonFiniteLogitError>(
+          entry, pos + static_cast<int64_t>(i / model.vocab_size));
   pos += nTokens;
   return llvm::Error::success();
 }

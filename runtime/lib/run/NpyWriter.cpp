@@ -1,10 +1,13 @@
 //===- NpyWriter.cpp - float32 matrices as NumPy .npy files ---------------===//
 #include "tfm/runtime/NpyWriter.h"
 
+#include "tfm/common/OutputFile.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 
+using namespace tfm;
 using namespace tfm::rt;
 
 llvm::Error tfm::rt::writeNpyF32(const std::string &path, const std::vector<float> &data,
@@ -29,8 +32,5 @@ llvm::Error tfm::rt::writeNpyF32(const std::string &path, const std::vector<floa
   uint16_t length = static_cast<uint16_t>(header.size());
   out << static_cast<char>(length & 0xff) << static_cast<char>(length >> 8) << header;
   out.write(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
-  out.close();
-  if (out.has_error())
-    return llvm::createStringError(out.error(), path + ": write failed: " + out.error().message());
-  return llvm::Error::success();
+  return closeOutput(out, path);
 }

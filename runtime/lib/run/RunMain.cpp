@@ -8,10 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/RunMain.h"
 
+#include "tfm/common/BoundedFile.h"
+#include "tfm/common/CommandLine.h"
 #include "tfm/runtime/Generator.h"
 #include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/ModelSource.h"
+#include "tfm/runtime/NonFiniteWeights.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Perplexity.h"
@@ -36,6 +39,10 @@ namespace {
 llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
+
+/// Prompt and --perplexity files are read whole; a FIFO or a device in
+/// their place is refused rather than read until memory runs out.
+constexpr uint64_t kMaxTextFileBytes = 1ull << 30;
 
 /// Everything runMain reads from the command line.
 struct RunOptions {
@@ -88,6 +95,9 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
   if (!library)
     return library.takeError();
   resolved.library = std::move(*library);
+  // A GGUF carries its tokenizer, as llama.cpp uses it.
+  if (resolved.tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
+    resolved.tokenizer = resolved.weights;
   if (resolved.tokenizer.empty())
     return failure("no tokenizer: pass --tokenizer FILE (tokenizer.json, vocab.json, "
                    "tokenizer.model, encoder.json, tokenizer.bin or a .gguf)");
@@ -99,10 +109,9 @@ llvm::Expected<std::string> promptText(const RunOptions &o) {
     return o.prompt;
   if (o.promptGiven)
     return failure("-p and -f both give a prompt; pass one");
-  auto buffer = llvm::MemoryBuffer::getFile(o.promptFile, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readBoundedFile(o.promptFile, kMaxTextFileBytes, "prompt");
   if (!buffer)
-    return failure(o.promptFile + ": cannot read the prompt file: " + buffer.getError().message());
+    return buffer.takeError();
   return (*buffer)->getBuffer().str();
 }
 
@@ -116,10 +125,9 @@ void printIds(const std::vector<int32_t> &ids) {
 
 llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
                           int64_t context) {
-  auto text = llvm::MemoryBuffer::getFile(o.perplexityPath, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+  auto text = readBoundedFile(o.perplexityPath, kMaxTextFileBytes, "text");
   if (!text)
-    return failure(o.perplexityPath + ": cannot read: " + text.getError().message());
+    return text.takeError();
   int64_t chunk = o.contextSize > 0 ? o.contextSize : context;
   if (chunk > context)
     return failure("-c is " + std::to_string(chunk) + ", more than the model's context of " +
@@ -136,6 +144,62 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   llvm::outs() << "Final estimate: PPL = " << llvm::format("%.4f", result->perplexity)
                << " +/- " << llvm::format("%.5f", result->error) << " (" << result->chunks
                << " chunks, " << result->scoredTokens << " tokens scored)\n";
+  return llvm::Error::success();
+}
+
+/// Runs the job on a loaded model: --perplexity, --logits or generation.
+llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
+                   const std::vector<int32_t> &promptIds, int64_t context) {
+  const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
+  if (!o.perplexityPath.empty())
+    return runPerplexity(o, session, tokenizer, context);
+  if (!o.logitsPath.empty()) {
+    llvm::Expected<std::vector<float>> logits = session.score(promptIds);
+    if (!logits)
+      return logits.takeError();
+    if (llvm::Error e = writeNpyF32(o.logitsPath, *logits, promptIds.size(), session.vocabSize()))
+      return e;
+    llvm::errs() << "wrote the logits of " << promptIds.size() << " prompt tokens ["
+                 << promptIds.size() << ", " << session.vocabSize() << "] to " << o.logitsPath
+                 << "\n";
+    return llvm::Error::success();
+  }
+
+  // The last new token is never fed back, so it needs no position.
+  int64_t maxNew = o.maxNewTokens >= 0 ? o.maxNewTokens : context - promptTokens + 1;
+  if (promptTokens + maxNew - 1 > context)
+    return failure("the prompt is " + std::to_string(promptTokens) + " tokens and -n asks for " +
+                   std::to_string(maxNew) + " more: that needs " +
+                   std::to_string(promptTokens + maxNew - 1) + " positions, the context is " +
+                   std::to_string(context) + " (at most -n " +
+                   std::to_string(context - promptTokens + 1) + ")");
+  llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
+  if (!sampler)
+    return sampler.takeError();
+  GenerateOptions gen;
+  gen.maxNewTokens = maxNew;
+  gen.stopAtEos = !o.ignoreEos && tokenizer.eosId() >= 0;
+  gen.eosTokenId = tokenizer.eosId();
+  llvm::Expected<GenerationResult> result =
+      generate(session, tokenizer, *sampler, promptIds, gen, llvm::outs());
+  if (!result)
+    return result.takeError();
+  if (o.ids)
+    printIds(result->ids);
+  llvm::errs() << formatSpeed(*result) << "\n";
+  return llvm::Error::success();
+}
+
+/// --tokenize with --tokenizer and no model, as llama-tokenize: the ids of
+/// the prompt, with BOS as the tokenizer's files ask.
+llvm::Error tokenizeWithoutModel(const RunOptions &o, const std::string &prompt) {
+  if (o.tokenizer.empty())
+    return failure("--tokenize without a model needs --tokenizer FILE (or a model: --model, "
+                   "--model-dir)");
+  auto tokenizer = loadStandaloneTokenizer(o.tokenizer);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  printIds((*tokenizer)->encode(prompt, (*tokenizer)->addsBos()));
   return llvm::Error::success();
 }
 
@@ -160,6 +224,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (o.maxNewTokens < -1)
     return failure("-n is " + std::to_string(o.maxNewTokens) +
                    ", expected the number of tokens to generate (>= 0)");
+  if (o.tokenize && o.modelDir.empty() && o.modelSource.empty() && !linked)
+    return tokenizeWithoutModel(o, *prompt);
 
   llvm::Expected<ResolvedModel> resolved = resolveModel(o, linked);
   if (!resolved)
@@ -199,44 +265,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   auto session = Session::create(model, weights->pointers);
   if (!session)
     return session.takeError();
-
-  if (!o.perplexityPath.empty())
-    return runPerplexity(o, **session, **tokenizer, context);
-  if (!o.logitsPath.empty()) {
-    llvm::Expected<std::vector<float>> logits = (*session)->score(promptIds);
-    if (!logits)
-      return logits.takeError();
-    if (llvm::Error e = writeNpyF32(o.logitsPath, *logits, promptIds.size(), model.vocab_size))
-      return e;
-    llvm::errs() << "wrote the logits of " << promptIds.size() << " prompt tokens ["
-                 << promptIds.size() << ", " << model.vocab_size << "] to " << o.logitsPath
-                 << "\n";
-    return llvm::Error::success();
-  }
-
-  // The last new token is never fed back, so it needs no position.
-  int64_t maxNew = o.maxNewTokens >= 0 ? o.maxNewTokens : context - promptTokens + 1;
-  if (promptTokens + maxNew - 1 > context)
-    return failure("the prompt is " + std::to_string(promptTokens) + " tokens and -n asks for " +
-                   std::to_string(maxNew) + " more: that needs " +
-                   std::to_string(promptTokens + maxNew - 1) + " positions, the context is " +
-                   std::to_string(context) + " (at most -n " +
-                   std::to_string(context - promptTokens + 1) + ")");
-  llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
-  if (!sampler)
-    return sampler.takeError();
-  GenerateOptions gen;
-  gen.maxNewTokens = maxNew;
-  gen.stopAtEos = !o.ignoreEos && (*tokenizer)->eosId() >= 0;
-  gen.eosTokenId = (*tokenizer)->eosId();
-  llvm::Expected<GenerationResult> result =
-      generate(**session, **tokenizer, *sampler, promptIds, gen, llvm::outs());
-  if (!result)
-    return result.takeError();
-  if (o.ids)
-    printIds(result->ids);
-  llvm::errs() << formatSpeed(*result) << "\n";
-  return llvm::Error::success();
+  return explainNonFiniteLogits(runJob(o, **session, **tokenizer, promptIds, context), *weights,
+                                manifest, resolved->weights);
 }
 
 } // namespace
@@ -312,7 +342,7 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<bool> ignoreEos("ignore-eos", cl::desc("Do not stop at the end-of-sequence token"),
                           cl::cat(samplingCategory));
   cl::HideUnrelatedOptions({&modelCategory, &jobCategory, &samplingCategory});
-  cl::ParseCommandLineOptions(argc, argv, "tfm-run: run a tfmc-compiled model\n");
+  tfm::parseCommandLine(argc, argv, "tfm-run: run a tfmc-compiled model\n");
 
   RunOptions o;
   o.modelDir = modelDir;

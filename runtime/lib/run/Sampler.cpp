@@ -1,9 +1,13 @@
 //===- Sampler.cpp - Greedy, temperature, top-k, top-p, min-p -------------===//
 #include "tfm/runtime/Sampler.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 using namespace tfm::rt;
 
@@ -17,15 +21,19 @@ uint64_t SplitMix64::next() {
 double SplitMix64::uniform() { return (next() >> 11) * 0x1.0p-53; }
 
 llvm::Expected<Sampler> Sampler::create(const SamplerOptions &o) {
-  auto bad = [](const std::string &option, double value, const char *expected) {
+  auto bad = [](const std::string &option, auto value, const char *expected) {
+    std::string shown;
+    if constexpr (std::is_integral_v<decltype(value)>)
+      shown = std::to_string(value);
+    else
+      llvm::raw_string_ostream(shown) << llvm::format("%g", value);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--" + option + " is " + std::to_string(value) +
-                                       ", expected " + expected);
+                                   "--" + option + " is " + shown + ", expected " + expected);
   };
   if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature))
     return bad("temp", o.temperature, "a finite number >= 0 (0 is greedy)");
   if (o.topK < 0)
-    return bad("top-k", static_cast<double>(o.topK), "an integer >= 0 (0 keeps all)");
+    return bad("top-k", o.topK, "an integer >= 0 (0 keeps all)");
   if (!(o.topP > 0.0f && o.topP <= 1.0f))
     return bad("top-p", o.topP, "a number in (0, 1] (1 keeps all)");
   if (!(o.minP >= 0.0f && o.minP < 1.0f))

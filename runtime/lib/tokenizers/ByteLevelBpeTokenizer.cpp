@@ -5,13 +5,17 @@
 
 #include "VocabularyIds.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 
 #include <array>
+#include <cstdint>
 #include <queue>
 
 using namespace tfm::rt;
+using tfm::quoted;
 
 namespace {
 
@@ -55,7 +59,7 @@ private:
 };
 
 std::string describeToken(const std::vector<std::string> &tokens, int32_t id) {
-  return "token " + std::to_string(id) + " '" + tokens[id] + "'";
+  return "token " + std::to_string(id) + " " + quoted(tokens[id]);
 }
 
 } // namespace
@@ -63,6 +67,9 @@ std::string describeToken(const std::vector<std::string> &tokens, int32_t id) {
 llvm::Expected<std::unique_ptr<ByteLevelBpeTokenizer>>
 ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   const std::string &src = vocab.source;
+  if (vocab.tokens.size() > static_cast<size_t>(INT32_MAX))
+    return failure(src + ": " + std::to_string(vocab.tokens.size()) +
+                   " tokens, expected at most 2^31-1 (token ids are int32)");
   const auto count = static_cast<int32_t>(vocab.tokens.size());
   if (llvm::Error e =
           checkVocabularyIds(src, count, "tokens", vocab.special, vocab.unknown, vocab.added))
@@ -110,17 +117,17 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
                     int32_t &id) -> llvm::Error {
     auto it = idOfBytes.find(bytes);
     if (it == idOfBytes.end())
-      return failure(src + ": merge " + std::to_string(rank) + " ('" +
-                     vocab.merges[rank].first + " " + vocab.merges[rank].second +
-                     "') uses '" + text + "', which is not in the vocabulary");
+      return failure(src + ": merge " + std::to_string(rank) + " (" +
+                     quoted(vocab.merges[rank].first + " " + vocab.merges[rank].second) +
+                     ") uses " + quoted(text) + ", which is not in the vocabulary");
     id = it->second;
     return llvm::Error::success();
   };
   for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
     const auto &[a, b] = vocab.merges[rank];
     if (!alphabet.decode(a, left) || !alphabet.decode(b, right))
-      return failure(src + ": merge " + std::to_string(rank) + " ('" + a + " " + b +
-                     "') is not spelled in GPT-2's byte-level alphabet");
+      return failure(src + ": merge " + std::to_string(rank) + " (" + quoted(a + " " + b) +
+                     ") is not spelled in GPT-2's byte-level alphabet");
     int32_t leftId, rightId, result;
     if (llvm::Error e = lookup(a, left, rank, leftId))
       return std::move(e);

@@ -9,9 +9,14 @@
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdint>
+
 using namespace tfm::rt;
+using tfm::quoted;
 
 namespace {
 
@@ -35,6 +40,26 @@ llvm::Error readOptional(const GgufFile &file, llvm::StringRef key, T &out, Get 
   return llvm::Error::success();
 }
 
+/// Reads the optional token id `key` into `out`. llama.cpp writes ids as
+/// uint32, with 0xFFFFFFFF (its -1 as uint32) for none, as a negative id
+/// is; any other value past int32 is refused rather than cut to another id.
+llvm::Error readOptionalId(const GgufFile &file, llvm::StringRef key, int32_t &out) {
+  if (!file.has(key))
+    return llvm::Error::success();
+  llvm::Expected<int64_t> value = file.getInteger(key);
+  if (!value)
+    return value.takeError();
+  if (*value == UINT32_MAX) {
+    out = -1;
+    return llvm::Error::success();
+  }
+  if (*value < INT32_MIN || *value > INT32_MAX)
+    return failure(file.path() + ": " + key.str() + " is " + std::to_string(*value) +
+                   ", expected a token id below 2^31 (or -1 for none)");
+  out = static_cast<int32_t>(*value);
+  return llvm::Error::success();
+}
+
 /// The parts every vocabulary has: token texts, kinds, BOS/EOS/unknown.
 struct CommonPart {
   std::vector<std::string> tokens;
@@ -51,6 +76,10 @@ llvm::Expected<CommonPart> readCommon(const GgufFile &file) {
   if (!tokens)
     return tokens.takeError();
   common.tokens = std::move(*tokens);
+  // Token ids are int32 throughout.
+  if (common.tokens.size() > static_cast<size_t>(INT32_MAX))
+    return failure(path + ": tokenizer.ggml.tokens has " + std::to_string(common.tokens.size()) +
+                   " entries, expected at most 2^31-1");
   common.kinds.assign(common.tokens.size(), TokenKind::Normal);
   if (file.has("tokenizer.ggml.token_type")) {
     auto types = file.getI32Array("tokenizer.ggml.token_type");
@@ -70,17 +99,14 @@ llvm::Expected<CommonPart> readCommon(const GgufFile &file) {
     }
   }
   common.hasAddBos = file.has("tokenizer.ggml.add_bos_token");
-  if (llvm::Error e = readOptional(file, "tokenizer.ggml.bos_token_id", common.special.bos,
-                                   &GgufFile::getInteger))
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.bos_token_id", common.special.bos))
     return std::move(e);
-  if (llvm::Error e = readOptional(file, "tokenizer.ggml.eos_token_id", common.special.eos,
-                                   &GgufFile::getInteger))
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.eos_token_id", common.special.eos))
     return std::move(e);
   if (llvm::Error e = readOptional(file, "tokenizer.ggml.add_bos_token",
                                    common.special.addBos, &GgufFile::getBool))
     return std::move(e);
-  if (llvm::Error e = readOptional(file, "tokenizer.ggml.unknown_token_id", common.unknown,
-                                   &GgufFile::getInteger))
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.unknown_token_id", common.unknown))
     return std::move(e);
   return common;
 }
@@ -91,8 +117,8 @@ llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, Commo
   if (llvm::Error e = readOptional(file, "tokenizer.ggml.pre", pre, &GgufFile::getString))
     return std::move(e);
   if (!llvm::is_contained(kGpt2SplitPre, pre))
-    return failure(path + ": tokenizer.ggml.pre is '" + pre +
-                   "'; supported: the word splits of 'gpt-2' and 'mpt'");
+    return failure(path + ": tokenizer.ggml.pre is " + quoted(pre) +
+                   "; supported: the word splits of \"gpt-2\" and \"mpt\"");
 
   ByteLevelBpeVocabulary vocab;
   vocab.source = path;
@@ -102,8 +128,8 @@ llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, Commo
   for (size_t rank = 0; rank < merges->size(); ++rank) {
     auto [left, right] = llvm::StringRef((*merges)[rank]).split(' ');
     if (left.empty() || right.empty() || right.contains(' '))
-      return failure(path + ": tokenizer.ggml.merges[" + std::to_string(rank) + "] is '" +
-                     (*merges)[rank] + "', expected two tokens separated by one space");
+      return failure(path + ": tokenizer.ggml.merges[" + std::to_string(rank) + "] is " +
+                     quoted((*merges)[rank]) + ", expected two tokens separated by one space");
     vocab.merges.emplace_back(left.str(), right.str());
   }
   vocab.added = addedTokensFromKinds(common.tokens, common.kinds);
@@ -155,8 +181,8 @@ llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file)
   if (!model)
     return model.takeError();
   if (*model != "gpt2" && *model != "llama")
-    return failure(file.path() + ": tokenizer.ggml.model is '" + *model +
-                   "'; supported: 'gpt2' (byte-level BPE) and 'llama' (SentencePiece)");
+    return failure(file.path() + ": tokenizer.ggml.model is " + quoted(*model) +
+                   "; supported: \"gpt2\" (byte-level BPE) and \"llama\" (SentencePiece)");
   llvm::Expected<CommonPart> common = readCommon(file);
   if (!common)
     return common.takeError();

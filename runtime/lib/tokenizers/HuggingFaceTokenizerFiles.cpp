@@ -1,6 +1,9 @@
 //===- HuggingFaceTokenizerFiles.cpp - vocab.json, merges.txt, tokenizer.json ===//
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/BoundedJson.h"
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -12,6 +15,7 @@
 #include <map>
 
 using namespace tfm::rt;
+using tfm::quoted;
 namespace json = llvm::json;
 
 namespace {
@@ -32,10 +36,9 @@ llvm::Expected<json::Value> readJson(const std::string &path, const char *what) 
   llvm::Expected<std::string> text = readText(path, what);
   if (!text)
     return text.takeError();
-  llvm::Expected<json::Value> value = json::parse(*text);
+  llvm::Expected<json::Value> value = tfm::parseBoundedJson(*text, path);
   if (!value)
-    return failure(path + ": the " + what + " is not valid JSON: " +
-                   llvm::toString(value.takeError()));
+    return value.takeError();
   if (!value->getAsObject())
     return failure(path + ": the " + what + " is not a JSON object");
   return value;
@@ -51,13 +54,13 @@ public:
   /// tokens restate vocabulary entries).
   llvm::Error add(const std::string &field, int64_t id, llvm::StringRef text, bool replace) {
     if (id < 0 || id > INT32_MAX)
-      return failure(path + ": " + field + " '" + text.str() + "' has id " +
+      return failure(path + ": " + field + " " + quoted(text) + " has id " +
                      std::to_string(id) + ", expected 0..2^31-1");
     auto [it, inserted] = byId.emplace(id, text.str());
     if (!inserted) {
       if (!replace && it->second != text)
         return failure(path + ": " + field + ": id " + std::to_string(id) +
-                       " is given to both '" + it->second + "' and '" + text.str() + "'");
+                       " is given to both " + quoted(it->second) + " and " + quoted(text));
       it->second = text.str();
     }
     return llvm::Error::success();
@@ -84,8 +87,8 @@ llvm::Error addVocab(const json::Object &vocab, const std::string &field, TokenT
   for (const auto &[text, idValue] : vocab) {
     std::optional<int64_t> id = idValue.getAsInteger();
     if (!id)
-      return failure(path + ": " + field + " '" + text.str() +
-                     "' maps to a non-integer; expected its id");
+      return failure(path + ": " + field + " " + quoted(text) +
+                     " maps to a non-integer; expected its id");
     if (llvm::Error e = table.add(field, *id, text, /*replace=*/false))
       return e;
   }
@@ -97,8 +100,8 @@ llvm::Error parseMerge(llvm::StringRef line, const std::string &where,
                        std::vector<std::pair<std::string, std::string>> &merges) {
   auto [left, right] = line.split(' ');
   if (left.empty() || right.empty() || right.contains(' '))
-    return failure(where + ": merge '" + line.str() +
-                   "': expected two tokens separated by one space");
+    return failure(where + ": merge " + quoted(line) +
+                   ": expected two tokens separated by one space");
   merges.emplace_back(left.str(), right.str());
   return llvm::Error::success();
 }
@@ -111,8 +114,8 @@ llvm::Expected<AddedToken> parseAddedToken(const json::Object &o, int64_t id,
   if (!content)
     return failure(where + ": expected a string \"content\"");
   if (o.getBoolean("single_word").value_or(false))
-    return failure(where + " ('" + content->str() +
-                   "'): single_word added tokens are not supported");
+    return failure(where + " (" + quoted(*content) +
+                   "): single_word added tokens are not supported");
   AddedToken token;
   token.id = static_cast<int32_t>(id);
   token.text = content->str();
@@ -154,16 +157,16 @@ llvm::Error readNormalizer(const json::Object &root, const std::string &path,
       form = value;
       return llvm::Error::success();
     }
-  return failure(path + ": normalizer \"" + type +
-                 "\" is not supported; expected null, NFC, NFD, NFKC or NFKD");
+  return failure(path + ": normalizer " + quoted(type) +
+                 " is not supported; expected null, NFC, NFD, NFKC or NFKD");
 }
 
 llvm::Error checkPreTokenizer(const json::Object &root, const std::string &path) {
   const json::Object *pre = root.getObject("pre_tokenizer");
   std::string type = sectionType(root, "pre_tokenizer");
   if (!pre || type != "ByteLevel")
-    return failure(path + ": pre_tokenizer \"" + type +
-                   "\" is not supported; expected ByteLevel (GPT-2's word split)");
+    return failure(path + ": pre_tokenizer " + quoted(type) +
+                   " is not supported; expected ByteLevel (GPT-2's word split)");
   if (pre->getBoolean("add_prefix_space").value_or(false))
     return failure(path + ": pre_tokenizer.add_prefix_space is true; only false (GPT-2's "
                           "setting) is supported");
@@ -181,8 +184,8 @@ llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
   if (type.empty() || type == "ByteLevel")
     return llvm::Error::success();
   if (type != "TemplateProcessing")
-    return failure(path + ": post_processor \"" + type +
-                   "\" is not supported; expected null, ByteLevel or TemplateProcessing");
+    return failure(path + ": post_processor " + quoted(type) +
+                   " is not supported; expected null, ByteLevel or TemplateProcessing");
   const json::Object &post = *root.getObject("post_processor");
   const json::Array *single = post.getArray("single");
   auto unsupported = [&]() {
@@ -206,6 +209,9 @@ llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
   if (!id)
     return failure(path + ": post_processor.single starts with a special token that "
                           "special_tokens does not give exactly one id for");
+  if (*id < 0 || *id > INT32_MAX)
+    return failure(path + ": post_processor.special_tokens gives the BOS token " +
+                   quoted(*name) + " the id " + std::to_string(*id) + ", expected 0..2^31-1");
   special.bos = static_cast<int32_t>(*id);
   special.addBos = true;
   return llvm::Error::success();
@@ -214,7 +220,7 @@ llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
 llvm::Error checkModel(const json::Object &model, const std::string &path) {
   std::string type = model.getString("type").value_or("").str();
   if (type != "BPE")
-    return failure(path + ": model.type is \"" + type + "\"; only BPE is supported");
+    return failure(path + ": model.type is " + quoted(type) + "; only BPE is supported");
   if (std::optional<double> dropout = model.getNumber("dropout"); dropout && *dropout != 0)
     return failure(path + ": model.dropout is set; BPE dropout is for training only");
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
@@ -316,8 +322,8 @@ llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::str
   if (std::optional<llvm::StringRef> unknown = model->getString("unk_token")) {
     auto it = llvm::find(vocab.tokens, *unknown);
     if (it == vocab.tokens.end())
-      return failure(path + ": model.unk_token '" + unknown->str() +
-                     "' is not in the vocabulary");
+      return failure(path + ": model.unk_token " + quoted(*unknown) +
+                     " is not in the vocabulary");
     vocab.unknown = static_cast<int32_t>(it - vocab.tokens.begin());
   }
   if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
@@ -350,11 +356,13 @@ llvm::Expected<HfTokenizerSettings> tfm::rt::readHfTokenizerSettings(const std::
       settings.addBosToken = addBos;
     if (const json::Object *decoder = o.getObject("added_tokens_decoder")) {
       for (const auto &[key, value] : *decoder) {
-        std::string where = path.str().str() + ": added_tokens_decoder." + key.str();
+        std::string where = path.str().str() + ": added_tokens_decoder[" + quoted(key) + "]";
         int64_t id;
         const json::Object *entry = value.getAsObject();
         if (llvm::StringRef(key).getAsInteger(10, id) || !entry)
           return failure(where + ": expected an integer id mapped to an object");
+        if (id < 0 || id > INT32_MAX)
+          return failure(where + ": id " + std::to_string(id) + ", expected 0..2^31-1");
         llvm::Expected<AddedToken> token = parseAddedToken(*entry, id, where);
         if (!token)
           return token.takeError();

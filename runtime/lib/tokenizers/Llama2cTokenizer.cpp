@@ -4,6 +4,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstring>
+#include <queue>
 
 using namespace tfm::rt;
 
@@ -60,6 +61,26 @@ bool parseBytePiece(const std::string &piece, unsigned char &byte) {
   byte = static_cast<unsigned char>(value);
   return true;
 }
+
+/// A possible merge of the symbol starting at `left` with its right
+/// neighbour, as it stood when pushed: `span` is the number of initial tokens
+/// the two covered together.
+struct Candidate {
+  float score;
+  size_t left;
+  size_t span;
+  int32_t id;
+};
+
+/// Orders the queue so that its top is run.c's choice: the best score, and
+/// among equal scores the leftmost pair.
+struct LosesTo {
+  bool operator()(const Candidate &a, const Candidate &b) const {
+    if (a.score != b.score)
+      return a.score < b.score;
+    return a.left > b.left;
+  }
+};
 
 } // namespace
 
@@ -147,24 +168,71 @@ std::vector<int32_t> Llama2cTokenizer::encode(const std::string &text, bool addB
   }
 
   // Greedily merge the adjacent pair whose merged piece scores best; the
-  // first such pair wins a tie.
-  while (true) {
-    float bestScore = -1e10f;
-    int32_t bestId = -1;
-    size_t bestIndex = 0;
-    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-      int32_t id = lookup(pieces[tokens[i]] + pieces[tokens[i + 1]]);
-      if (id >= 0 && scores[id] > bestScore) {
-        bestScore = scores[id];
-        bestId = id;
-        bestIndex = i;
-      }
-    }
-    if (bestId < 0)
-      break;
-    tokens[bestIndex] = bestId;
-    tokens.erase(tokens.begin() + bestIndex + 1);
+  // first such pair wins a tie. run.c rescans every pair after each merge,
+  // which is quadratic (a megabyte of text took most of an hour); a queue of
+  // candidate merges makes it O(n log n). Entries are not removed when a
+  // merge changes a neighbour; they are recognised as stale when popped.
+  //
+  // Symbols are named by the index of the first initial token they cover, so
+  // index order is sequence order and the smallest index is the leftmost
+  // pair. span[i] is how many initial tokens symbol i covers (0 once merged
+  // into its left neighbour), so its right neighbour starts at i + span[i];
+  // tokens[i] is its id.
+  const size_t n = tokens.size();
+  if (n < 2)
+    return tokens;
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  constexpr float kNoMerge = -1e10f; // run.c's initial best_score
+  const int64_t vocab = vocabSize();
+  std::vector<size_t> span(n, 1), prev(n);
+  for (size_t i = 0; i < n; ++i)
+    prev[i] = i == 0 ? kNone : i - 1;
+  std::priority_queue<Candidate, std::vector<Candidate>, LosesTo> queue;
+  std::string merged;
+  auto consider = [&](size_t left) {
+    size_t right = left + span[left];
+    if (right >= n)
+      return;
+    int32_t a = tokens[left], b = tokens[right];
+    // An id outside the vocabulary (a BOS or byte-fallback id a small or
+    // foreign vocabulary lacks) has no piece, so it merges with nothing.
+    if (a < 0 || a >= vocab || b < 0 || b >= vocab)
+      return;
+    merged.assign(pieces[a]);
+    merged.append(pieces[b]);
+    int32_t id = lookup(merged);
+    // run.c takes a pair only when its score beats -1e10 (never a NaN).
+    if (id < 0 || !(scores[id] > kNoMerge))
+      return;
+    queue.push({scores[id], left, span[left] + span[right], id});
+  };
+  for (size_t i = 0; i + 1 < n; ++i)
+    consider(i);
+
+  while (!queue.empty()) {
+    Candidate best = queue.top();
+    queue.pop();
+    size_t left = best.left;
+    if (span[left] == 0)
+      continue; // merged into its left neighbour since
+    size_t right = left + span[left];
+    // Spans only grow, so an unchanged total means neither symbol changed.
+    if (right >= n || span[left] + span[right] != best.span)
+      continue;
+    tokens[left] = best.id;
+    span[left] = best.span;
+    span[right] = 0;
+    if (left + span[left] < n)
+      prev[left + span[left]] = left;
+    if (prev[left] != kNone)
+      consider(prev[left]);
+    consider(left);
   }
+
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i += span[i])
+    tokens[kept++] = tokens[i];
+  tokens.resize(kept);
   return tokens;
 }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstring>
@@ -177,7 +179,8 @@ llvm::Error readPiece(llvm::StringRef bytes, const std::string &path,
     return e;
   if (type < static_cast<int32_t>(TokenKind::Normal) ||
       type > static_cast<int32_t>(TokenKind::Byte))
-    return failure(path + ": " + name + " '" + piece + "' has type " + std::to_string(type) +
+    return failure(path + ": " + name + " " + tfm::quoted(piece) + " has type " +
+                   std::to_string(type) +
                    ", expected 1..6 (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE)");
   vocab.pieces.push_back(std::move(piece));
   vocab.scores.push_back(score);
@@ -263,7 +266,7 @@ llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const st
     return failure(path + ": trainer_spec.treat_whitespace_as_suffix is set; only the "
                           "whitespace-as-prefix convention is supported");
   if (hasCharsmap)
-    return failure(path + ": normalizer_spec '" + normalizerName +
-                   "' has a precompiled_charsmap; only the identity normalizer is supported");
+    return failure(path + ": normalizer_spec " + tfm::quoted(normalizerName) +
+                   " has a precompiled_charsmap; only the identity normalizer is supported");
   return vocab;
 }

@@ -5,8 +5,11 @@
 
 #include "VocabularyIds.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstdint>
 #include <queue>
 
 using namespace tfm::rt;
@@ -42,6 +45,9 @@ std::string squeezeSpaces(llvm::StringRef text) {
 llvm::Expected<std::unique_ptr<SentencePieceTokenizer>>
 SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   const std::string &src = vocab.source;
+  if (vocab.pieces.size() > static_cast<size_t>(INT32_MAX))
+    return failure(src + ": " + std::to_string(vocab.pieces.size()) +
+                   " pieces, expected at most 2^31-1 (token ids are int32)");
   const auto count = static_cast<int32_t>(vocab.pieces.size());
   if (llvm::Error e =
           checkVocabularyIds(src, count, "pieces", vocab.special, vocab.unknown, vocab.added))
@@ -71,8 +77,8 @@ SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
     if (kind == TokenKind::Byte) {
       unsigned byte;
       if (!parseBytePiece(piece, byte))
-        return failure(src + ": piece " + std::to_string(id) + " '" + piece +
-                       "' is a byte piece, expected the form <0xXX>");
+        return failure(src + ": piece " + std::to_string(id) + " " + tfm::quoted(piece) +
+                       " is a byte piece, expected the form <0xXX>");
       tok->isByte[id] = true;
       tok->printed[id] = std::string(1, static_cast<char>(byte));
       if (tok->byteToken[byte] < 0)

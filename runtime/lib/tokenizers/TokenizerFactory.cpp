@@ -5,12 +5,16 @@
 #include "tfm/runtime/Llama2cTokenizer.h"
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <fstream>
+#include <unordered_map>
 
 using namespace tfm::rt;
+using tfm::quoted;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
@@ -28,12 +32,6 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef name) {
 
 std::string besides(const std::string &file, llvm::StringRef name) {
   return joinPath(path::parent_path(file), name);
-}
-
-bool hasGgufMagic(const std::string &file) {
-  char magic[4] = {};
-  std::ifstream in(file, std::ios::binary);
-  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
 }
 
 /// A vocabulary's token texts and added tokens, seen the same way for both
@@ -65,8 +63,8 @@ llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView 
                             AddToken addToken) {
   for (const AddedToken &token : settings.addedTokens) {
     auto size = static_cast<int32_t>(vocab.texts.size());
-    if (token.id > size)
-      return failure(settings.source + ": added token '" + token.text + "' has id " +
+    if (token.id < 0 || token.id > size)
+      return failure(settings.source + ": added token " + quoted(token.text) + " has id " +
                      std::to_string(token.id) + ", past the end of the vocabulary of " +
                      vocab.source + " (" + std::to_string(size) + " tokens)");
     if (llvm::Error e = addToken(token))
@@ -80,45 +78,61 @@ llvm::Error applyHfSettings(const HfTokenizerSettings &settings, VocabularyView 
       continue;
     *id = findToken(vocab, **text);
     if (*id < 0)
-      return failure(settings.source + ": " + name + " '" + **text +
-                     "' is not in the vocabulary of " + vocab.source);
+      return failure(settings.source + ": " + name + " " + quoted(**text) +
+                     " is not in the vocabulary of " + vocab.source);
   }
   if (settings.addBosToken)
     vocab.special.addBos = *settings.addBosToken;
   return llvm::Error::success();
 }
 
-/// `token` in `added`, in place of an entry with its id if there is one.
-void replaceAdded(std::vector<AddedToken> &added, const AddedToken &token) {
-  for (AddedToken &known : added)
-    if (known.id == token.id) {
-      known = token;
-      return;
-    }
-  added.push_back(token);
-}
+/// Added tokens with an index by id, so that a settings file declaring a
+/// million tokens is not a million scans of the list.
+class AddedTokenList {
+public:
+  explicit AddedTokenList(std::vector<AddedToken> &added) : added(added) {
+    for (size_t i = 0; i < added.size(); ++i)
+      at.emplace(added[i].id, i); // the first entry with an id is the one replaced
+  }
+
+  /// `token` in the list, in place of an entry with its id if there is one.
+  void replace(const AddedToken &token) {
+    auto [it, inserted] = at.emplace(token.id, added.size());
+    if (inserted)
+      added.push_back(token);
+    else
+      added[it->second] = token;
+  }
+
+private:
+  std::vector<AddedToken> &added;
+  std::unordered_map<int32_t, size_t> at;
+};
 
 /// The model config's ids where the files named none.
-void fallBackToConfig(SpecialTokens &special, size_t vocabSize, const tfm::ModelSpec &config) {
+void fallBackToConfig(SpecialTokens &special, size_t vocabSize, const tfm::ModelSpec *config) {
+  if (!config)
+    return;
   auto inVocab = [&](int64_t id) { return id >= 0 && id < static_cast<int64_t>(vocabSize); };
-  if (special.bos < 0 && inVocab(config.bosTokenId))
-    special.bos = static_cast<int32_t>(config.bosTokenId);
-  if (special.eos < 0 && inVocab(config.eosTokenId))
-    special.eos = static_cast<int32_t>(config.eosTokenId);
+  if (special.bos < 0 && inVocab(config->bosTokenId))
+    special.bos = static_cast<int32_t>(config->bosTokenId);
+  if (special.eos < 0 && inVocab(config->eosTokenId))
+    special.eos = static_cast<int32_t>(config->eosTokenId);
 }
 
 llvm::Expected<std::unique_ptr<Tokenizer>>
 finishByteLevel(ByteLevelBpeVocabulary vocab, const HfTokenizerSettings *settings,
-                const tfm::ModelSpec &config) {
+                const tfm::ModelSpec *config) {
   if (settings) {
     VocabularyView view{vocab.source, vocab.tokens, vocab.special, vocab.added};
+    AddedTokenList added(vocab.added);
     // The settings' text of a token is the one Hugging Face uses.
     auto addToken = [&](const AddedToken &token) {
       if (token.id == static_cast<int32_t>(vocab.tokens.size()))
         vocab.tokens.push_back(token.text);
       else
         vocab.tokens[token.id] = token.text;
-      replaceAdded(vocab.added, token);
+      added.replace(token);
       return llvm::Error::success();
     };
     if (llvm::Error e = applyHfSettings(*settings, view, addToken))
@@ -142,23 +156,24 @@ finishByteLevel(ByteLevelBpeVocabulary vocab, const HfTokenizerSettings *setting
 
 llvm::Expected<std::unique_ptr<Tokenizer>>
 finishSentencePiece(SentencePieceVocabulary vocab, const HfTokenizerSettings *settings,
-                    const tfm::ModelSpec &config) {
+                    const tfm::ModelSpec *config) {
   if (settings) {
     VocabularyView view{vocab.source, vocab.pieces, vocab.special, vocab.added};
+    AddedTokenList added(vocab.added);
     // Tokens the settings add past the pieces become pieces of their kind;
     // ones restating a piece must agree with it.
     auto addToken = [&](const AddedToken &token) -> llvm::Error {
       auto id = static_cast<size_t>(token.id);
       if (id < vocab.pieces.size() && vocab.pieces[id] != token.text)
-        return failure(settings->source + ": added token " + std::to_string(id) + " '" +
-                       token.text + "' differs from piece '" + vocab.pieces[id] + "' of " +
-                       vocab.source);
+        return failure(settings->source + ": added token " + std::to_string(id) + " " +
+                       quoted(token.text) + " differs from piece " + quoted(vocab.pieces[id]) +
+                       " of " + vocab.source);
       if (id == vocab.pieces.size()) {
         vocab.pieces.push_back(token.text);
         vocab.scores.push_back(0.0f);
         vocab.kinds.push_back(token.special ? TokenKind::Control : TokenKind::UserDefined);
       }
-      replaceAdded(vocab.added, token);
+      added.replace(token);
       return llvm::Error::success();
     };
     if (llvm::Error e = applyHfSettings(*settings, view, addToken))
@@ -171,8 +186,9 @@ finishSentencePiece(SentencePieceVocabulary vocab, const HfTokenizerSettings *se
   return std::unique_ptr<Tokenizer>(std::move(*tok));
 }
 
+/// `config` is null for a tokenizer used without a model.
 llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
-                                                        const tfm::ModelSpec &config) {
+                                                        const tfm::ModelSpec *config) {
   if (!fs::exists(file))
     return failure(file + ": no such tokenizer file");
   if (hasGgufMagic(file)) {
@@ -190,9 +206,11 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
   llvm::StringRef name = path::filename(file);
   llvm::StringRef extension = path::extension(file);
   if (extension == ".bin") {
-    auto tok = Llama2cTokenizer::load(file, config.vocabSize,
-                                      static_cast<int32_t>(config.bosTokenId),
-                                      static_cast<int32_t>(config.eosTokenId));
+    // Without a model, any vocabulary size and llama2.c's BOS 1 and EOS 2.
+    auto tok = config ? Llama2cTokenizer::load(file, config->vocabSize,
+                                               static_cast<int32_t>(config->bosTokenId),
+                                               static_cast<int32_t>(config->eosTokenId))
+                      : Llama2cTokenizer::load(file, -1, 1, 2);
     if (!tok)
       return tok.takeError();
     return std::unique_ptr<Tokenizer>(std::move(*tok));
@@ -235,7 +253,7 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
 
 llvm::Expected<std::unique_ptr<Tokenizer>> tfm::rt::loadTokenizer(const std::string &file,
                                                                   const ModelSpec &config) {
-  auto tok = loadByFormat(file, config);
+  auto tok = loadByFormat(file, &config);
   if (!tok)
     return tok.takeError();
   if ((*tok)->vocabSize() > config.vocabSize)
@@ -243,6 +261,17 @@ llvm::Expected<std::unique_ptr<Tokenizer>> tfm::rt::loadTokenizer(const std::str
                    " tokens, more than the model's vocabulary of " +
                    std::to_string(config.vocabSize) + " (a tokenizer of another model?)");
   return tok;
+}
+
+bool tfm::rt::hasGgufMagic(const std::string &file) {
+  char magic[4] = {};
+  std::ifstream in(file, std::ios::binary);
+  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+tfm::rt::loadStandaloneTokenizer(const std::string &file) {
+  return loadByFormat(file, nullptr);
 }
 
 llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {

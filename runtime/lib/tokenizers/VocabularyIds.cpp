@@ -1,6 +1,8 @@
 //===- VocabularyIds.cpp - Check the ids a vocabulary names ---------------===//
 #include "VocabularyIds.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include <utility>
 
 using namespace tfm::rt;
@@ -27,7 +29,7 @@ llvm::Error tfm::rt::checkVocabularyIds(const std::string &source, int32_t count
                      vocabulary);
   for (const AddedToken &token : added)
     if (token.id < 0 || token.id >= count)
-      return failure(source + ": added token '" + token.text + "' has id " +
+      return failure(source + ": added token " + tfm::quoted(token.text) + " has id " +
                      std::to_string(token.id) + ", outside " + vocabulary);
   return llvm::Error::success();
 }

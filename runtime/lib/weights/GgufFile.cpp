@@ -1,6 +1,8 @@
 //===- GgufFile.cpp - Read a GGUF v3 file in place ------------------------===//
 #include "tfm/runtime/GgufFile.h"
 
+#include "tfm/common/UntrustedText.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -117,6 +119,8 @@ private:
     uint64_t length;
     if (llvm::Error e = readU64(length, what + " (string length)", kind))
       return e;
+    // No separate cap on a string's length: it must fit in the rest of the
+    // file, and the string is a view into the mapping, not a copy.
     if (length > static_cast<uint64_t>(size - pos))
       return fail(what + ": a string of " + std::to_string(length) + " bytes at offset " +
                   std::to_string(pos) + ", the file has only " + std::to_string(size) +
@@ -201,7 +205,10 @@ llvm::Error GgufParser::readMetadata(uint64_t count) {
     llvm::StringRef key;
     if (llvm::Error e = readString(key, entry + " key", "metadata"))
       return e;
-    std::string what = "metadata key '" + key.str() + "'";
+    // Keys and names are the file's bytes: quoted() escapes and cuts them,
+    // so that neither a terminal escape nor a key as long as the file ends
+    // up in a message (this string is also rebuilt for every array element).
+    std::string what = "metadata key " + tfm::quoted(key);
     if (f.metadata.count(key))
       return fail(what + " appears twice, expected each key once");
     GgufType type;
@@ -236,7 +243,7 @@ llvm::Error GgufParser::readTensorInfos(uint64_t count) {
     if (llvm::Error e = readString(name, "tensor info #" + std::to_string(i) + " name",
                                    "tensor infos"))
       return e;
-    std::string what = "tensor '" + name.str() + "'";
+    std::string what = "tensor " + tfm::quoted(name);
     if (f.tensorIndex.count(name))
       return fail(what + " appears twice, expected each tensor name once");
     GgufTensorInfo t;
@@ -321,11 +328,11 @@ llvm::Error GgufParser::parse() {
   f.dataStart = static_cast<int64_t>(llvm::alignTo(pos, f.dataAlignment));
   for (GgufTensorInfo &t : f.tensorInfos) {
     if (t.offset % static_cast<int64_t>(f.dataAlignment) != 0)
-      return fail("tensor '" + t.name + "': data offset " + std::to_string(t.offset) +
+      return fail("tensor " + tfm::quoted(t.name) + ": data offset " + std::to_string(t.offset) +
                   " is not a multiple of the alignment " + std::to_string(f.dataAlignment));
     int64_t begin = f.dataStart + t.offset;
     if (begin > size || t.bytes > size - begin)
-      return fail("tensor '" + t.name + "' (" + ggmlTypeInfo(t.type)->name + ", ne " +
+      return fail("tensor " + tfm::quoted(t.name) + " (" + ggmlTypeInfo(t.type)->name + ", ne " +
                   "[" + llvm::join(llvm::map_range(t.ne, [](int64_t n) {
                     return std::to_string(n);
                   }), ", ") + "]) needs bytes " + std::to_string(begin) + ".." +
@@ -408,6 +415,8 @@ const GgufTensorInfo *GgufFile::findTensor(llvm::StringRef name) const {
   return it == tensorIndex.end() ? nullptr : &tensorInfos[it->second];
 }
 
+// The accessors' keys are the caller's (constants, or "<arch>.<key>" after
+// the architecture has been checked), so they are shown as they are.
 llvm::Error GgufFile::wrongType(llvm::StringRef key, const GgufValue &value,
                                 const char *expected) const {
   std::string found = ggufTypeName(value.type);

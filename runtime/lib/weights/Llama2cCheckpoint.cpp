@@ -4,11 +4,14 @@
 #include "tfm/common/TensorNames.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <tuple>
 
 using namespace tfm;
 using namespace tfm::rt;
@@ -21,6 +24,8 @@ llvm::Error failure(const std::string &message) {
 
 constexpr int64_t kHeaderBytes = 7 * sizeof(int32_t);
 
+/// The header's fields widened to int64 (vocabSize is |vocab_size|), so
+/// that neither the negation nor the products below can overflow.
 struct Header {
   int64_t dim, hiddenDim, nLayers, nHeads, nKvHeads, vocabSize, seqLen;
   bool tied;
@@ -31,12 +36,22 @@ struct Section {
   int64_t offset = 0; // bytes from the start of the file
   std::vector<int64_t> shape;
   bool perLayer = false;
+  int64_t bytes = 0; // of one layer's tensor
+};
 
-  int64_t bytes() const {
-    int64_t n = sizeof(float);
-    for (int64_t d : shape)
-      n *= d;
-    return n;
+/// Sums and products that remember whether any left int64: header fields
+/// near 2^31 describe more bytes than int64 counts.
+struct CheckedArithmetic {
+  bool overflow = false;
+  int64_t add(int64_t a, int64_t b) {
+    int64_t r;
+    overflow |= llvm::AddOverflow(a, b, r) != 0;
+    return r;
+  }
+  int64_t mul(int64_t a, int64_t b) {
+    int64_t r;
+    overflow |= llvm::MulOverflow(a, b, r) != 0;
+    return r;
   }
 };
 
@@ -70,12 +85,18 @@ struct Layout {
   int64_t totalBytes = 0;
 };
 
-Layout layoutOf(const Header &h) {
+/// The layout a header describes, or std::nullopt when its size does not
+/// fit in int64.
+std::optional<Layout> layoutOf(const Header &h) {
   Layout l;
+  CheckedArithmetic c;
   int64_t at = kHeaderBytes;
   auto place = [&](TensorRole role, bool perLayer) {
     Section s{at, shapeOf(role, h), perLayer};
-    at += s.bytes() * (perLayer ? h.nLayers : 1);
+    s.bytes = sizeof(float);
+    for (int64_t d : s.shape)
+      s.bytes = c.mul(s.bytes, d);
+    at = c.add(at, c.mul(s.bytes, perLayer ? h.nLayers : 1));
     l.sections[role] = s;
   };
   place(TensorRole::TokenEmbedding, false);
@@ -83,10 +104,13 @@ Layout layoutOf(const Header &h) {
     place(role, true);
   place(TensorRole::OutputNorm, false);
   int64_t headDim = h.dim / h.nHeads;
-  at += 2 * h.seqLen * (headDim / 2) * int64_t(sizeof(float)); // freq_cis_real/imag, unused
+  // freq_cis_real/imag, unused
+  at = c.add(at, c.mul(c.mul(2 * (headDim / 2), h.seqLen), int64_t(sizeof(float))));
   if (!h.tied)
     place(TensorRole::Output, false);
   l.totalBytes = at;
+  if (c.overflow)
+    return std::nullopt;
   return l;
 }
 
@@ -103,22 +127,26 @@ llvm::Expected<Header> readHeader(const std::string &path, llvm::StringRef data,
     if (raw[i] == 0 || (raw[i] < 0 && i != 5))
       return failure(path + ": header field " + names[i] + " is " +
                      std::to_string(raw[i]) +
-                     ", expected a positive integer (is this a llama2.c checkpoint?)");
+                     (i == 5 ? ", expected a non-zero integer (negative for a separate output "
+                               "head; is this a llama2.c checkpoint?)"
+                             : ", expected a positive integer (is this a llama2.c checkpoint?)"));
+  // Negated in int64: -INT32_MIN does not fit in int32.
   Header h{raw[0], raw[1], raw[2], raw[3], raw[4],
-           raw[5] < 0 ? -int64_t(raw[5]) : raw[5], raw[6], raw[5] > 0};
+           raw[5] < 0 ? -int64_t(raw[5]) : int64_t(raw[5]), raw[6], raw[5] > 0};
 
-  const std::pair<const char *, std::pair<int64_t, int64_t>> fields[] = {
-      {"dim", {h.dim, c.dim}},
-      {"hidden_dim", {h.hiddenDim, c.hiddenDim}},
-      {"n_layers", {h.nLayers, c.nLayers}},
-      {"n_heads", {h.nHeads, c.nHeads}},
-      {"n_kv_heads", {h.nKvHeads, c.nKvHeads}},
-      {"vocab_size", {h.vocabSize, c.vocabSize}}};
-  for (const auto &[field, values] : fields)
-    if (values.first != values.second)
-      return failure(path + ": header field " + field + " is " +
-                     std::to_string(values.first) + ", the compiled model expects " +
-                     std::to_string(values.second));
+  // Each field as the file has it (vocab_size with its sign), the value
+  // compared and the compiled one.
+  const std::tuple<int, int64_t, int64_t> fields[] = {
+      {0, h.dim, c.dim},           {1, h.hiddenDim, c.hiddenDim},
+      {2, h.nLayers, c.nLayers},   {3, h.nHeads, c.nHeads},
+      {4, h.nKvHeads, c.nKvHeads}, {5, h.vocabSize, c.vocabSize}};
+  for (const auto &[i, found, expected] : fields)
+    if (found != expected)
+      return failure(path + ": header field " + names[i] + " is " + std::to_string(raw[i]) +
+                     (raw[i] < 0 ? " (negative: a separate output head of " +
+                                       std::to_string(found) + " tokens)"
+                                 : std::string()) +
+                     ", the compiled model expects " + std::to_string(expected));
   if (h.tied != c.tiedEmbeddings)
     return failure(path + ": header field vocab_size is " + std::to_string(raw[5]) +
                    (h.tied ? " (output head tied to the embedding)"
@@ -145,8 +173,13 @@ llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &p
   llvm::Expected<Header> header = readHeader(path, data, manifest.config);
   if (!header)
     return header.takeError();
-  Layout layout = layoutOf(*header);
   const int64_t fileBytes = static_cast<int64_t>(data.size());
+  std::optional<Layout> described = layoutOf(*header);
+  if (!described)
+    return failure(path + ": the header's sizes add up to more than 2^63 bytes of tensors, "
+                          "the file has " + std::to_string(fileBytes) +
+                   " bytes (corrupt header?)");
+  const Layout &layout = *described;
 
   BoundWeights bound;
   for (const TensorSpec &t : manifest.tensors) {
@@ -164,8 +197,8 @@ llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &p
       return failure(path + ": tensor " + t.name + " has shape " + formatShape(s.shape) +
                      " in this checkpoint, the compiled model expects " +
                      formatShape(t.shape));
-    int64_t begin = s.offset + (layer >= 0 ? layer * s.bytes() : 0);
-    int64_t end = begin + s.bytes();
+    int64_t begin = s.offset + (layer >= 0 ? layer * s.bytes : 0);
+    int64_t end = begin + s.bytes;
     if (end > fileBytes)
       return failure(path + ": tensor " + t.name + " needs bytes " + std::to_string(begin) +
                      ".." + std::to_string(end) + " but the file has only " +

@@ -1,9 +1,12 @@
 //===- SafetensorsFile.cpp - Read a .safetensors file in place ------------===//
 #include "tfm/runtime/SafetensorsFile.h"
 
+#include "tfm/common/BoundedJson.h"
 #include "tfm/common/Manifest.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -17,15 +20,56 @@ using namespace tfm::rt;
 
 namespace {
 
+/// The safetensors format's own limit on the JSON header (its reference
+/// reader, huggingface/safetensors, refuses longer ones as
+/// HeaderTooLarge): a longer one is not a safetensors file, and the header
+/// is parsed in memory.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+/// Far beyond any model tensor (they have at most 5 dimensions); it keeps
+/// every shape short enough to show in a message.
+constexpr size_t kMaxRank = 64;
+
+/// Linux's PATH_MAX: no longer shard name could be opened anyway.
+constexpr size_t kMaxShardNameBytes = 4096;
+
 llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// Keeps the first `cap` bytes written to it and counts the rest, so that a
+/// value as large as the header is never copied to be shown.
+class CappedStream : public llvm::raw_ostream {
+public:
+  explicit CappedStream(size_t cap) : llvm::raw_ostream(/*unbuffered=*/true), cap(cap) {}
+  std::string kept;
+
+private:
+  void write_impl(const char *ptr, size_t size) override {
+    if (kept.size() < cap)
+      kept.append(ptr, std::min(size, cap - kept.size()));
+    total += size;
+  }
+  uint64_t current_pos() const override { return total; }
+
+  size_t cap;
+  uint64_t total = 0;
+};
+
+/// A JSON value from the file as it is written there when short and plain
+/// ASCII, else escaped and cut by quoted().
 std::string describe(const json::Value &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
+  CappedStream os(tfm::kQuotedTextLimit);
   os << v;
-  return s;
+  uint64_t total = os.tell();
+  bool plain = total <= tfm::kQuotedTextLimit &&
+               llvm::all_of(os.kept, [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (plain)
+    return os.kept;
+  std::string shown = tfm::quoted(os.kept);
+  if (total > os.kept.size())
+    shown += "... (" + std::to_string(total) + " bytes)";
+  return shown;
 }
 
 std::string range(int64_t begin, int64_t end) {
@@ -94,13 +138,17 @@ llvm::Error SafetensorsFile::parse() {
                    " runs past the end of the file (" + std::to_string(size) +
                    " bytes: at most " + std::to_string(size - 8) +
                    " bytes of header; truncated or not a safetensors file)");
+  if (headerBytes > kMaxHeaderBytes)
+    return failure(filePath + ": header length " + std::to_string(headerBytes) +
+                   ", expected at most " + std::to_string(kMaxHeaderBytes) +
+                   " bytes (the safetensors format's limit; not a safetensors file?)");
   const int64_t dataStart = 8 + static_cast<int64_t>(headerBytes);
   const int64_t dataBytes = size - dataStart;
 
-  llvm::Expected<json::Value> header = json::parse(bytes.substr(8, headerBytes));
+  llvm::Expected<json::Value> header =
+      parseBoundedJson(bytes.substr(8, headerBytes), filePath + ": the header");
   if (!header)
-    return failure(filePath + ": the header is not valid JSON: " +
-                   llvm::toString(header.takeError()));
+    return header.takeError();
   const json::Object *entries = header->getAsObject();
   if (!entries)
     return failure(filePath + ": the header is " + describe(*header) +
@@ -109,7 +157,7 @@ llvm::Error SafetensorsFile::parse() {
   for (const auto &[key, value] : *entries) {
     if (key == "__metadata__")
       continue;
-    std::string what = filePath + ": tensor '" + key.str() + "'";
+    std::string what = filePath + ": tensor " + quoted(key);
     const json::Object *entry = value.getAsObject();
     if (!entry)
       return failure(what + ": found " + describe(value) +
@@ -122,12 +170,15 @@ llvm::Error SafetensorsFile::parse() {
     t.dtype = dtype->str();
     int64_t elementBytes = safetensorsDtypeBytes(t.dtype);
     if (!elementBytes)
-      return failure(what + ": unknown dtype \"" + t.dtype + "\", expected one of F64, F32, "
+      return failure(what + ": unknown dtype " + quoted(t.dtype) + ", expected one of F64, F32, "
                      "F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E5M2, F8_E4M3");
     if (!readIntegers(entry->get("shape"), int64_t(1) << 40, t.shape))
       return failure(what + ": field 'shape' is " +
                      (entry->get("shape") ? describe(*entry->get("shape")) : "missing") +
                      ", expected an array of non-negative integers");
+    if (t.shape.size() > kMaxRank)
+      return failure(what + ": field 'shape' has " + std::to_string(t.shape.size()) +
+                     " dimensions, expected at most " + std::to_string(kMaxRank));
     std::vector<int64_t> offsets;
     if (!readIntegers(entry->get("data_offsets"), int64_t(1) << 62, offsets) ||
         offsets.size() != 2 || offsets[0] > offsets[1])
@@ -165,10 +216,10 @@ llvm::Error SafetensorsFile::parse() {
     if (t.bytes == 0)
       continue;
     if (previous && t.offset < previous->offset + previous->bytes)
-      return failure(filePath + ": tensors '" + previous->name + "' (data_offsets " +
+      return failure(filePath + ": tensors " + quoted(previous->name) + " (data_offsets " +
                      range(previous->offset - dataStart,
                            previous->offset + previous->bytes - dataStart) +
-                     ") and '" + t.name + "' (data_offsets " +
+                     ") and " + quoted(t.name) + " (data_offsets " +
                      range(t.offset - dataStart, t.offset + t.bytes - dataStart) +
                      ") overlap; expected each tensor in its own bytes");
     previous = &t;
@@ -188,9 +239,9 @@ llvm::Expected<SafetensorsIndex> tfm::rt::readSafetensorsIndex(const std::string
   if (!text)
     return failure(path + ": cannot open the safetensors index: " +
                    text.getError().message());
-  llvm::Expected<json::Value> parsed = json::parse((*text)->getBuffer());
+  llvm::Expected<json::Value> parsed = parseBoundedJson((*text)->getBuffer(), path);
   if (!parsed)
-    return failure(path + ": not valid JSON: " + llvm::toString(parsed.takeError()));
+    return parsed.takeError();
   const json::Object *top = parsed->getAsObject();
   const json::Object *map = top ? top->getObject("weight_map") : nullptr;
   if (!map)
@@ -199,15 +250,33 @@ llvm::Expected<SafetensorsIndex> tfm::rt::readSafetensorsIndex(const std::string
   SafetensorsIndex index;
   index.path = path;
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::StringSet<> seen;
   for (const auto &[tensor, shard] : *map) {
+    std::string where = path + ": field 'weight_map': tensor " + quoted(tensor);
     std::optional<llvm::StringRef> file = shard.getAsString();
     if (!file || file->empty())
-      return failure(path + ": field 'weight_map." + tensor.str() + "' is " + describe(shard) +
+      return failure(where + " maps to " + describe(shard) +
                      ", expected the name of a shard file");
+    // The index names files beside it; it must not reach anywhere else.
+    bool inside = !llvm::sys::path::is_absolute(*file) &&
+                  llvm::none_of(llvm::make_range(llvm::sys::path::begin(*file),
+                                                 llvm::sys::path::end(*file)),
+                                [](llvm::StringRef part) { return part == ".."; });
+    if (!inside)
+      return failure(where + " is in shard " + quoted(*file) +
+                     ", expected a file name relative to the index's folder (no absolute "
+                     "path, no '..')");
+    // Shard paths end up in messages as they are (as paths do), so they
+    // must be printable and of a length a file system allows.
+    auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+    if (file->size() > kMaxShardNameBytes || llvm::any_of(*file, control))
+      return failure(where + " is in shard " + quoted(*file) +
+                     ", expected a file name of at most " + std::to_string(kMaxShardNameBytes) +
+                     " bytes without control characters");
     llvm::SmallString<256> shardPath(dir);
     llvm::sys::path::append(shardPath, *file);
     index.shardOf[tensor] = shardPath.str().str();
-    if (!llvm::is_contained(index.shards, shardPath.str()))
+    if (seen.insert(shardPath.str()).second)
       index.shards.push_back(shardPath.str().str());
   }
   // JSON objects keep no order; shards open in a stable one.

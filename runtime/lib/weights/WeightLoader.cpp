@@ -6,6 +6,7 @@
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/Progress.h"
 #include "tfm/runtime/SafetensorsFile.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -311,20 +312,27 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   if (bytes.ltrim().starts_with("{"))
     return WeightFormat::SafetensorsIndex;
   // dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size (negative
-  // when untied), seq_len: each well below 2^24 in any real model.
+  // when untied), seq_len: each well below 2^24 in any real model. A header
+  // whose dim and most other fields are like that is a llama2.c checkpoint
+  // even when one or two are off (vocab_size = INT32_MIN, a zero): the
+  // checkpoint reader names the field, which says more than "bad magic".
+  // (dim must be plausible: where other formats have their magic, four
+  // printable bytes read as an int32 are at least 2^29.)
   int32_t header[7];
   std::memcpy(header, head, sizeof header);
-  bool llama2c = got == sizeof head;
-  for (int i = 0; i < 7; ++i) {
+  auto plausible = [&](int i) {
     int64_t field = i == 5 ? std::abs(int64_t(header[i])) : header[i];
-    llama2c &= field > 0 && field < (1 << 24);
-  }
-  if (llama2c)
+    return field > 0 && field < (1 << 24);
+  };
+  int plausibleFields = 0;
+  for (int i = 0; i < 7; ++i)
+    plausibleFields += plausible(i);
+  if (got == sizeof head && plausible(0) && plausibleFields >= 5)
     return WeightFormat::Llama2c;
   llvm::StringRef magic = bytes.take_front(4);
   bool printable = llvm::all_of(magic, [](char c) { return llvm::isPrint(c); });
   return failure(path + ": not a weight file tfm reads: bad magic " +
-                 (printable ? "\"" + magic.str() + "\" " : std::string()) + "(hex " +
+                 (printable ? quoted(magic) + " " : std::string()) + "(hex " +
                  llvm::toHex(magic, /*LowerCase=*/true) +
                  "); expected a GGUF file (magic \"GGUF\"), safetensors (an 8-byte header "
                  "length, then '{'), a model.safetensors.index.json, or a llama2.c "

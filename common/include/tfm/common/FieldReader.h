@@ -9,6 +9,9 @@
 #ifndef TFM_COMMON_FIELDREADER_H
 #define TFM_COMMON_FIELDREADER_H
 
+#include "tfm/common/UntrustedText.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
@@ -100,11 +103,15 @@ public:
     return v && v->kind() != llvm::json::Value::Null;
   }
 
+  /// The value as JSON, quoted and cut when long or not plain ASCII: it
+  /// comes from a file.
   static std::string describe(const llvm::json::Value &v) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << v;
-    return s;
+    bool plain = s.size() <= kQuotedTextLimit &&
+                 llvm::all_of(s, [](char c) { return c >= 0x20 && c < 0x7f; });
+    return plain ? s : quoted(s);
   }
 
 private:

@@ -6,9 +6,10 @@
 // header, then the data. "__metadata__" holds free-form strings.
 //
 // The file is mapped, never copied. Opening checks everything the header
-// claims against the file: the header fits, every dtype is one safetensors
-// defines, every byte range lies inside the data and matches its shape and
-// dtype, and no two tensors share bytes.
+// claims against the file: the header fits (and is within the format's
+// 100 MB limit), every dtype is one safetensors defines, every byte range
+// lies inside the data and matches its shape and dtype, and no two tensors
+// share bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_SAFETENSORSFILE_H
@@ -62,7 +63,8 @@ private:
 };
 
 /// A model.safetensors.index.json: which shard (a file beside the index)
-/// holds each tensor.
+/// holds each tensor. A shard named by an absolute path or with a ".."
+/// component is refused: an index names files in its own folder.
 struct SafetensorsIndex {
   std::string path;
   llvm::StringMap<std::string> shardOf; // tensor name -> shard path

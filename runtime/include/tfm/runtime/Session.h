@@ -15,14 +15,30 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tfm::rt {
 
+/// A model call produced a NaN or an infinity. Its own error type, so that
+/// the caller, who knows the weight files, can say which tensor is bad.
+class NonFiniteLogitError : public llvm::ErrorInfo<NonFiniteLogitError> {
+public:
+  static char ID;
+  NonFiniteLogitError(std::string entry, int64_t position)
+      : entry(std::move(entry)), position(position) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+  std::string entry;
+  int64_t position;
+};
+
 class Session {
 public:
   /// `weights` holds one pointer per manifest tensor; the data must outlive
-  /// the session. Fails when the cache or arena cannot be allocated.
+  /// the session. Fails, saying how much is needed, when the cache and arena
+  /// would not fit in this machine's memory or cannot be allocated.
   static llvm::Expected<std::unique_ptr<Session>> create(const tfm_model &model,
                                                          std::vector<const void *> weights);
 

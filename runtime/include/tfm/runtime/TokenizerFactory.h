@@ -35,6 +35,15 @@ namespace tfm::rt {
 llvm::Expected<std::unique_ptr<Tokenizer>> loadTokenizer(const std::string &path,
                                                          const ModelSpec &config);
 
+/// The tokenizer in `path` without a model, as llama-tokenize uses one: no
+/// vocabulary check, BOS and EOS from the files only (llama2.c's 1 and 2 for
+/// a tokenizer.bin, which names none).
+llvm::Expected<std::unique_ptr<Tokenizer>> loadStandaloneTokenizer(const std::string &path);
+
+/// Whether `path` starts with GGUF's magic: such a weight file may embed
+/// its tokenizer, and then serves as one.
+bool hasGgufMagic(const std::string &path);
+
 /// The tokenizer file of a Hugging Face model folder: tokenizer.json, else
 /// vocab.json (with merges.txt), else tokenizer.model. When a folder has
 /// both tokenizer.json and tokenizer.model, the model is SentencePiece's and

@@ -1,0 +1,27 @@
+//===- BoundedFile.h - Read a small file a user names, within limits -*- C++ -*-===//
+//
+// Config and tokenizer files are read whole. A path to a FIFO, /dev/zero or
+// a multi-gigabyte file in their place must be refused, not read until
+// memory runs out.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_COMMON_BOUNDEDFILE_H
+#define TFM_COMMON_BOUNDEDFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace tfm {
+
+/// The contents of the regular file `path`, refused with a message naming
+/// `what` ("config", "tokenizer") when it is larger than `maxBytes`.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
+
+} // namespace tfm
+
+#endif // TFM_COMMON_BOUNDEDFILE_H

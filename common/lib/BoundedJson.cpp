@@ -1,0 +1,56 @@
+//===- BoundedJson.cpp - JSON from files, parsed within limits ------------===//
+#include "tfm/common/BoundedJson.h"
+
+namespace {
+
+/// The deepest bracket nesting in `text`, and where it first passes `limit`
+/// (brackets inside strings do not count; malformed JSON is left to the
+/// parser, which reports it with a line and column).
+struct Nesting {
+  size_t depth = 0;
+  size_t offset = 0;
+};
+
+Nesting firstNestingPast(llvm::StringRef text, size_t limit) {
+  size_t depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return {depth, i};
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+llvm::Expected<llvm::json::Value> tfm::parseBoundedJson(llvm::StringRef text,
+                                                        llvm::StringRef source,
+                                                        size_t maxDepth) {
+  Nesting past = firstNestingPast(text, maxDepth);
+  if (past.depth)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s: JSON nested more than %zu levels deep (at byte %zu); no file of this kind nests "
+        "that deep, so it is refused before parsing",
+        source.str().c_str(), maxDepth, past.offset);
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (!value)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: not valid JSON: %s",
+                                   source.str().c_str(),
+                                   llvm::toString(value.takeError()).c_str());
+  return value;
+}

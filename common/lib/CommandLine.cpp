@@ -1,0 +1,44 @@
+//===- CommandLine.cpp - Command lines read as written, no @file ----------===//
+#include "tfm/common/CommandLine.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace cl = llvm::cl;
+
+namespace {
+
+/// Whether `arg` is a registered option written without `=value` that
+/// requires a value, so the next argument is its value.
+bool takesNextArgument(llvm::StringRef arg) {
+  if (!arg.starts_with("-") || arg == "-" || arg == "--" || arg.contains('='))
+    return false;
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find(arg.ltrim('-'));
+  return it != options.end() && it->second->getValueExpectedFlag() == cl::ValueRequired;
+}
+
+} // namespace
+
+tfm::LiteralArguments::LiteralArguments(int argc, const char *const *argv) {
+  bool positionalOnly = false; // after "--"
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (i > 0 && arg.starts_with("@")) {
+      if (!positionalOnly && takesNextArgument(storage.back()))
+        storage.back() += "=" + arg.str();
+      else
+        storage.push_back("./" + arg.str());
+      continue;
+    }
+    positionalOnly |= i > 0 && arg == "--";
+    storage.push_back(arg.str());
+  }
+  for (const std::string &s : storage)
+    pointers.push_back(s.c_str());
+  pointers.push_back(nullptr);
+}
+
+void tfm::parseCommandLine(int argc, const char *const *argv, llvm::StringRef overview) {
+  LiteralArguments literal(argc, argv);
+  cl::ParseCommandLineOptions(literal.argc(), literal.argv(), overview);
+}

@@ -1,0 +1,69 @@
+//===- fuzz_tokenizer_roundtrip.cpp - Real tokenizers on any bytes --------===//
+//
+// Every real tokenizer of ../shared (GPT-2's byte-level BPE as vocab.json
+// and as a GGUF, Llama 2's SentencePiece as tokenizer.model and as a GGUF,
+// llama2.c's tokenizer.bin) encodes any bytes to ids inside its vocabulary,
+// and decoding them gives the bytes back, as Tokenizer::decode promises.
+//
+//===----------------------------------------------------------------------===//
+#include "FuzzSupport.h"
+#include "tfm/runtime/TokenizerFactory.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+using namespace tfm;
+using namespace tfm::rt;
+
+namespace {
+
+struct NamedTokenizer {
+  std::string file;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+std::vector<NamedTokenizer> &tokenizers() {
+  static std::vector<NamedTokenizer> all;
+  return all;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  std::string models = fuzz::sharedModelsDir();
+  if (models.empty())
+    std::exit(std::getenv("CI") && std::string(std::getenv("CI")) == "true" ? 1 : 77);
+  for (const char *file : {"gpt2-tokenizer/encoder.json", "gguf-vocab/ggml-vocab-gpt-2.gguf",
+                           "llama2-tokenizer/tokenizer.model", "gguf-vocab/ggml-vocab-llama-spm.gguf",
+                           "llama2-tokenizer/tokenizer.bin", "aidreams260k/tokenizer.bin"}) {
+    auto tokenizer = loadStandaloneTokenizer(models + "/" + file);
+    if (!tokenizer)
+      fuzz::propertyFailed(llvm::toString(tokenizer.takeError()));
+    tokenizers().push_back({file, std::move(*tokenizer)});
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string text(reinterpret_cast<const char *>(data), size);
+  for (const NamedTokenizer &named : tokenizers()) {
+    const Tokenizer &tokenizer = *named.tokenizer;
+    std::string decoded;
+    int32_t previous = -1;
+    for (int32_t id : tokenizer.encode(text, /*addBos=*/false)) {
+      if (id < 0 || id >= tokenizer.vocabSize())
+        fuzz::propertyFailed(named.file + ": encode gave id " + std::to_string(id) +
+                             " outside the vocabulary");
+      decoded += tokenizer.decode(previous, id);
+      previous = id;
+    }
+    if (decoded != text)
+      fuzz::propertyFailed(named.file + ": decode(encode(text)) differs from text (" +
+                           std::to_string(text.size()) + " bytes in, " +
+                           std::to_string(decoded.size()) + " out)");
+  }
+  return 0;
+}
