@@ -369,12 +369,12 @@ TEST(ByteLevelBpeTokenizer, RefusesUnsupportedTokenizerJson) {
                            [](auto &j) {
                              (*j.getObject("model")->getArray("merges"))[3] = "a b c";
                            }),
-                 {"model.merges[3]", "'a b c'"});
+                 {"model.merges[3]", "\"a b c\""});
   expectMentions(errorWith("tokenizer.json",
                            [](auto &j) {
                              (*j.getObject("model")->getArray("merges"))[0] = "zzqq xx";
                            }),
-                 {"merge 0", "'zzqq'", "not in the vocabulary"});
+                 {"merge 0", "\"zzqq\"", "not in the vocabulary"});
   expectMentions(errorWith("tokenizer.json",
                            [](auto &j) {
                              (*(*j.getArray("added_tokens"))[0].getAsObject())["single_word"] =

@@ -1,6 +1,7 @@
 //===- HuggingFaceTokenizerFiles.cpp - vocab.json, merges.txt, tokenizer.json ===//
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/UntrustedText.h"
 
@@ -25,10 +26,9 @@ llvm::Error failure(const std::string &message) {
 }
 
 llvm::Expected<std::string> readText(const std::string &path, const char *what) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+  auto file = tfm::readBoundedFile(path, tfm::kMaxTokenizerFileBytes, what);
   if (!file)
-    return failure(path + ": cannot open the " + what + ": " + file.getError().message());
+    return file.takeError();
   return (*file)->getBuffer().str();
 }
 

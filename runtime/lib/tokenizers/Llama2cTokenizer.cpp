@@ -1,6 +1,8 @@
 //===- Llama2cTokenizer.cpp - llama2.c tokenizer.bin, as run.c does it ----===//
 #include "tfm/runtime/Llama2cTokenizer.h"
 
+#include "tfm/common/BoundedFile.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstring>
@@ -87,10 +89,9 @@ struct LosesTo {
 llvm::Expected<std::unique_ptr<Llama2cTokenizer>>
 Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab, int32_t bosId,
                        int32_t eosId) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+  auto file = readBoundedFile(path, kMaxTokenizerFileBytes, "tokenizer");
   if (!file)
-    return failure(path + ": cannot open the tokenizer: " + file.getError().message());
+    return file.takeError();
   Cursor in((*file)->getBuffer());
 
   int32_t maxTokenLength = 0;
@@ -122,7 +123,7 @@ Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab, int32_t b
     tok->ids.emplace(piece, static_cast<int32_t>(entry)); // first of duplicates wins
     tok->pieces.push_back(std::move(piece));
   }
-  if (tok->vocabSize() != expectedVocab)
+  if (expectedVocab >= 0 && tok->vocabSize() != expectedVocab)
     return failure(path + ": foreign tokenizer: it holds " +
                    std::to_string(tok->vocabSize()) + " tokens, the model's vocabulary is " +
                    std::to_string(expectedVocab));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/BoundedFile.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -191,11 +192,9 @@ llvm::Error readPiece(llvm::StringRef bytes, const std::string &path,
 } // namespace
 
 llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const std::string &path) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+  auto file = readBoundedFile(path, kMaxTokenizerFileBytes, "SentencePiece model");
   if (!file)
-    return failure(path + ": cannot open the SentencePiece model: " +
-                   file.getError().message());
+    return file.takeError();
 
   SentencePieceVocabulary vocab;
   vocab.source = path;

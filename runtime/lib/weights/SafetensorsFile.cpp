@@ -1,6 +1,7 @@
 //===- SafetensorsFile.cpp - Read a .safetensors file in place ------------===//
 #include "tfm/runtime/SafetensorsFile.h"
 
+#include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/Manifest.h"
 #include "tfm/common/UntrustedText.h"
@@ -235,10 +236,11 @@ const SafetensorsTensor *SafetensorsFile::findTensor(llvm::StringRef name) const
 }
 
 llvm::Expected<SafetensorsIndex> tfm::rt::readSafetensorsIndex(const std::string &path) {
-  auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // An index lists tensor names and shard files: a few hundred kilobytes.
+  constexpr uint64_t kMaxIndexBytes = 64 << 20;
+  auto text = readBoundedFile(path, kMaxIndexBytes, "safetensors index");
   if (!text)
-    return failure(path + ": cannot open the safetensors index: " +
-                   text.getError().message());
+    return text.takeError();
   llvm::Expected<json::Value> parsed = parseBoundedJson((*text)->getBuffer(), path);
   if (!parsed)
     return parsed.takeError();

@@ -17,6 +17,10 @@
 
 namespace tfm {
 
+/// Tokenizer files (tokenizer.json, vocab.json, merges.txt, tokenizer.model,
+/// tokenizer.bin) are at most tens of megabytes for any published model.
+constexpr uint64_t kMaxTokenizerFileBytes = 1ull << 30;
+
 /// The contents of the regular file `path`, refused with a message naming
 /// `what` ("config", "tokenizer") when it is larger than `maxBytes`.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>

@@ -27,7 +27,8 @@ namespace tfm::rt {
 class Llama2cTokenizer : public Tokenizer {
 public:
   /// Reads `path`; refuses a malformed file, or one whose vocabulary size is
-  /// not `expectedVocab` (a tokenizer of another model).
+  /// not `expectedVocab` (a tokenizer of another model); a negative
+  /// `expectedVocab` accepts any size (no model to compare with).
   static llvm::Expected<std::unique_ptr<Llama2cTokenizer>>
   load(const std::string &path, int64_t expectedVocab, int32_t bosId = 1, int32_t eosId = 2);
 
