@@ -11,6 +11,7 @@ packages=(
   libicu-dev                                     # Unicode classes for the tokenizers
   libgtest-dev                                   # unit tests
   python3 python3-numpy python3-torch            # the reference oracle
+  clang-14 libclang-rt-14-dev                    # libFuzzer for tests/fuzz (tools/fuzz.sh)
 )
 
 missing=()

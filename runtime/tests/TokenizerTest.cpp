@@ -5,6 +5,7 @@
 #include "tfm/runtime/Llama2cTokenizer.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstring>
@@ -135,24 +136,38 @@ TEST(Llama2cTokenizer, RefusesMissingAndMalformedFiles) {
   EXPECT_NE(loadError("/nonexistent/tokenizer.bin", 3).find("/nonexistent/tokenizer.bin"),
             std::string::npos);
 
-  std::string good;
-  append<int32_t>(good, 4);
-  for (std::string piece : {"<u>", "a", "ab"}) {
-    append<float>(good, 0.0f);
-    append<int32_t>(good, static_cast<int32_t>(piece.size()));
-    good += piece;
-  }
-  EXPECT_EQ(loadError(writeTemp("tok_good.bin", good), 3), "");
+  // <unk>, BOS, EOS, the 256 byte tokens, then two merges.
+  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+  for (int byte = 0; byte < 256; ++byte)
+    pieces.push_back(llvm::formatv("<0x{0:X-2}>", byte).str());
+  pieces.push_back("a");
+  pieces.push_back("ab");
+  auto tokenizerFile = [](const std::vector<std::string> &pieces) {
+    std::string bytes;
+    append<int32_t>(bytes, 6);
+    for (const std::string &piece : pieces) {
+      append<float>(bytes, 0.0f);
+      append<int32_t>(bytes, static_cast<int32_t>(piece.size()));
+      bytes += piece;
+    }
+    return bytes;
+  };
+  std::string good = tokenizerFile(pieces);
+  EXPECT_EQ(loadError(writeTemp("tok_good.bin", good), 261), "");
 
-  std::string cut = loadError(writeTemp("tok_cut.bin", good.substr(0, good.size() - 1)), 3);
-  EXPECT_NE(cut.find("token 2"), std::string::npos) << cut;
+  std::string cut = loadError(writeTemp("tok_cut.bin", good.substr(0, good.size() - 1)), 261);
+  EXPECT_NE(cut.find("token 260"), std::string::npos) << cut;
   EXPECT_NE(cut.find("truncated"), std::string::npos) << cut;
 
   std::string tooLong = good;
   int32_t huge = 1000;
   std::memcpy(&tooLong[4 + 4], &huge, 4); // token 0's length
-  std::string longError = loadError(writeTemp("tok_long.bin", tooLong), 3);
+  std::string longError = loadError(writeTemp("tok_long.bin", tooLong), 261);
   EXPECT_NE(longError.find("length 1000"), std::string::npos) << longError;
+
+  // Without the byte tokens, text outside the vocabulary could not be encoded.
+  std::string small = loadError(writeTemp("tok_small.bin", tokenizerFile({"<unk>", "a"})), -1);
+  EXPECT_NE(small.find("at least 259"), std::string::npos) << small;
 
   std::string noHeader = loadError(writeTemp("tok_empty.bin", ""), 3);
   EXPECT_NE(noHeader.find("max_token_length"), std::string::npos) << noHeader;

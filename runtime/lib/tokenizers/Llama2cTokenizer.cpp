@@ -127,6 +127,13 @@ Llama2cTokenizer::load(const std::string &path, int64_t expectedVocab, int32_t b
     return failure(path + ": foreign tokenizer: it holds " +
                    std::to_string(tok->vocabSize()) + " tokens, the model's vocabulary is " +
                    std::to_string(expectedVocab));
+  // Text outside the vocabulary falls back to the byte tokens <0x00>..<0xFF>
+  // at ids 3..258 (llama2.c's run.c): a smaller vocabulary cannot encode it.
+  constexpr int64_t kMinVocab = kFirstByteToken + 256;
+  if (tok->vocabSize() < kMinVocab)
+    return failure(path + ": malformed llama2.c tokenizer: it holds " +
+                   std::to_string(tok->vocabSize()) + " tokens, expected at least " +
+                   std::to_string(kMinVocab) + " (<unk>, BOS, EOS and the 256 byte tokens)");
   return std::move(tok);
 }
 
