@@ -88,7 +88,10 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   // One compile per model however many runs ask at once: the first takes
   // the lock and compiles, the others wait and then find its result. The
   // lock is advisory (flock) and dies with its process.
-  std::string lockPath = dir + ".lock";
+  std::string lockDir = cacheDir + "/locks";
+  if (std::error_code ec = llvm::sys::fs::create_directories(lockDir))
+    return failure(lockDir + ": cannot create the model cache's locks: " + ec.message());
+  std::string lockPath = lockDir + "/" + spec->name + "-" + key + ".lock";
   int lockFd = -1;
   if (std::error_code ec = llvm::sys::fs::openFileForReadWrite(
           lockPath, lockFd, llvm::sys::fs::CD_OpenAlways, llvm::sys::fs::OF_None))
