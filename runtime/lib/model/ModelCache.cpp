@@ -96,7 +96,7 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   if (std::error_code ec = llvm::sys::fs::openFileForReadWrite(
           lockPath, lockFd, llvm::sys::fs::CD_OpenAlways, llvm::sys::fs::OF_None))
     return failure(lockPath + ": cannot open the model cache's lock: " + ec.message());
-  auto closeLock = llvm::make_scope_exit([&] {
+  llvm::scope_exit closeLock([&] {
     llvm::sys::fs::unlockFile(lockFd);
     llvm::sys::fs::closeFile(lockFd);
   });
