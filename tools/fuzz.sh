@@ -37,7 +37,7 @@ cat > "$work/tiny_llama.json" <<'JSON'
  "num_attention_heads": 2, "vocab_size": 16, "max_position_embeddings": 8}
 JSON
 cat > "$work/tiny_gpt2.json" <<'JSON'
-{"model_type": "gpt2", "n_embd": 8, "n_inner": 16, "n_layer": 2, "n_head": 2,
+{"model_type": "gpt2", "n_embd": 8, "n_inner": 16, "n_layer": 2, "n_head": 2, "bos_token_id": 0, "eos_token_id": 0,
  "vocab_size": 16, "n_positions": 8}
 JSON
 weights() { build-fuzz/bin/tfm-weights "$@" --seed 1 >/dev/null; }

@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -73,6 +74,17 @@ int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t voc
   // A default id is checked too: GPT2Config's 50256 is no token of a smaller vocabulary.
   checkTokenId(r, field, id, vocabSize);
   return id;
+}
+
+/// A number that must be finite and above zero (an epsilon, a RoPE base):
+/// -0 or a negative epsilon is no norm, and -0 would not survive the trip
+/// through the canonical JSON (it reads back as 0).
+double positiveNumber(FieldReader &r, const char *field, double fallback) {
+  double value = r.number(field, fallback);
+  if (!r.failed() && !(std::isfinite(value) && value > 0))
+    r.fail(field, "found " + FieldReader::describe(llvm::json::Value(value)) +
+                      ", expected a positive number");
+  return value;
 }
 
 /// The names a family's config gives its sizes, for messages.
@@ -152,8 +164,8 @@ void parseLlama(FieldReader &r, ModelSpec &s) {
   s.nKvHeads = r.positive("num_key_value_heads", false, s.nHeads);
   s.vocabSize = r.positive("vocab_size", true);
   s.contextLength = r.positive("max_position_embeddings", true);
-  s.normEps = r.number("rms_norm_eps", 1e-6);
-  s.ropeTheta = r.number("rope_theta", 10000.0);
+  s.normEps = positiveNumber(r, "rms_norm_eps", 1e-6);
+  s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
   s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
   s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
@@ -228,7 +240,7 @@ void parseGpt2(FieldReader &r, ModelSpec &s) {
                           "): the attention window and the position table must agree");
   }
   s.hiddenDim = r.positive("n_inner", false, 4 * s.dim); // null: 4 * n_embd
-  s.normEps = r.number("layer_norm_epsilon", 1e-5);
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   s.bosTokenId = tokenId(r, "bos_token_id", 50256, s.vocabSize);
   s.eosTokenId = tokenId(r, "eos_token_id", 50256, s.vocabSize);
