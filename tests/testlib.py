@@ -8,6 +8,7 @@ Environment (set by tests/CMakeLists.txt):
 Exit code 77 means "skipped" to CTest (SKIP_RETURN_CODE 77).
 """
 
+import argparse
 import fcntl
 import os
 import shlex
@@ -139,3 +140,14 @@ def _compile_model_locked(config_path, out_dir, extra_args):
     with open(stamp, "w") as f:
         f.write(command_text)
     return out_dir
+
+
+def run_case(doc, cases):
+    """The main of a script with one CTest test per case: `script.py CASE`
+    runs the function named CASE from the list `cases`."""
+    by_name = {f.__name__: f for f in cases}
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("case", choices=by_name)
+    args = parser.parse_args()
+    by_name[args.case]()
+    print(f"ok: {args.case}")

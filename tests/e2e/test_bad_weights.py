@@ -6,7 +6,6 @@ Each case starts from a valid file for aidreams260k written by tfm-weights
 (safetensors under Hugging Face names, or GGUF), checks that tfm-run takes
 it, then breaks one thing with Python and checks the refusal."""
 
-import argparse
 import json
 import os
 import struct
@@ -197,15 +196,9 @@ def pytorch_legacy_pickle():
     expect_refusal(path, ["PyTorch pickle", "safetensors"], "legacy PyTorch pickle")
 
 
-CASES = {f.__name__: f for f in [
-    safetensors_header_past_eof, safetensors_overlapping_offsets,
-    safetensors_offsets_out_of_range, safetensors_unknown_dtype, safetensors_missing_tensor,
-    safetensors_wrong_shape, gguf_bad_magic, gguf_unsupported_version, gguf_truncated_metadata,
-    gguf_truncated_tensor_data, gguf_quantized_tensor, pytorch_zip, pytorch_legacy_pickle]}
-
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=CASES)
-    args = parser.parse_args()
-    CASES[args.case]()
-    print(f"ok: {args.case} refused cleanly")
+    testlib.run_case(__doc__, [
+        safetensors_header_past_eof, safetensors_overlapping_offsets,
+        safetensors_offsets_out_of_range, safetensors_unknown_dtype, safetensors_missing_tensor,
+        safetensors_wrong_shape, gguf_bad_magic, gguf_unsupported_version, gguf_truncated_metadata,
+        gguf_truncated_tensor_data, gguf_quantized_tensor, pytorch_zip, pytorch_legacy_pickle])

@@ -8,7 +8,6 @@ counts, and two runs on a cold model cache compiling once.
 usage: test_hostile_input.py CASE   (environment as in tests/CMakeLists.txt)
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -246,7 +245,8 @@ def shard_path_escapes_folder():
     index = {"metadata": {}, "weight_map": {"tok_embeddings.weight": "../outside.safetensors"}}
     path = write("escaping-index/model.safetensors.index.json", json.dumps(index))
     result = aidreams.tfm_run("-p", "hello", "-n", "2", weights=path)
-    assert_refused(result, [path, "../outside.safetensors"], "a shard outside the folder")
+    assert_refused(result, [path, "../outside.safetensors", "no '..'"],
+                   "a shard outside the folder")
 
 
 def checkpoint_vocab_int_min():
@@ -359,18 +359,12 @@ def concurrent_cold_cache():
         raise AssertionError(f"two cold-cache runs compiled {compiles} times, expected once")
 
 
-CASES = {f.__name__: f for f in [
-    deep_json_config, deep_json_safetensors_header, deep_json_index, deep_json_tokenizer_json,
-    deep_json_vocab_json, huge_vocab_times_dim, huge_layer_count, huge_context, huge_ffn,
-    huge_dims_2_40, eos_list_past_vocab, gguf_escape_key_name, gguf_huge_key_name,
-    llama2c_tokenizer_1mb, response_file_prompt, literal_at_prompt, non_finite_weights,
-    logits_to_full_device, shard_path_escapes_folder, checkpoint_vocab_int_min,
-    negative_top_k, tokenize_without_model, gguf_embedded_tokenizer,
-    deterministic_seed_and_threads, concurrent_cold_cache]}
-
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=CASES)
-    args = parser.parse_args()
-    CASES[args.case]()
-    print(f"ok: {args.case}")
+    testlib.run_case(__doc__, [
+        deep_json_config, deep_json_safetensors_header, deep_json_index, deep_json_tokenizer_json,
+        deep_json_vocab_json, huge_vocab_times_dim, huge_layer_count, huge_context, huge_ffn,
+        huge_dims_2_40, eos_list_past_vocab, gguf_escape_key_name, gguf_huge_key_name,
+        llama2c_tokenizer_1mb, response_file_prompt, literal_at_prompt, non_finite_weights,
+        logits_to_full_device, shard_path_escapes_folder, checkpoint_vocab_int_min,
+        negative_top_k, tokenize_without_model, gguf_embedded_tokenizer,
+        deterministic_seed_and_threads, concurrent_cold_cache])

@@ -3,6 +3,7 @@
 
 #include "tfm/common/TensorNames.h"
 #include "tfm/common/model_abi.h"
+#include "tfm/runtime/TokenizerFactory.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -86,13 +87,18 @@ int fuzz::checkMessage(llvm::Error error) {
   return 0;
 }
 
-void fuzz::encodeAndDecode(const rt::Tokenizer &tokenizer, const std::string &text) {
+void fuzz::loadAndUseTokenizer(const std::string &path, const std::string &text) {
+  auto tokenizer = rt::loadStandaloneTokenizer(path);
+  if (!tokenizer) {
+    checkMessage(tokenizer.takeError());
+    return;
+  }
   int32_t previous = -1;
-  for (int32_t id : tokenizer.encode(text, tokenizer.addsBos())) {
-    if (id < 0 || id >= tokenizer.vocabSize())
-      propertyFailed("encode gave id " + std::to_string(id) + " outside a vocabulary of " +
-                     std::to_string(tokenizer.vocabSize()));
-    tokenizer.decode(previous, id);
+  for (int32_t id : (*tokenizer)->encode(text, (*tokenizer)->addsBos())) {
+    if (id < 0 || id >= (*tokenizer)->vocabSize())
+      propertyFailed(path + ": encode gave id " + std::to_string(id) +
+                     " outside a vocabulary of " + std::to_string((*tokenizer)->vocabSize()));
+    (*tokenizer)->decode(previous, id);
     previous = id;
   }
 }

@@ -10,7 +10,6 @@
 #define TFM_FUZZ_FUZZSUPPORT_H
 
 #include "tfm/common/Manifest.h"
-#include "tfm/runtime/Tokenizer.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -38,9 +37,10 @@ std::string sharedModelsDir();
 /// value LLVMFuzzerTestOneInput returns.
 int checkMessage(llvm::Error error);
 
-/// Encodes `text` and decodes every id, checking the ids index the
-/// vocabulary.
-void encodeAndDecode(const rt::Tokenizer &tokenizer, const std::string &text);
+/// Loads the tokenizer file at `path` without a model; a refusal goes to
+/// checkMessage, a tokenizer encodes `text` and decodes every id, which must
+/// index its vocabulary.
+void loadAndUseTokenizer(const std::string &path, const std::string &text);
 
 /// Stops the process with a message: a property the target checks failed.
 [[noreturn]] void propertyFailed(const std::string &message);

@@ -8,7 +8,6 @@
 #include "tfm/common/ModelSpec.h"
 
 using namespace tfm;
-using namespace tfm::rt;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) { return 0; }
 

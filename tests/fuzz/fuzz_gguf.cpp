@@ -9,7 +9,6 @@
 #include "tfm/common/ModelSpec.h"
 #include "tfm/runtime/GgufConfig.h"
 #include "tfm/runtime/GgufFile.h"
-#include "tfm/runtime/TokenizerFactory.h"
 #include "tfm/runtime/WeightLoader.h"
 
 using namespace tfm;
@@ -26,10 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz::checkMessage(config.takeError());
   else if (auto spec = parseModelSpec(*config, "derived config"); !spec)
     fuzz::checkMessage(spec.takeError());
-  if (auto tokenizer = loadStandaloneTokenizer(path); !tokenizer)
-    fuzz::checkMessage(tokenizer.takeError());
-  else
-    fuzz::encodeAndDecode(**tokenizer, "Hello world, <s> \xe2\x96\x81 \xff!");
+  fuzz::loadAndUseTokenizer(path, "Hello world, <s> \xe2\x96\x81 \xff!");
   if (auto weights = bindWeights(path, fuzz::tinyManifest("llama"), LoadOptions{false}); !weights)
     fuzz::checkMessage(weights.takeError());
   return 0;

@@ -5,18 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
-#include "tfm/runtime/TokenizerFactory.h"
 
 using namespace tfm;
-using namespace tfm::rt;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = fuzz::writeInput("sentencepiece/tokenizer.model", data, size);
-  auto tokenizer = loadStandaloneTokenizer(path);
-  if (!tokenizer)
-    return fuzz::checkMessage(tokenizer.takeError());
-  fuzz::encodeAndDecode(**tokenizer, "Once upon a time \xf0\x9f\x98\x80 \xff");
+  fuzz::loadAndUseTokenizer(path, "Once upon a time \xf0\x9f\x98\x80 \xff");
   return 0;
 }

@@ -6,12 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
-#include "tfm/runtime/TokenizerFactory.h"
 
 #include <algorithm>
 
 using namespace tfm;
-using namespace tfm::rt;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) { return 0; }
 
@@ -20,9 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string vocab = fuzz::writeInput("vocab-merges/vocab.json", data, split - data);
   size_t rest = split == data + size ? 0 : size - (split - data) - 1;
   fuzz::writeInput("vocab-merges/merges.txt", rest ? split + 1 : data, rest);
-  auto tokenizer = loadStandaloneTokenizer(vocab);
-  if (!tokenizer)
-    return fuzz::checkMessage(tokenizer.takeError());
-  fuzz::encodeAndDecode(**tokenizer, "Hello world <|endoftext|> \xf0\x9f\x98\x80 \xff");
+  fuzz::loadAndUseTokenizer(vocab, "Hello world <|endoftext|> \xf0\x9f\x98\x80 \xff");
   return 0;
 }

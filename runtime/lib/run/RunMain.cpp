@@ -11,6 +11,7 @@
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/CommandLine.h"
 #include "tfm/runtime/Generator.h"
+#include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/ModelSource.h"

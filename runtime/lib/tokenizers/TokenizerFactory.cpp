@@ -10,7 +10,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <fstream>
 #include <unordered_map>
 
 using namespace tfm::rt;
@@ -261,12 +260,6 @@ llvm::Expected<std::unique_ptr<Tokenizer>> tfm::rt::loadTokenizer(const std::str
                    " tokens, more than the model's vocabulary of " +
                    std::to_string(config.vocabSize) + " (a tokenizer of another model?)");
   return tok;
-}
-
-bool tfm::rt::hasGgufMagic(const std::string &file) {
-  char magic[4] = {};
-  std::ifstream in(file, std::ios::binary);
-  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
 }
 
 llvm::Expected<std::unique_ptr<Tokenizer>>

@@ -7,6 +7,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 using namespace tfm::rt;
@@ -292,6 +293,12 @@ llvm::Error GgufParser::readTensorInfos(uint64_t count) {
     f.tensorInfos.push_back(std::move(t));
   }
   return llvm::Error::success();
+}
+
+bool tfm::rt::hasGgufMagic(const std::string &path) {
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
 }
 
 llvm::Error GgufParser::parse() {

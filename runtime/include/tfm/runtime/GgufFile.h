@@ -77,6 +77,10 @@ struct GgufTensorInfo {
   int64_t elementCount() const;
 };
 
+/// Whether the file at `path` starts with GGUF's magic (a weight file that
+/// may embed its tokenizer, and then serves as one).
+bool hasGgufMagic(const std::string &path);
+
 class GgufFile {
 public:
   /// Maps and checks `path`: header, every metadata value and tensor info,

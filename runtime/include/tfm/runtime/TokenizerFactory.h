@@ -40,10 +40,6 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadTokenizer(const std::string &path
 /// a tokenizer.bin, which names none).
 llvm::Expected<std::unique_ptr<Tokenizer>> loadStandaloneTokenizer(const std::string &path);
 
-/// Whether `path` starts with GGUF's magic: such a weight file may embed
-/// its tokenizer, and then serves as one.
-bool hasGgufMagic(const std::string &path);
-
 /// The tokenizer file of a Hugging Face model folder: tokenizer.json, else
 /// vocab.json (with merges.txt), else tokenizer.model. When a folder has
 /// both tokenizer.json and tokenizer.model, the model is SentencePiece's and
