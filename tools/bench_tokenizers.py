@@ -63,14 +63,20 @@ def main():
             if not os.path.exists(path):
                 print(f"{name:40} missing: {path}")
                 continue
-            times, tokens = [], 0
+            times, tokens, refusal = [], 0, None
             for _ in range(args.rounds):
                 start = time.perf_counter()
-                out = subprocess.run([os.path.join(args.bin, "tfm-run"), "--tokenize",
-                                      "--tokenizer", path, "-f", text],
-                                     capture_output=True, text=True, check=True).stdout
+                done = subprocess.run([os.path.join(args.bin, "tfm-run"), "--tokenize",
+                                       "--tokenizer", path, "-f", text],
+                                      capture_output=True, text=True)
                 times.append(time.perf_counter() - start)
-                tokens = out.count(",") + 1
+                if done.returncode != 0:
+                    refusal = done.stderr.strip().splitlines()[-1]
+                    break
+                tokens = done.stdout.count(",") + 1
+            if refusal:
+                print(f"{name:40} refused: {refusal}")
+                continue
             print(f"{name:40} {tokens:>9} {statistics.median(times):>9.3f} "
                   f"{min(times):>7.3f} {max(times):>7.3f}")
     finally:
