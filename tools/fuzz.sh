@@ -80,6 +80,10 @@ JSON
     printf 'Once upon a time \xf0\x9f\x98\x80 \xe2\x96\x81 <s> <|endoftext|> \xff\xfe' > "$seeds/mixed" ;;
 esac
 
+# The loaders read paths, so each input is written to a file under TMPDIR
+# first: on tmpfs that runs about 3x as many executions per second.
+[ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
+
 echo "fuzz.sh: fuzz_$target for $seconds s; corpus build-fuzz/corpus/$target" >&2
 TFM_SHARED_DIR="$shared" build-fuzz/bin/"fuzz_$target" "build-fuzz/corpus/$target" "$seeds" \
   -max_total_time="$seconds" -artifact_prefix="build-fuzz/crashes/$target/" \

@@ -5,7 +5,9 @@
 // llama2.c's tokenizer.bin) encodes any bytes to ids inside its vocabulary,
 // and decoding them gives the bytes back, as Tokenizer::decode promises;
 // SentencePiece gives them back normalized as sentencepiece itself does: its
-// space symbol U+2581 in the input is a space.
+// space symbol U+2581 in the input is a space; llama2.c's tokenizer.bin
+// gives them back without the lone control bytes that run.c does not print
+// (see Llama2cTokenizer.h).
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
@@ -22,10 +24,13 @@ using namespace tfm::rt;
 
 namespace {
 
+/// What a format's decode changes in the text it was given.
+enum class Normalization { None, SpaceSymbolIsSpace, ControlBytesDropped };
+
 struct NamedTokenizer {
   std::string file;
   std::unique_ptr<Tokenizer> tokenizer;
-  bool sentencePiece;
+  Normalization normalization;
 };
 
 /// `text` as a SentencePiece decode returns it: U+2581 becomes a space.
@@ -34,6 +39,30 @@ std::string spaceSymbolsAsSpaces(std::string text) {
   for (size_t at = text.find(spaceSymbol); at != std::string::npos;
        at = text.find(spaceSymbol, at + 1))
     text.replace(at, spaceSymbol.size(), " ");
+  return text;
+}
+
+/// `text` as llama2.c's decode returns it: the C0 controls other than
+/// \t \n \v \f \r, and DEL, are gone.
+std::string withoutControlBytes(const std::string &text) {
+  std::string kept;
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if ((byte >= 0x20 && byte != 0x7f) || (byte >= '\t' && byte <= '\r'))
+      kept += c;
+  }
+  return kept;
+}
+
+std::string normalized(const std::string &text, Normalization normalization) {
+  switch (normalization) {
+  case Normalization::None:
+    return text;
+  case Normalization::SpaceSymbolIsSpace:
+    return spaceSymbolsAsSpaces(text);
+  case Normalization::ControlBytesDropped:
+    return withoutControlBytes(text);
+  }
   return text;
 }
 
@@ -54,9 +83,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     auto tokenizer = loadStandaloneTokenizer(models + "/" + file);
     if (!tokenizer)
       fuzz::propertyFailed(llvm::toString(tokenizer.takeError()));
-    bool sentencePiece = llvm::StringRef(file).contains("tokenizer.model") ||
-                         llvm::StringRef(file).contains("spm");
-    tokenizers().push_back({file, std::move(*tokenizer), sentencePiece});
+    llvm::StringRef name(file);
+    Normalization normalization = name.ends_with(".bin") ? Normalization::ControlBytesDropped
+                                  : name.contains("tokenizer.model") || name.contains("spm")
+                                      ? Normalization::SpaceSymbolIsSpace
+                                      : Normalization::None;
+    tokenizers().push_back({file, std::move(*tokenizer), normalization});
   }
   return 0;
 }
@@ -74,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       decoded += tokenizer.decode(previous, id);
       previous = id;
     }
-    if (decoded != (named.sentencePiece ? spaceSymbolsAsSpaces(text) : text))
+    if (decoded != normalized(text, named.normalization))
       fuzz::propertyFailed(named.file + ": decode(encode(text)) differs from text (" +
                            std::to_string(text.size()) + " bytes in, " +
                            std::to_string(decoded.size()) + " out)");
