@@ -12,8 +12,8 @@
 
 #include "tfm/runtime/AddedTokens.h"
 #include "tfm/runtime/GgufWriter.h"
-#include "tfm/runtime/Gpt2PreTokenizer.h"
 #include "tfm/runtime/TokenizerFactory.h"
+#include "tfm/runtime/WordSplit.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -210,14 +210,16 @@ TEST(SentencePieceTokenizer, RefusesMalformedAndUnsupportedModels) {
 
 //===--- Byte-level BPE ----------------------------------------------------===//
 
-TEST(Gpt2PreTokenizer, SplitsAsTheRegexDoes) {
-  auto words = [](llvm::StringRef text) {
-    std::vector<std::string> out;
-    for (llvm::StringRef w : splitGpt2Words(text))
-      out.push_back(w.str());
-    return out;
-  };
-  using Words = std::vector<std::string>;
+std::vector<std::string> wordsOf(llvm::StringRef text, WordSplit split) {
+  std::vector<std::string> out;
+  for (llvm::StringRef w : splitWords(text, split))
+    out.push_back(w.str());
+  return out;
+}
+using Words = std::vector<std::string>;
+
+TEST(WordSplit, Gpt2SplitsAsTheRegexDoes) {
+  auto words = [](llvm::StringRef text) { return wordsOf(text, WordSplit::Gpt2); };
   EXPECT_EQ(words("Hello world"), (Words{"Hello", " world"}));
   // \s+(?!\S) leaves the last space to lead the next word.
   EXPECT_EQ(words("  Hello"), (Words{" ", " Hello"}));
@@ -229,6 +231,20 @@ TEST(Gpt2PreTokenizer, SplitsAsTheRegexDoes) {
   // \p{L} and \p{N} beyond ASCII, and an invalid byte as punctuation.
   EXPECT_EQ(words("caf\xC3\xA9 \xD9\xA3\xFF!"),
             (Words{"caf\xC3\xA9", " \xD9\xA3", "\xFF!"}));
+}
+
+TEST(WordSplit, FalconSplitsPunctuationThenGpt2ThenDigitTriples) {
+  auto words = [](llvm::StringRef text) { return wordsOf(text, WordSplit::Falcon); };
+  // The apostrophe is punctuation before GPT-2's contractions see it; a
+  // space stays out of a punctuation run.
+  EXPECT_EQ(words("don't 12345!!x"),
+            (Words{"don", "'", "t", " ", "123", "45", "!!", "x"}));
+  // ASCII symbols count as punctuation; Unicode's symbols (the emoji) do
+  // not, its punctuation (the inverted question mark) does.
+  EXPECT_EQ(words("$5 \xF0\x9F\xA6\x99.cpp \xC2\xBFs\xC3\xAD?"),
+            (Words{"$", "5", " \xF0\x9F\xA6\x99", ".", "cpp", " ", "\xC2\xBF", "s\xC3\xAD", "?"}));
+  // Threes from the left, inside each GPT-2 word.
+  EXPECT_EQ(words("1234567 12"), (Words{"123", "456", "7", " 12"}));
 }
 
 TEST(AddedTokenMatcher, SpecialFirstThenLeftmostLongest) {
@@ -404,13 +420,25 @@ TEST(ByteLevelBpeTokenizer, RefusesBrokenVocabAndMerges) {
   EXPECT_NE(merge.find("merges.txt:2"), std::string::npos) << merge;
 
   writeFile(dir + "/merges.txt", "a b\n");
-  std::string bytes = loadError(dir + "/vocab.json", modelConfig(10));
-  EXPECT_NE(bytes.find("no token for byte 0x00"), std::string::npos) << bytes;
+  std::string result = loadError(dir + "/vocab.json", modelConfig(10));
+  EXPECT_NE(result.find("merge 0 (\"a b\") uses \"ab\", which is not in the vocabulary"),
+            std::string::npos)
+      << result;
 
   std::string lonely = tempFolder("lonely_vocab");
   writeJson(lonely + "/vocab.json", llvm::json::Object{{"a", 0}});
   std::string noMerges = loadError(lonely + "/vocab.json", modelConfig(10));
   EXPECT_NE(noMerges.find("merges.txt or vocab.bpe"), std::string::npos) << noMerges;
+}
+
+TEST(ByteLevelBpeTokenizer, DropsBytesTheVocabularyLacks) {
+  // As Hugging Face and llama.cpp do: Falcon's vocabulary lacks a few bytes.
+  std::string dir = tempFolder("partial_bytes");
+  writeJson(dir + "/vocab.json", llvm::json::Object{{"a", 0}, {"b", 1}, {"ab", 2}});
+  writeFile(dir + "/merges.txt", "#version: 0.2\na b\n");
+  auto tok = loadOrFail(dir + "/vocab.json", modelConfig(3));
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(tok->encode("abc\x03" "b", /*addBos=*/false), (std::vector<int32_t>{2, 1}));
 }
 
 //===--- GGUF --------------------------------------------------------------===//

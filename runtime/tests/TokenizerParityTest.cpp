@@ -92,6 +92,8 @@ const Source kSources[] = {
      -1, -1},
     {"MptGguf", "mpt", "models/gguf-vocab/ggml-vocab-mpt.gguf", Source::Shared, false, 50432, -1,
      -1},
+    {"FalconGguf", "falcon", "models/gguf-vocab/ggml-vocab-falcon.gguf", Source::Shared, false,
+     65024, -1, -1},
     {"LlamaSentencePieceModel", "llama-spm", "models/llama2-tokenizer/tokenizer.model",
      Source::Shared, true, 32000, -1, -1},
     {"LlamaGguf", "llama-spm", "models/gguf-vocab/ggml-vocab-llama-spm.gguf", Source::Shared,
@@ -208,7 +210,8 @@ std::string sourceName(const ::testing::TestParamInfo<Source> &info) {
 INSTANTIATE_TEST_SUITE_P(Formats, TokenizerParity, ::testing::ValuesIn(kSources), sourceName);
 INSTANTIATE_TEST_SUITE_P(Formats, TokenizerRoundTrip,
                          ::testing::Values(kSources[0], kSources[1], kSources[2], kSources[3],
-                                           kSources[4], kSources[5], kSources[6], kLlama2c),
+                                           kSources[4], kSources[5], kSources[6], kSources[7],
+                                           kLlama2c),
                          sourceName);
 
 } // namespace

@@ -1,7 +1,6 @@
 //===- ByteLevelBpeTokenizer.cpp - GPT-2 byte-level BPE --------------------===//
 #include "tfm/runtime/ByteLevelBpeTokenizer.h"
 
-#include "tfm/runtime/Gpt2PreTokenizer.h"
 
 #include "VocabularyIds.h"
 
@@ -77,6 +76,7 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   std::unique_ptr<ByteLevelBpeTokenizer> tok(new ByteLevelBpeTokenizer());
   tok->special = vocab.special;
   tok->normalization = vocab.normalization;
+  tok->wordSplit = vocab.wordSplit;
   tok->added = AddedTokenMatcher(vocab.added);
 
   // Normal tokens by their bytes: merges resolve through these only (an
@@ -101,16 +101,12 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
         slot = id;
     }
   }
-  for (int b = 0; b < 256; ++b) {
-    if (tok->byteToken[b] >= 0)
-      continue;
-    bool neverInUtf8 = b == 0xC0 || b == 0xC1 || b >= 0xF5;
-    if (!neverInUtf8)
-      return failure(src + ": the vocabulary has no token for byte " + "0x" +
-                     llvm::utohexstr(b, /*LowerCase=*/false, /*Width=*/2) +
-                     ", which byte-level BPE needs to encode UTF-8 text");
-    tok->byteToken[b] = vocab.unknown;
-  }
+  // A byte without a token of its own becomes the unknown token, or is
+  // dropped, as Hugging Face and llama.cpp do: vocabularies learnt from text
+  // lack some (Falcon's lacks 0xF2 and a dozen control characters).
+  for (int32_t &slot : tok->byteToken)
+    if (slot < 0)
+      slot = vocab.unknown;
 
   std::string left, right;
   auto lookup = [&](const std::string &text, const std::string &bytes, size_t rank,
@@ -153,7 +149,7 @@ std::vector<int32_t> ByteLevelBpeTokenizer::encode(const std::string &text,
       continue;
     }
     std::string normalized = normalizeText(fragment.text, normalization);
-    for (llvm::StringRef word : splitGpt2Words(normalized))
+    for (llvm::StringRef word : splitWords(normalized, wordSplit))
       encodeWord(word, ids);
   }
   return ids;

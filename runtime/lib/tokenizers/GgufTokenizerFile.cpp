@@ -24,9 +24,14 @@ llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// tokenizer.ggml.pre values whose word split is GPT-2's regex alone (in
-/// llama.cpp). A file without the key predates it and is GPT-2's.
-constexpr const char *kGpt2SplitPre[] = {"gpt-2", "mpt"};
+/// tokenizer.ggml.pre values and the word split llama.cpp gives each. A
+/// file without the key predates it and is GPT-2's.
+struct PreTokenizer {
+  const char *pre;
+  WordSplit split;
+};
+constexpr PreTokenizer kPreTokenizers[] = {
+    {"gpt-2", WordSplit::Gpt2}, {"mpt", WordSplit::Gpt2}, {"falcon", WordSplit::Falcon}};
 
 /// Reads the optional key `key` into `out` with `get`.
 template <typename T, typename Get>
@@ -116,12 +121,15 @@ llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, Commo
   std::string pre = "gpt-2";
   if (llvm::Error e = readOptional(file, "tokenizer.ggml.pre", pre, &GgufFile::getString))
     return std::move(e);
-  if (!llvm::is_contained(kGpt2SplitPre, pre))
+  const PreTokenizer *known = llvm::find_if(
+      kPreTokenizers, [&](const PreTokenizer &p) { return pre == p.pre; });
+  if (known == std::end(kPreTokenizers))
     return failure(path + ": tokenizer.ggml.pre is " + quoted(pre) +
-                   "; supported: the word splits of \"gpt-2\" and \"mpt\"");
+                   "; supported: \"gpt-2\", \"mpt\" and \"falcon\"");
 
   ByteLevelBpeVocabulary vocab;
   vocab.source = path;
+  vocab.wordSplit = known->split;
   auto merges = file.getStringArray("tokenizer.ggml.merges");
   if (!merges)
     return merges.takeError();

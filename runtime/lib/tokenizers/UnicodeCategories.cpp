@@ -22,6 +22,10 @@ CharClass tfm::rt::classifyCodepoint(char32_t codepoint) {
   return CharClass::Other;
 }
 
+bool tfm::rt::isPunctuation(char32_t codepoint) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(codepoint)) & U_GC_P_MASK) != 0;
+}
+
 std::vector<TextChar> tfm::rt::splitCharacters(llvm::StringRef text) {
   std::vector<TextChar> chars;
   chars.reserve(text.size());

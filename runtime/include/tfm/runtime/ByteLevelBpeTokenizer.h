@@ -2,7 +2,7 @@
 //
 // GPT-2's tokenizer (also MPT's, GPT-NeoX's, StarCoder's with their own
 // vocabularies): added tokens are cut out of the text (AddedTokens.h), the
-// rest is split into words by GPT-2's regex (Gpt2PreTokenizer.h), and each
+// rest is split into words by GPT-2's regex or Falcon's (WordSplit.h), and each
 // word's bytes are merged pairwise, always the adjacent pair of lowest merge
 // rank first (leftmost on a tie), until no ranked pair is left.
 //
@@ -20,6 +20,7 @@
 #include "tfm/runtime/AddedTokens.h"
 #include "tfm/runtime/Tokenizer.h"
 #include "tfm/runtime/UnicodeCategories.h"
+#include "tfm/runtime/WordSplit.h"
 
 #include "llvm/Support/Error.h"
 
@@ -41,12 +42,14 @@ struct ByteLevelBpeVocabulary {
   std::vector<AddedToken> added;
   SpecialTokens special;
   /// Stands for a byte the vocabulary has no token for (-1: such a byte is
-  /// dropped, as Hugging Face does). Vocabularies learnt from UTF-8 text
-  /// may lack the bytes UTF-8 never uses (C0, C1, F5..FF); all others are
-  /// required.
+  /// dropped, as Hugging Face and llama.cpp do). Vocabularies learnt from
+  /// text may lack some bytes, most often those UTF-8 never uses (C0, C1,
+  /// F5..FF); decoding then does not give such bytes back.
   int32_t unknown = -1;
   /// tokenizer.json's "normalizer"; GGUF and vocab.json carry none.
   Normalization normalization = Normalization::None;
+  /// GGUF's tokenizer.ggml.pre; the other formats are GPT-2's.
+  WordSplit wordSplit = WordSplit::Gpt2;
 };
 
 class ByteLevelBpeTokenizer : public Tokenizer {
@@ -81,6 +84,7 @@ private:
   std::unordered_map<uint64_t, Merge> merges; // by pairKey(left, right)
   AddedTokenMatcher added;
   Normalization normalization = Normalization::None;
+  WordSplit wordSplit = WordSplit::Gpt2;
 
   // Words recur; their merges are remembered (up to a bound) as Hugging
   // Face's BPE does.

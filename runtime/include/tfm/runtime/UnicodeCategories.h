@@ -39,6 +39,9 @@ std::vector<TextChar> splitCharacters(llvm::StringRef text);
 /// The class of one code point.
 CharClass classifyCodepoint(char32_t codepoint);
 
+/// Whether a code point is punctuation: general category P*.
+bool isPunctuation(char32_t codepoint);
+
 enum class Normalization { None, NFC, NFD, NFKC, NFKD };
 
 /// `text` in normalization form `form`; invalid UTF-8 bytes stay as they are

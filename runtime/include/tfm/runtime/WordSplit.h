@@ -1,0 +1,39 @@
+//===- WordSplit.h - Byte-level BPE's split of text into words --*- C++ -*-===//
+//
+// Byte-level BPE merges inside words only. GPT-2 (and MPT, StarCoder, ...)
+// cut text into words with the regex
+//
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// which is matched here by hand over the characters of the text, with the
+// same leftmost-first alternation and backtracking the regex engine does.
+//
+// Falcon splits three times, each split working inside the pieces of the
+// one before (llama.cpp's "falcon" pre-tokenizer, after Hugging Face's
+// Punctuation, ByteLevel and Split pre-tokenizers of Falcon's
+// tokenizer.json):
+//
+//   1. runs of punctuation, [\p{P}$+<=>^~|`]+ (every ASCII punctuation or
+//      symbol character, and Unicode's punctuation), and the text between;
+//   2. GPT-2's regex above;
+//   3. [0-9][0-9][0-9]: ASCII digits in threes from the left.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_WORDSPLIT_H
+#define TFM_RUNTIME_WORDSPLIT_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <vector>
+
+namespace tfm::rt {
+
+enum class WordSplit { Gpt2, Falcon };
+
+/// The words of `text` in order, as slices of it; they tile the text, so
+/// invalid UTF-8 bytes land in some word too (as punctuation would).
+std::vector<llvm::StringRef> splitWords(llvm::StringRef text, WordSplit split);
+
+} // namespace tfm::rt
+
+#endif // TFM_RUNTIME_WORDSPLIT_H
