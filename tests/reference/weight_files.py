@@ -64,8 +64,48 @@ def read_safetensors(path):
 _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
                  10: "<Q", 11: "<q", 12: "<d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
-# ggml tensor types this reader converts: f32, f16, bf16.
+# ggml tensor types this reader converts: f32, f16, bf16, and the block
+# formats q4_0, q8_0, q4_K and q6_K (below).
 _GGML_TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f2"), 30: None}
+
+
+def _halves(raw):
+    return raw.view("<f2").astype(np.float32)
+
+
+def _q8_0(blocks):  # 34 bytes: f16 d, int8 q[32]
+    return _halves(blocks[:, 0:2]) * blocks[:, 2:].view(np.int8).astype(np.float32)
+
+
+def _q4_0(blocks):  # 18 bytes: f16 d, byte j = element j (low nibble), j+16 (high)
+    q = blocks[:, 2:]
+    levels = np.concatenate([q & 0xF, q >> 4], axis=1).astype(np.float32) - 8
+    return _halves(blocks[:, 0:2]) * levels
+
+
+def _q4_k(blocks):  # 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, q[128]
+    d, dmin = _halves(blocks[:, 0:2]), _halves(blocks[:, 2:4])
+    p = blocks[:, 4:16].astype(np.int32)
+    scale = np.concatenate([p[:, 0:4] & 63, (p[:, 8:12] & 0xF) | ((p[:, 0:4] >> 6) << 4)], axis=1)
+    mins = np.concatenate([p[:, 4:8] & 63, (p[:, 8:12] >> 4) | ((p[:, 4:8] >> 6) << 4)], axis=1)
+    q = blocks[:, 16:].reshape(-1, 4, 32)  # chunks of 64 elements: low nibbles, then high
+    levels = np.stack([q & 0xF, q >> 4], axis=2).reshape(-1, 8, 32).astype(np.float32)
+    return (d[:, :, None] * scale[:, :, None] * levels - dmin[:, :, None] * mins[:, :, None]).reshape(-1, 256)
+
+
+def _q6_k(blocks):  # 210 bytes: ql[128], qh[64], int8 scales[16], f16 d
+    ql = blocks[:, 0:128].reshape(-1, 2, 64).astype(np.int32)
+    qh = blocks[:, 128:192].reshape(-1, 2, 32).astype(np.int32)
+    scales = blocks[:, 192:208].view(np.int8).astype(np.float32)
+    d = _halves(blocks[:, 208:210])
+    parts = [(ql[:, :, 0:32] & 0xF) | ((qh & 3) << 4), (ql[:, :, 32:64] & 0xF) | (((qh >> 2) & 3) << 4),
+             (ql[:, :, 0:32] >> 4) | (((qh >> 4) & 3) << 4), (ql[:, :, 32:64] >> 4) | (((qh >> 6) & 3) << 4)]
+    levels = np.concatenate(parts, axis=2).reshape(-1, 256).astype(np.float32) - 32
+    return d * np.repeat(scales, 16, axis=1) * levels
+
+
+# ggml type id: (elements per block, bytes per block, decoder of [blocks, bytes] uint8)
+_GGML_BLOCKS = {8: (32, 34, _q8_0), 2: (32, 18, _q4_0), 12: (256, 144, _q4_k), 14: (256, 210, _q6_k)}
 
 
 class _Cursor:
@@ -94,8 +134,9 @@ class _Cursor:
         raise WeightFileError(f"unknown GGUF value type {kind}")
 
 
-def read_gguf(path):
-    """Returns (metadata dict, {tensor name: float64 tensor})."""
+def read_gguf(path, with_types=False):
+    """Returns (metadata dict, {tensor name: float64 tensor}), and with
+    `with_types` also {tensor name: ggml type id}."""
     with open(path, "rb") as f:
         data = f.read()
     c = _Cursor(data)
@@ -119,13 +160,19 @@ def read_gguf(path):
     base = (c.pos + alignment - 1) // alignment * alignment
     tensors = {}
     for name, ne, kind, offset in infos:
-        if kind not in _GGML_TYPES:
+        if kind not in _GGML_TYPES and kind not in _GGML_BLOCKS:
             raise WeightFileError(f"{path}: tensor {name}: ggml type {kind} not readable here")
         count = int(np.prod(ne))
         start = base + offset
-        if kind == 30:
+        if kind in _GGML_BLOCKS:
+            elements, nbytes, decode = _GGML_BLOCKS[kind]
+            blocks = np.frombuffer(data, dtype=np.uint8, count=count // elements * nbytes, offset=start)
+            values = decode(blocks.reshape(-1, nbytes))
+        elif kind == 30:
             values = _bf16_to_f32(np.frombuffer(data, dtype="<u2", count=count, offset=start))
         else:
             values = np.frombuffer(data, dtype=_GGML_TYPES[kind], count=count, offset=start)
         tensors[name] = torch.from_numpy(values.astype(np.float64).reshape(list(reversed(ne))))
+    if with_types:
+        return metadata, tensors, {name: kind for name, _, kind, _ in infos}
     return metadata, tensors

@@ -387,5 +387,67 @@ class ManifestFormats(unittest.TestCase):
             self.assertFalse(os.path.exists(out + ".gguf"))
 
 
+class BlockFormats(unittest.TestCase):
+    """GGUF's block formats: matrices quantized, vectors kept in f32, values
+    within what each format's bits allow of the f32 file's (same seed). The
+    reader's decoders follow ggml's layouts (weight_files.py)."""
+
+    # ggml type id and the largest relative root-mean-square error per matrix
+    FORMATS = {"q8_0": (8, 0.006), "q4_0": (2, 0.09), "q4_k": (12, 0.085), "q6_k": (14, 0.02)}
+    # every row (hidden 256, FFN 512) holds whole blocks of 256
+    SHAPE = {"hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4,
+             "num_key_value_heads": 2, "vocab_size": 64}
+
+    def gguf(self, config_path, dtype):
+        out = os.path.join(testlib.work_dir("tfm-weights"), f"blocks-{dtype}.gguf")
+        result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--seed", "9",
+                              "--format", "gguf", "--dtype", dtype])
+        self.assertEqual(result[0], 0, result[2])
+        return weight_files.read_gguf(out, with_types=True)
+
+    def test_matrices_in_the_block_format_vectors_in_f32(self):
+        config_path, _ = write_config("blocks", **self.SHAPE)
+        _, exact, exact_types = self.gguf(config_path, "f32")
+        self.assertEqual(set(exact_types.values()), {0})
+        for dtype, (ggml_type, bound) in self.FORMATS.items():
+            with self.subTest(dtype=dtype):
+                _, values, types = self.gguf(config_path, dtype)
+                self.assertEqual(sorted(values), sorted(exact))
+                for name, reference in exact.items():
+                    ref = reference.numpy()
+                    if ref.ndim == 1:
+                        self.assertEqual(types[name], 0, name)
+                        np.testing.assert_array_equal(values[name].numpy(), ref, name)
+                        continue
+                    self.assertEqual(types[name], ggml_type, name)
+                    error = values[name].numpy() - ref
+                    relative = math.sqrt((error ** 2).mean() / (ref ** 2).mean())
+                    self.assertLess(relative, bound, name)
+                    self.assertGreater(relative, 0.0, name)  # quantized, not copied
+
+    def test_rows_that_do_not_hold_whole_blocks_are_refused(self):
+        config_path, _ = write_config("odd-rows")  # hidden 64: blocks of 32 fit, of 256 do not
+        out = os.path.join(testlib.work_dir("tfm-weights"), "odd-rows.gguf")
+        tool = testlib.bin("tfm-weights")
+        for dtype in ["q4_k", "q6_k"]:
+            testlib.assert_clean_failure(
+                testlib.run([tool, config_path, "-o", out, "--format", "gguf", "--dtype", dtype]),
+                ["token_embd.weight", "rows of 64 elements", f"{dtype}'s block of 256"], "tfm-weights")
+            self.assertFalse(os.path.exists(out))
+        self.assertEqual(testlib.run([tool, config_path, "-o", out, "--format", "gguf",
+                                      "--dtype", "q4_0"])[0], 0)
+
+    def test_block_formats_are_gguf_only(self):
+        config_path, _ = write_config("blocks-safetensors", **self.SHAPE)
+        out = os.path.join(testlib.work_dir("tfm-weights"), "blocks-safetensors")
+        testlib.assert_clean_failure(
+            testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--format",
+                         "safetensors", "--dtype", "q8_0"]),
+            ["--dtype q8_0", "GGUF only"], "tfm-weights")
+        testlib.assert_clean_failure(
+            testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--dtype", "q5_k"]),
+            ["'q5_k'", "q4_k"], "tfm-weights")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -38,10 +38,32 @@ void addHyperparameters(const ModelSpec &s, rt::GgufWriter &w) {
 /// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
 bool isTokenizerKey(llvm::StringRef key) { return key.starts_with("tokenizer."); }
 
-uint32_t ggmlType(DType type) {
-  return type == DType::F32 ? rt::GgmlF32
-         : type == DType::F16 ? rt::GgmlF16
-                                    : rt::GgmlBF16;
+uint32_t ggmlType(const ElementEncoding &encoding) {
+  if (encoding.block)
+    return blockLayout(*encoding.block).ggmlType;
+  return encoding.plain == DType::F32   ? rt::GgmlF32
+         : encoding.plain == DType::F16 ? rt::GgmlF16
+                                        : rt::GgmlBF16;
+}
+
+/// How tensor `t` is stored when the file's type is `encoding`: a block
+/// format applies to matrices, whose rows must hold whole blocks.
+llvm::Expected<ElementEncoding> tensorEncoding(const WeightTensor &t,
+                                               const ElementEncoding &encoding) {
+  if (!encoding.block)
+    return encoding;
+  if (t.shape.size() != 2)
+    return ElementEncoding{};
+  const BlockLayout &layout = blockLayout(*encoding.block);
+  if (t.shape[1] % layout.blockElements != 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "tensor '" + t.name + "': rows of " + std::to_string(t.shape[1]) +
+            " elements are not a multiple of " + layout.name + "'s block of " +
+            std::to_string(layout.blockElements) + " elements" +
+            (layout.blockElements > 32 ? " (q8_0 and q4_0 take rows of any multiple of 32)"
+                                       : ""));
+  return encoding;
 }
 
 } // namespace
@@ -70,8 +92,8 @@ tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::s
 }
 
 std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                               uint64_t seed, DType type, const rt::GgufFile *vocabulary,
-                               const std::string &path) {
+                               uint64_t seed, const ElementEncoding &encoding,
+                               const rt::GgufFile *vocabulary, const std::string &path) {
   rt::GgufWriter w;
   w.addString("general.architecture", spec.family);
   w.addString("general.name", spec.name);
@@ -82,9 +104,14 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
       if (isTokenizerKey(key))
         w.addValue(key, *vocabulary->find(key));
   uint64_t totalBytes = 0;
+  std::vector<ElementEncoding> encodings;
   for (const WeightTensor &t : tensors) {
-    w.addTensor(t.name, t.shape, ggmlType(type));
-    totalBytes += t.numElements() * dtypeBytes(type);
+    llvm::Expected<ElementEncoding> stored = tensorEncoding(t, encoding);
+    if (!stored)
+      return path + ": " + llvm::toString(stored.takeError());
+    w.addTensor(t.name, t.shape, ggmlType(*stored));
+    totalBytes += stored->bytes(t.numElements());
+    encodings.push_back(*stored);
   }
 
   std::error_code ec;
@@ -93,7 +120,7 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
     return path + ": cannot open for writing: " + ec.message();
   rt::Progress progress("writing weights", totalBytes);
   llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
-    streamRandomTensor(tensors[i], seed, type, out, progress);
+    streamRandomTensor(tensors[i], seed, encodings[i], out, progress);
     return llvm::Error::success();
   });
   os.close();

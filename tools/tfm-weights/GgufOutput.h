@@ -29,11 +29,13 @@ llvm::Expected<std::unique_ptr<rt::GgufFile>>
 openVocabulary(const std::string &path, const ModelSpec &spec, const std::string &source);
 
 /// Writes `tensors` of a `spec` model to `path`, with the tokenizer metadata
-/// (every "tokenizer." key) of `vocabulary` when one is given. Returns "" or
-/// what went wrong; the partial file is removed on failure.
+/// (every "tokenizer." key) of `vocabulary` when one is given. With a block
+/// format, every matrix is stored in it and the vectors (norms, biases) in
+/// f32, as llama.cpp's quantized files do. Returns "" or what went wrong; the
+/// partial file is removed on failure.
 std::string writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                          uint64_t seed, DType type, const rt::GgufFile *vocabulary,
-                          const std::string &path);
+                          uint64_t seed, const ElementEncoding &encoding,
+                          const rt::GgufFile *vocabulary, const std::string &path);
 
 } // namespace tfm
 

@@ -122,13 +122,13 @@ std::string tfm::writeLlama2c(const ModelSpec &s, const std::vector<WeightTensor
   writeInt32(os, s.contextLength);
 
   for (const WeightTensor *t : order) {
-    streamRandomTensor(*t, seed, DType::F32, os, progress);
+    streamRandomTensor(*t, seed, ElementEncoding{}, os, progress);
     if (os.has_error())
       return "write failed in tensor '" + t->name + "'";
   }
   writeRopeTable(s, /*imaginary=*/false, os, progress);
   writeRopeTable(s, /*imaginary=*/true, os, progress);
   if (head)
-    streamRandomTensor(*head, seed, DType::F32, os, progress);
+    streamRandomTensor(*head, seed, ElementEncoding{}, os, progress);
   return "";
 }

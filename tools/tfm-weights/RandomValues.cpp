@@ -61,16 +61,19 @@ void TensorValueStream::next(float *out, size_t n) {
   }
 }
 
-void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed, DType type,
-                             llvm::raw_ostream &os, rt::Progress &progress) {
-  constexpr size_t kChunk = size_t(1) << 20;
+void tfm::streamRandomTensor(const WeightTensor &tensor, uint64_t seed,
+                             const ElementEncoding &encoding, llvm::raw_ostream &os,
+                             rt::Progress &progress) {
+  // Whole rows, so that a block format's blocks never straddle two chunks.
+  const int64_t row = tensor.shape.empty() ? 1 : tensor.shape.back();
+  const int64_t chunkElements = std::max<int64_t>(1, (int64_t(1) << 20) / row) * row;
   TensorValueStream values(tensor, seed);
-  std::vector<float> chunk(kChunk);
+  std::vector<float> chunk(static_cast<size_t>(std::min(chunkElements, tensor.numElements())));
   for (int64_t left = tensor.numElements(); left > 0;) {
-    size_t n = static_cast<size_t>(std::min<int64_t>(left, kChunk));
+    size_t n = static_cast<size_t>(std::min(left, chunkElements));
     values.next(chunk.data(), n);
-    writeElements(chunk.data(), n, type, os);
-    progress.advance(n * dtypeBytes(type));
+    writeElements(chunk.data(), n, encoding, os);
+    progress.advance(encoding.bytes(static_cast<int64_t>(n)));
     left -= static_cast<int64_t>(n);
   }
 }

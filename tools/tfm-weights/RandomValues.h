@@ -41,10 +41,12 @@ private:
   uint64_t state;
 };
 
-/// Streams the tensor's values to `os` encoded as `type`, in bounded
-/// chunks, so a tensor of any size is written without holding it in memory.
-void streamRandomTensor(const WeightTensor &tensor, uint64_t seed, DType type,
-                        llvm::raw_ostream &os, rt::Progress &progress);
+/// Streams the tensor's values to `os` encoded as `encoding`, in bounded
+/// chunks of whole rows, so a tensor of any size is written without holding
+/// it in memory.
+void streamRandomTensor(const WeightTensor &tensor, uint64_t seed,
+                        const ElementEncoding &encoding, llvm::raw_ostream &os,
+                        rt::Progress &progress);
 
 /// All of the tensor's values (row-major), for writers that rearrange them.
 std::vector<float> randomTensorValues(const WeightTensor &tensor, uint64_t seed);

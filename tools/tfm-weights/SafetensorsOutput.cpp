@@ -63,11 +63,11 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
   llvm::Error e = writer.write(os, [&](size_t i, llvm::raw_ostream &out) {
     const HfTensor &t = tensors[i];
     if (t.layout == HfLayout::Same) {
-      streamRandomTensor(*t.tensor, seed, type, out, progress);
+      streamRandomTensor(*t.tensor, seed, ElementEncoding{type, std::nullopt}, out, progress);
     } else {
       std::vector<float> values = toHfLayout(randomTensorValues(*t.tensor, seed),
                                              t.tensor->shape, t.layout, spec.headDim);
-      writeElements(values.data(), values.size(), type, out);
+      writeElements(values.data(), values.size(), ElementEncoding{type, std::nullopt}, out);
       progress.advance(values.size() * dtypeBytes(type));
     }
     return llvm::Error::success();

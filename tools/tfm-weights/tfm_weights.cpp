@@ -1,7 +1,8 @@
 //===- tfm_weights.cpp - Random weights for any model ----------------------===//
 //
 // tfm-weights (CONFIG | --model DIR) -o OUT [--format llama2c|safetensors|gguf]
-//             [--dtype f32|f16|bf16] [--shards N] [--vocab FILE.gguf] [--seed N]
+//             [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q6_k] [--shards N]
+//             [--vocab FILE.gguf] [--seed N]
 //
 // Writes deterministic random weights, so any shape can be compiled, run and
 // checked against the reference without a real checkpoint. The tensor list
@@ -49,11 +50,11 @@ cl::opt<WeightFormat> fileFormat(
                           "Hugging Face names and layouts, in a folder"),
                clEnumValN(WeightFormat::Gguf, "gguf",
                           "GGUF v3 under llama.cpp names")));
-cl::opt<tfm::DType> dtype(
-    "dtype", cl::init(tfm::DType::F32), cl::desc("Element type (safetensors, gguf)"),
-    cl::values(clEnumValN(tfm::DType::F32, "f32", "32-bit float"),
-               clEnumValN(tfm::DType::F16, "f16", "IEEE half"),
-               clEnumValN(tfm::DType::BF16, "bf16", "bfloat16")));
+cl::opt<std::string> dtypeName(
+    "dtype", cl::init("f32"),
+    cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q6_k "
+             "(gguf: matrices in GGUF's block format, vectors in f32)"),
+    cl::value_desc("type"));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
 cl::opt<std::string> vocabPath("vocab",
@@ -108,7 +109,7 @@ Expected<Model> loadModel() {
 }
 
 /// Option combinations that cannot work, or "".
-std::string usageError() {
+std::string usageError(const tfm::ElementEncoding &encoding) {
   const bool fromConfig = !configPath.empty(), fromModel = !modelDir.empty();
   if (fromConfig == fromModel)
     return fromConfig ? "give a config or --model DIR, not both"
@@ -116,8 +117,10 @@ std::string usageError() {
   const char *name = fileFormat == WeightFormat::Safetensors ? "safetensors"
                      : fileFormat == WeightFormat::Gguf      ? "gguf"
                                                          : "llama2c";
-  if (fileFormat == WeightFormat::Llama2c && dtype != tfm::DType::F32)
+  if (fileFormat == WeightFormat::Llama2c && dtypeName != "f32")
     return "--dtype: the llama2c format holds f32 only";
+  if (encoding.block && fileFormat != WeightFormat::Gguf)
+    return "--dtype " + dtypeName + ": block formats are written as GGUF only (--format gguf)";
   if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
     return std::string("--shards applies to --format safetensors, not ") + name;
   if (!vocabPath.empty() && fileFormat != WeightFormat::Gguf)
@@ -148,7 +151,10 @@ std::string writeLlama2cFile(const Model &m) {
 
 int main(int argc, char **argv) {
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
-  std::string usage = usageError();
+  std::optional<tfm::ElementEncoding> encoding = tfm::parseElementEncoding(dtypeName);
+  if (!encoding)
+    return fail("--dtype: '" + dtypeName + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q6_k");
+  std::string usage = usageError(*encoding);
   if (!usage.empty())
     return fail(usage);
   Expected<Model> model = loadModel();
@@ -161,7 +167,8 @@ int main(int argc, char **argv) {
     error = writeLlama2cFile(*model);
     break;
   case WeightFormat::Safetensors:
-    error = tfm::writeSafetensorsFolder(model->spec, model->tensors, seed, dtype, shards,
+    error = tfm::writeSafetensorsFolder(model->spec, model->tensors, seed,
+                                        encoding->plain, shards,
                                         outputPath);
     break;
   case WeightFormat::Gguf: {
@@ -172,8 +179,8 @@ int main(int argc, char **argv) {
         return fail(toString(opened.takeError()));
       vocabulary = std::move(*opened);
     }
-    error = tfm::writeGgufFile(model->spec, model->tensors, seed, dtype, vocabulary.get(),
-                               outputPath);
+    error = tfm::writeGgufFile(model->spec, model->tensors, seed,
+                               *encoding, vocabulary.get(), outputPath);
     break;
   }
   }

@@ -2,6 +2,7 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "tfm/runtime/GgufFile.h"
+#include "tfm/common/HalfFloat.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/runtime/Llama2cCheckpoint.h"
 #include "tfm/runtime/Progress.h"
@@ -42,30 +43,6 @@ struct FoundTensor {
 /// Finds the tensor standing for a manifest tensor, or says why not.
 using TensorFinder = std::function<llvm::Expected<FoundTensor>(const TensorSpec &)>;
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) { // inf, nan
-    bits = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else { // subnormal: normalise into f32's range
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 float loadElement(DType type, const uint8_t *p) {
   if (type == DType::F32) {
     float f;
@@ -74,12 +51,7 @@ float loadElement(DType type, const uint8_t *p) {
   }
   uint16_t h;
   std::memcpy(&h, p, sizeof h);
-  if (type == DType::F16)
-    return halfToFloat(h);
-  uint32_t bits = uint32_t(h) << 16; // bf16 is the top half of an f32
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return type == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
 }
 
 /// Writes the manifest layout of `t` into `out` (element count of the

@@ -1,0 +1,263 @@
+//===- BlockQuant.cpp - GGUF's block-quantized weight formats -------------===//
+#include "tfm/common/BlockQuant.h"
+
+#include "tfm/common/HalfFloat.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+using namespace tfm;
+
+namespace {
+
+constexpr BlockLayout kLayouts[] = {
+    {BlockFormat::Q8_0, "q8_0", 8, 32, 34},
+    {BlockFormat::Q4_0, "q4_0", 2, 32, 18},
+    {BlockFormat::Q4_K, "q4_k", 12, 256, 144},
+    {BlockFormat::Q6_K, "q6_k", 14, 256, 210},
+};
+
+void storeHalf(uint8_t *at, float value) {
+  uint16_t h = toHalf(value);
+  std::memcpy(at, &h, sizeof h);
+}
+
+float loadHalf(const uint8_t *at) {
+  uint16_t h;
+  std::memcpy(&h, at, sizeof h);
+  return halfToFloat(h);
+}
+
+/// The element of largest magnitude, with its sign (the first one on a tie).
+float signedAbsMax(const float *x, int n) {
+  float best = 0.0f;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > std::fabs(best))
+      best = x[i];
+  return best;
+}
+
+int roundClamped(float value, int lo, int hi) {
+  return std::clamp(static_cast<int>(std::lrint(value)), lo, hi);
+}
+
+//===--- q8_0: the largest magnitude maps to +-127 ------------------------===//
+
+void quantizeQ8_0(const float *x, uint8_t *block) {
+  float amax = 0.0f;
+  for (int i = 0; i < 32; ++i)
+    amax = std::max(amax, std::fabs(x[i]));
+  float d = amax / 127.0f;
+  float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+  storeHalf(block, d);
+  for (int i = 0; i < 32; ++i)
+    block[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[i] * inverse)));
+}
+
+void dequantizeQ8_0(const uint8_t *block, float *y) {
+  float d = loadHalf(block);
+  for (int i = 0; i < 32; ++i)
+    y[i] = d * static_cast<int8_t>(block[2 + i]);
+}
+
+//===--- q4_0: the largest magnitude maps to -8 ---------------------------===//
+
+void quantizeQ4_0(const float *x, uint8_t *block) {
+  float d = signedAbsMax(x, 32) / -8.0f;
+  float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+  storeHalf(block, d);
+  auto level = [&](float v) {
+    // Truncating v/d + 8.5 rounds to nearest; +8 (the extreme's mirror) is 15.
+    return static_cast<uint8_t>(std::min(15, static_cast<int>(v * inverse + 8.5f)));
+  };
+  for (int j = 0; j < 16; ++j)
+    block[2 + j] = static_cast<uint8_t>(level(x[j]) | (level(x[j + 16]) << 4));
+}
+
+void dequantizeQ4_0(const uint8_t *block, float *y) {
+  float d = loadHalf(block);
+  for (int j = 0; j < 16; ++j) {
+    y[j] = d * ((block[2 + j] & 0xF) - 8);
+    y[j + 16] = d * ((block[2 + j] >> 4) - 8);
+  }
+}
+
+//===--- q4_K: 8 sub-blocks of 32, each with a 6-bit scale and minimum ----===//
+
+/// Sub-block j's scale and minimum from the 12 packed bytes: j < 4 in the
+/// low 6 bits of bytes j and j+4; j >= 4 as nibbles of byte j+4 with their
+/// top 2 bits in the top bits of bytes j-4 (scale) and j (minimum).
+void unpackQ4KScale(const uint8_t *packed, int j, int &scale, int &min) {
+  if (j < 4) {
+    scale = packed[j] & 63;
+    min = packed[j + 4] & 63;
+  } else {
+    scale = (packed[j + 4] & 0xF) | ((packed[j - 4] >> 6) << 4);
+    min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+  }
+}
+
+void packQ4KScales(const int *scale, const int *min, uint8_t *packed) {
+  std::memset(packed, 0, 12);
+  for (int j = 0; j < 4; ++j) {
+    packed[j] = static_cast<uint8_t>(scale[j]);
+    packed[j + 4] = static_cast<uint8_t>(min[j]);
+  }
+  for (int j = 4; j < 8; ++j) {
+    packed[j + 4] = static_cast<uint8_t>((scale[j] & 0xF) | ((min[j] & 0xF) << 4));
+    packed[j - 4] |= static_cast<uint8_t>((scale[j] >> 4) << 6);
+    packed[j] |= static_cast<uint8_t>((min[j] >> 4) << 6);
+  }
+}
+
+void quantizeQ4_K(const float *x, uint8_t *block) {
+  // Each sub-block spans [-min, -min + 15*scale]; the minimum is stored as
+  // a non-negative offset, so a sub-block of positive values starts at 0.
+  float subScale[8], subMin[8];
+  for (int j = 0; j < 8; ++j) {
+    const float *sub = x + 32 * j;
+    float lo = std::min(0.0f, *std::min_element(sub, sub + 32));
+    float hi = *std::max_element(sub, sub + 32);
+    subScale[j] = (hi - lo) / 15.0f;
+    subMin[j] = -lo;
+  }
+  float d = *std::max_element(subScale, subScale + 8) / 63.0f;
+  float dmin = *std::max_element(subMin, subMin + 8) / 63.0f;
+  storeHalf(block, d);
+  storeHalf(block + 2, dmin);
+  d = loadHalf(block); // quantize against the scales as stored
+  dmin = loadHalf(block + 2);
+  int scale[8], min[8];
+  for (int j = 0; j < 8; ++j) {
+    scale[j] = d > 0.0f ? roundClamped(subScale[j] / d, 0, 63) : 0;
+    min[j] = dmin > 0.0f ? roundClamped(subMin[j] / dmin, 0, 63) : 0;
+  }
+  packQ4KScales(scale, min, block + 4);
+  uint8_t level[256];
+  for (int e = 0; e < 256; ++e) {
+    int j = e / 32;
+    float step = d * scale[j], offset = dmin * min[j];
+    level[e] = step > 0.0f ? static_cast<uint8_t>(roundClamped((x[e] + offset) / step, 0, 15))
+                           : 0;
+  }
+  uint8_t *qs = block + 16;
+  for (int chunk = 0; chunk < 4; ++chunk)
+    for (int l = 0; l < 32; ++l)
+      qs[32 * chunk + l] =
+          static_cast<uint8_t>(level[64 * chunk + l] | (level[64 * chunk + 32 + l] << 4));
+}
+
+void dequantizeQ4_K(const uint8_t *block, float *y) {
+  float d = loadHalf(block), dmin = loadHalf(block + 2);
+  const uint8_t *qs = block + 16;
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    int scaleLo, minLo, scaleHi, minHi;
+    unpackQ4KScale(block + 4, 2 * chunk, scaleLo, minLo);
+    unpackQ4KScale(block + 4, 2 * chunk + 1, scaleHi, minHi);
+    for (int l = 0; l < 32; ++l) {
+      uint8_t q = qs[32 * chunk + l];
+      y[64 * chunk + l] = d * scaleLo * (q & 0xF) - dmin * minLo;
+      y[64 * chunk + 32 + l] = d * scaleHi * (q >> 4) - dmin * minHi;
+    }
+  }
+}
+
+//===--- q6_K: 16 sub-blocks of 16, each with an int8 scale ---------------===//
+
+void quantizeQ6_K(const float *x, uint8_t *block) {
+  // As q4_0 at both levels: a sub-block's largest magnitude maps to -32,
+  // the largest sub-block scale to -128.
+  float subScale[16];
+  for (int j = 0; j < 16; ++j)
+    subScale[j] = signedAbsMax(x + 16 * j, 16) / -32.0f;
+  float d = signedAbsMax(subScale, 16) / -128.0f;
+  uint8_t *ql = block, *qh = block + 128, *scales = block + 192;
+  storeHalf(block + 208, d);
+  d = loadHalf(block + 208);
+  int scale[16];
+  for (int j = 0; j < 16; ++j) {
+    scale[j] = d != 0.0f ? roundClamped(subScale[j] / d, -128, 127) : 0;
+    scales[j] = static_cast<uint8_t>(static_cast<int8_t>(scale[j]));
+  }
+  uint8_t level[256]; // q + 32, in 0..63
+  for (int e = 0; e < 256; ++e) {
+    float step = d * scale[e / 16];
+    level[e] = static_cast<uint8_t>(
+        (step != 0.0f ? roundClamped(x[e] / step, -32, 31) : 0) + 32);
+  }
+  // Per half of 128: ql[l] holds elements l (low nibble) and l+64 (high),
+  // ql[l+32] elements l+32 and l+96; qh[l] their top 2 bits, in that order.
+  for (int half = 0; half < 2; ++half) {
+    const uint8_t *u = level + 128 * half;
+    for (int l = 0; l < 32; ++l) {
+      ql[64 * half + l] = static_cast<uint8_t>((u[l] & 0xF) | ((u[l + 64] & 0xF) << 4));
+      ql[64 * half + l + 32] = static_cast<uint8_t>((u[l + 32] & 0xF) | ((u[l + 96] & 0xF) << 4));
+      qh[32 * half + l] = static_cast<uint8_t>((u[l] >> 4) | ((u[l + 32] >> 4) << 2) |
+                                               ((u[l + 64] >> 4) << 4) | ((u[l + 96] >> 4) << 6));
+    }
+  }
+}
+
+void dequantizeQ6_K(const uint8_t *block, float *y) {
+  const uint8_t *ql = block, *qh = block + 128;
+  const auto *scales = reinterpret_cast<const int8_t *>(block + 192);
+  float d = loadHalf(block + 208);
+  for (int half = 0; half < 2; ++half) {
+    float *out = y + 128 * half;
+    const uint8_t *low = ql + 64 * half, *high = qh + 32 * half;
+    const int8_t *sc = scales + 8 * half;
+    for (int l = 0; l < 32; ++l) {
+      int q1 = ((low[l] & 0xF) | (((high[l] >> 0) & 3) << 4)) - 32;
+      int q2 = ((low[l + 32] & 0xF) | (((high[l] >> 2) & 3) << 4)) - 32;
+      int q3 = ((low[l] >> 4) | (((high[l] >> 4) & 3) << 4)) - 32;
+      int q4 = ((low[l + 32] >> 4) | (((high[l] >> 6) & 3) << 4)) - 32;
+      out[l] = d * sc[l / 16] * q1;
+      out[l + 32] = d * sc[l / 16 + 2] * q2;
+      out[l + 64] = d * sc[l / 16 + 4] * q3;
+      out[l + 96] = d * sc[l / 16 + 6] * q4;
+    }
+  }
+}
+
+} // namespace
+
+const BlockLayout &tfm::blockLayout(BlockFormat format) {
+  return kLayouts[static_cast<int>(format)];
+}
+
+std::optional<BlockFormat> tfm::parseBlockFormat(std::string_view name) {
+  for (const BlockLayout &layout : kLayouts)
+    if (name == layout.name)
+      return layout.format;
+  return std::nullopt;
+}
+
+int64_t tfm::blockRowBytes(BlockFormat format, int64_t n) {
+  const BlockLayout &layout = blockLayout(format);
+  assert(n % layout.blockElements == 0 && "row length must be a multiple of the block size");
+  return n / layout.blockElements * layout.blockBytes;
+}
+
+void tfm::quantizeRow(BlockFormat format, const float *x, int64_t n, uint8_t *out) {
+  const BlockLayout &layout = blockLayout(format);
+  assert(n % layout.blockElements == 0 && "row length must be a multiple of the block size");
+  auto quantize = format == BlockFormat::Q8_0   ? quantizeQ8_0
+                  : format == BlockFormat::Q4_0 ? quantizeQ4_0
+                  : format == BlockFormat::Q4_K ? quantizeQ4_K
+                                                : quantizeQ6_K;
+  for (int64_t b = 0; b < n / layout.blockElements; ++b)
+    quantize(x + b * layout.blockElements, out + b * layout.blockBytes);
+}
+
+void tfm::dequantizeRow(BlockFormat format, const uint8_t *in, int64_t n, float *y) {
+  const BlockLayout &layout = blockLayout(format);
+  assert(n % layout.blockElements == 0 && "row length must be a multiple of the block size");
+  auto dequantize = format == BlockFormat::Q8_0   ? dequantizeQ8_0
+                    : format == BlockFormat::Q4_0 ? dequantizeQ4_0
+                    : format == BlockFormat::Q4_K ? dequantizeQ4_K
+                                                  : dequantizeQ6_K;
+  for (int64_t b = 0; b < n / layout.blockElements; ++b)
+    dequantize(in + b * layout.blockBytes, y + b * layout.blockElements);
+}
