@@ -16,6 +16,7 @@ constexpr BlockLayout kLayouts[] = {
     {BlockFormat::Q8_0, "q8_0", 8, 32, 34},
     {BlockFormat::Q4_0, "q4_0", 2, 32, 18},
     {BlockFormat::Q4_K, "q4_k", 12, 256, 144},
+    {BlockFormat::Q5_K, "q5_k", 13, 256, 176},
     {BlockFormat::Q6_K, "q6_k", 14, 256, 210},
 };
 
@@ -84,12 +85,12 @@ void dequantizeQ4_0(const uint8_t *block, float *y) {
   }
 }
 
-//===--- q4_K: 8 sub-blocks of 32, each with a 6-bit scale and minimum ----===//
+//===--- q4_K and q5_K: 8 sub-blocks of 32 with 6-bit scales and minimums ===//
 
 /// Sub-block j's scale and minimum from the 12 packed bytes: j < 4 in the
 /// low 6 bits of bytes j and j+4; j >= 4 as nibbles of byte j+4 with their
 /// top 2 bits in the top bits of bytes j-4 (scale) and j (minimum).
-void unpackQ4KScale(const uint8_t *packed, int j, int &scale, int &min) {
+void unpackScaleAndMin(const uint8_t *packed, int j, int &scale, int &min) {
   if (j < 4) {
     scale = packed[j] & 63;
     min = packed[j + 4] & 63;
@@ -99,7 +100,7 @@ void unpackQ4KScale(const uint8_t *packed, int j, int &scale, int &min) {
   }
 }
 
-void packQ4KScales(const int *scale, const int *min, uint8_t *packed) {
+void packScalesAndMins(const int *scale, const int *min, uint8_t *packed) {
   std::memset(packed, 0, 12);
   for (int j = 0; j < 4; ++j) {
     packed[j] = static_cast<uint8_t>(scale[j]);
@@ -112,56 +113,95 @@ void packQ4KScales(const int *scale, const int *min, uint8_t *packed) {
   }
 }
 
-void quantizeQ4_K(const float *x, uint8_t *block) {
-  // Each sub-block spans [-min, -min + 15*scale]; the minimum is stored as
-  // a non-negative offset, so a sub-block of positive values starts at 0.
+/// q4_K and q5_K: fills the 16-byte header (f16 d, f16 dmin, the packed
+/// scales and minimums) and each element's level in 0..maxLevel. Each
+/// sub-block spans [-min, -min + maxLevel*scale]; the minimum is stored as a
+/// non-negative offset, so a sub-block of positive values starts at 0.
+void quantizeScaleMin(const float *x, int maxLevel, uint8_t *header, uint8_t *level) {
   float subScale[8], subMin[8];
   for (int j = 0; j < 8; ++j) {
     const float *sub = x + 32 * j;
     float lo = std::min(0.0f, *std::min_element(sub, sub + 32));
     float hi = *std::max_element(sub, sub + 32);
-    subScale[j] = (hi - lo) / 15.0f;
+    subScale[j] = (hi - lo) / maxLevel;
     subMin[j] = -lo;
   }
-  float d = *std::max_element(subScale, subScale + 8) / 63.0f;
-  float dmin = *std::max_element(subMin, subMin + 8) / 63.0f;
-  storeHalf(block, d);
-  storeHalf(block + 2, dmin);
-  d = loadHalf(block); // quantize against the scales as stored
-  dmin = loadHalf(block + 2);
+  storeHalf(header, *std::max_element(subScale, subScale + 8) / 63.0f);
+  storeHalf(header + 2, *std::max_element(subMin, subMin + 8) / 63.0f);
+  float d = loadHalf(header), dmin = loadHalf(header + 2); // as stored
   int scale[8], min[8];
   for (int j = 0; j < 8; ++j) {
     scale[j] = d > 0.0f ? roundClamped(subScale[j] / d, 0, 63) : 0;
     min[j] = dmin > 0.0f ? roundClamped(subMin[j] / dmin, 0, 63) : 0;
   }
-  packQ4KScales(scale, min, block + 4);
-  uint8_t level[256];
+  packScalesAndMins(scale, min, header + 4);
   for (int e = 0; e < 256; ++e) {
-    int j = e / 32;
-    float step = d * scale[j], offset = dmin * min[j];
-    level[e] = step > 0.0f ? static_cast<uint8_t>(roundClamped((x[e] + offset) / step, 0, 15))
+    float step = d * scale[e / 32], offset = dmin * min[e / 32];
+    level[e] = step > 0.0f ? static_cast<uint8_t>(roundClamped((x[e] + offset) / step, 0, maxLevel))
                            : 0;
   }
-  uint8_t *qs = block + 16;
+}
+
+/// The inverse of quantizeScaleMin given the levels.
+void dequantizeScaleMin(const uint8_t *header, const uint8_t *level, float *y) {
+  float d = loadHalf(header), dmin = loadHalf(header + 2);
+  for (int j = 0; j < 8; ++j) {
+    int scale, min;
+    unpackScaleAndMin(header + 4, j, scale, min);
+    for (int l = 0; l < 32; ++l)
+      y[32 * j + l] = d * scale * level[32 * j + l] - dmin * min;
+  }
+}
+
+// In both, byte l of the 32 for chunk c of 64 elements holds the low 4 bits
+// of elements 64c+l (low nibble) and 64c+32+l (high nibble).
+void packNibbles(const uint8_t *level, uint8_t *qs) {
   for (int chunk = 0; chunk < 4; ++chunk)
     for (int l = 0; l < 32; ++l)
-      qs[32 * chunk + l] =
-          static_cast<uint8_t>(level[64 * chunk + l] | (level[64 * chunk + 32 + l] << 4));
+      qs[32 * chunk + l] = static_cast<uint8_t>((level[64 * chunk + l] & 0xF) |
+                                                ((level[64 * chunk + 32 + l] & 0xF) << 4));
+}
+
+void unpackNibbles(const uint8_t *qs, uint8_t *level) {
+  for (int chunk = 0; chunk < 4; ++chunk)
+    for (int l = 0; l < 32; ++l) {
+      level[64 * chunk + l] = qs[32 * chunk + l] & 0xF;
+      level[64 * chunk + 32 + l] = qs[32 * chunk + l] >> 4;
+    }
+}
+
+void quantizeQ4_K(const float *x, uint8_t *block) {
+  uint8_t level[256];
+  quantizeScaleMin(x, 15, block, level);
+  packNibbles(level, block + 16);
 }
 
 void dequantizeQ4_K(const uint8_t *block, float *y) {
-  float d = loadHalf(block), dmin = loadHalf(block + 2);
-  const uint8_t *qs = block + 16;
-  for (int chunk = 0; chunk < 4; ++chunk) {
-    int scaleLo, minLo, scaleHi, minHi;
-    unpackQ4KScale(block + 4, 2 * chunk, scaleLo, minLo);
-    unpackQ4KScale(block + 4, 2 * chunk + 1, scaleHi, minHi);
-    for (int l = 0; l < 32; ++l) {
-      uint8_t q = qs[32 * chunk + l];
-      y[64 * chunk + l] = d * scaleLo * (q & 0xF) - dmin * minLo;
-      y[64 * chunk + 32 + l] = d * scaleHi * (q >> 4) - dmin * minHi;
-    }
-  }
+  uint8_t level[256];
+  unpackNibbles(block + 16, level);
+  dequantizeScaleMin(block, level, y);
+}
+
+//===--- q5_K: q4_K with a fifth bit per element --------------------------===//
+
+// The fifth bit of element 64c + 32h + l is bit 2c + h of qh[l].
+void quantizeQ5_K(const float *x, uint8_t *block) {
+  uint8_t level[256];
+  quantizeScaleMin(x, 31, block, level);
+  uint8_t *qh = block + 16;
+  std::memset(qh, 0, 32);
+  for (int e = 0; e < 256; ++e)
+    qh[e % 32] |= static_cast<uint8_t>((level[e] >> 4) << (e / 32));
+  packNibbles(level, block + 48);
+}
+
+void dequantizeQ5_K(const uint8_t *block, float *y) {
+  uint8_t level[256];
+  unpackNibbles(block + 48, level);
+  const uint8_t *qh = block + 16;
+  for (int e = 0; e < 256; ++e)
+    level[e] |= static_cast<uint8_t>(((qh[e % 32] >> (e / 32)) & 1) << 4);
+  dequantizeScaleMin(block, level, y);
 }
 
 //===--- q6_K: 16 sub-blocks of 16, each with an int8 scale ---------------===//
@@ -246,6 +286,7 @@ void tfm::quantizeRow(BlockFormat format, const float *x, int64_t n, uint8_t *ou
   auto quantize = format == BlockFormat::Q8_0   ? quantizeQ8_0
                   : format == BlockFormat::Q4_0 ? quantizeQ4_0
                   : format == BlockFormat::Q4_K ? quantizeQ4_K
+                  : format == BlockFormat::Q5_K ? quantizeQ5_K
                                                 : quantizeQ6_K;
   for (int64_t b = 0; b < n / layout.blockElements; ++b)
     quantize(x + b * layout.blockElements, out + b * layout.blockBytes);
@@ -257,6 +298,7 @@ void tfm::dequantizeRow(BlockFormat format, const uint8_t *in, int64_t n, float 
   auto dequantize = format == BlockFormat::Q8_0   ? dequantizeQ8_0
                     : format == BlockFormat::Q4_0 ? dequantizeQ4_0
                     : format == BlockFormat::Q4_K ? dequantizeQ4_K
+                    : format == BlockFormat::Q5_K ? dequantizeQ5_K
                                                   : dequantizeQ6_K;
   for (int64_t b = 0; b < n / layout.blockElements; ++b)
     dequantize(in + b * layout.blockBytes, y + b * layout.blockElements);

@@ -65,7 +65,7 @@ _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 
                  10: "<Q", 11: "<q", 12: "<d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
 # ggml tensor types this reader converts: f32, f16, bf16, and the block
-# formats q4_0, q8_0, q4_K and q6_K (below).
+# formats q4_0, q8_0, q4_K, q5_K and q6_K (below).
 _GGML_TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f2"), 30: None}
 
 
@@ -83,14 +83,30 @@ def _q4_0(blocks):  # 18 bytes: f16 d, byte j = element j (low nibble), j+16 (hi
     return _halves(blocks[:, 0:2]) * levels
 
 
-def _q4_k(blocks):  # 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, q[128]
-    d, dmin = _halves(blocks[:, 0:2]), _halves(blocks[:, 2:4])
-    p = blocks[:, 4:16].astype(np.int32)
+def _scales_and_mins(packed):
+    """q4_K's and q5_K's 12 bytes: 6-bit scales and minimums of 8 sub-blocks."""
+    p = packed.astype(np.int32)
     scale = np.concatenate([p[:, 0:4] & 63, (p[:, 8:12] & 0xF) | ((p[:, 0:4] >> 6) << 4)], axis=1)
     mins = np.concatenate([p[:, 4:8] & 63, (p[:, 8:12] >> 4) | ((p[:, 4:8] >> 6) << 4)], axis=1)
+    return scale, mins
+
+
+def _q4_k(blocks):  # 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, q[128]
+    d, dmin = _halves(blocks[:, 0:2]), _halves(blocks[:, 2:4])
+    scale, mins = _scales_and_mins(blocks[:, 4:16])
     q = blocks[:, 16:].reshape(-1, 4, 32)  # chunks of 64 elements: low nibbles, then high
     levels = np.stack([q & 0xF, q >> 4], axis=2).reshape(-1, 8, 32).astype(np.float32)
     return (d[:, :, None] * scale[:, :, None] * levels - dmin[:, :, None] * mins[:, :, None]).reshape(-1, 256)
+
+
+def _q5_k(blocks):  # 176 bytes: q4_K's 16-byte header, fifth bits qh[32], low nibbles q[128]
+    d, dmin = _halves(blocks[:, 0:2]), _halves(blocks[:, 2:4])
+    scale, mins = _scales_and_mins(blocks[:, 4:16])
+    fifth = (blocks[:, 16:48][:, None, :] >> np.arange(8, dtype=np.uint8)[None, :, None]) & 1  # [b, 8, 32]
+    q = blocks[:, 48:].reshape(-1, 4, 32)
+    levels = np.stack([q & 0xF, q >> 4], axis=2).reshape(-1, 8, 32) | (fifth << 4)
+    return (d[:, :, None] * scale[:, :, None] * levels.astype(np.float32)
+            - dmin[:, :, None] * mins[:, :, None]).reshape(-1, 256)
 
 
 def _q6_k(blocks):  # 210 bytes: ql[128], qh[64], int8 scales[16], f16 d
@@ -105,7 +121,8 @@ def _q6_k(blocks):  # 210 bytes: ql[128], qh[64], int8 scales[16], f16 d
 
 
 # ggml type id: (elements per block, bytes per block, decoder of [blocks, bytes] uint8)
-_GGML_BLOCKS = {8: (32, 34, _q8_0), 2: (32, 18, _q4_0), 12: (256, 144, _q4_k), 14: (256, 210, _q6_k)}
+_GGML_BLOCKS = {8: (32, 34, _q8_0), 2: (32, 18, _q4_0), 12: (256, 144, _q4_k), 13: (256, 176, _q5_k),
+                14: (256, 210, _q6_k)}
 
 
 class _Cursor:

@@ -393,7 +393,8 @@ class BlockFormats(unittest.TestCase):
     reader's decoders follow ggml's layouts (weight_files.py)."""
 
     # ggml type id and the largest relative root-mean-square error per matrix
-    FORMATS = {"q8_0": (8, 0.006), "q4_0": (2, 0.09), "q4_k": (12, 0.085), "q6_k": (14, 0.02)}
+    FORMATS = {"q8_0": (8, 0.006), "q4_0": (2, 0.09), "q4_k": (12, 0.085), "q5_k": (13, 0.042),
+               "q6_k": (14, 0.02)}
     # every row (hidden 256, FFN 512) holds whole blocks of 256
     SHAPE = {"hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4,
              "num_key_value_heads": 2, "vocab_size": 64}
@@ -429,7 +430,7 @@ class BlockFormats(unittest.TestCase):
         config_path, _ = write_config("odd-rows")  # hidden 64: blocks of 32 fit, of 256 do not
         out = os.path.join(testlib.work_dir("tfm-weights"), "odd-rows.gguf")
         tool = testlib.bin("tfm-weights")
-        for dtype in ["q4_k", "q6_k"]:
+        for dtype in ["q4_k", "q5_k", "q6_k"]:
             testlib.assert_clean_failure(
                 testlib.run([tool, config_path, "-o", out, "--format", "gguf", "--dtype", dtype]),
                 ["token_embd.weight", "rows of 64 elements", f"{dtype}'s block of 256"], "tfm-weights")
@@ -445,8 +446,8 @@ class BlockFormats(unittest.TestCase):
                          "safetensors", "--dtype", "q8_0"]),
             ["--dtype q8_0", "GGUF only"], "tfm-weights")
         testlib.assert_clean_failure(
-            testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--dtype", "q5_k"]),
-            ["'q5_k'", "q4_k"], "tfm-weights")
+            testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--dtype", "q3_k"]),
+            ["'q3_k'", "q4_k"], "tfm-weights")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 #include "RandomValues.h"
 
+#include "tfm/runtime/GgufConfig.h"
 #include "tfm/runtime/GgufWriter.h"
 #include "tfm/runtime/Progress.h"
 
@@ -12,27 +13,6 @@
 using namespace tfm;
 
 namespace {
-
-/// llama.cpp's hyperparameter keys for the two families tfm compiles.
-void addHyperparameters(const ModelSpec &s, rt::GgufWriter &w) {
-  const std::string arch = s.family;
-  auto u32 = [&](const char *key, int64_t value) {
-    w.addU32(arch + "." + key, static_cast<uint32_t>(value));
-  };
-  u32("context_length", s.contextLength);
-  u32("embedding_length", s.dim);
-  u32("block_count", s.nLayers);
-  u32("feed_forward_length", s.hiddenDim);
-  u32("attention.head_count", s.nHeads);
-  if (s.family == "gpt2") {
-    w.addF32(arch + ".attention.layer_norm_epsilon", static_cast<float>(s.normEps));
-    return;
-  }
-  u32("attention.head_count_kv", s.nKvHeads);
-  u32("rope.dimension_count", s.headDim);
-  w.addF32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.normEps));
-  w.addF32(arch + ".rope.freq_base", static_cast<float>(s.ropeTheta));
-}
 
 /// The tokenizer section of a GGUF: tokenizer.ggml.* (tokens, scores, merges,
 /// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
@@ -95,10 +75,8 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
                                uint64_t seed, const ElementEncoding &encoding,
                                const rt::GgufFile *vocabulary, const std::string &path) {
   rt::GgufWriter w;
-  w.addString("general.architecture", spec.family);
-  w.addString("general.name", spec.name);
+  rt::addGgufModelMetadata(spec, w);
   w.setAlignment(32);
-  addHyperparameters(spec, w);
   if (vocabulary)
     for (const std::string &key : vocabulary->keys())
       if (isTokenizerKey(key))

@@ -11,7 +11,7 @@
 #ifndef TFM_WEIGHTS_GGUFOUTPUT_H
 #define TFM_WEIGHTS_GGUFOUTPUT_H
 
-#include "ElementEncoding.h"
+#include "tfm/common/ElementEncoding.h"
 #include "WeightTensors.h"
 
 #include "tfm/runtime/GgufFile.h"

@@ -9,7 +9,7 @@
 #ifndef TFM_WEIGHTS_RANDOMVALUES_H
 #define TFM_WEIGHTS_RANDOMVALUES_H
 
-#include "ElementEncoding.h"
+#include "tfm/common/ElementEncoding.h"
 #include "WeightTensors.h"
 
 #include "tfm/runtime/Progress.h"

@@ -10,7 +10,7 @@
 #ifndef TFM_WEIGHTS_SAFETENSORSOUTPUT_H
 #define TFM_WEIGHTS_SAFETENSORSOUTPUT_H
 
-#include "ElementEncoding.h"
+#include "tfm/common/ElementEncoding.h"
 #include "WeightTensors.h"
 
 #include <string>

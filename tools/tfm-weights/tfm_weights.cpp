@@ -1,7 +1,7 @@
 //===- tfm_weights.cpp - Random weights for any model ----------------------===//
 //
 // tfm-weights (CONFIG | --model DIR) -o OUT [--format llama2c|safetensors|gguf]
-//             [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q6_k] [--shards N]
+//             [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--shards N]
 //             [--vocab FILE.gguf] [--seed N]
 //
 // Writes deterministic random weights, so any shape can be compiled, run and
@@ -52,8 +52,8 @@ cl::opt<WeightFormat> fileFormat(
                           "GGUF v3 under llama.cpp names")));
 cl::opt<std::string> dtypeName(
     "dtype", cl::init("f32"),
-    cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q6_k "
-             "(gguf: matrices in GGUF's block format, vectors in f32)"),
+    cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q5_k, "
+             "q6_k (gguf: matrices in GGUF's block format, vectors in f32)"),
     cl::value_desc("type"));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
   std::optional<tfm::ElementEncoding> encoding = tfm::parseElementEncoding(dtypeName);
   if (!encoding)
-    return fail("--dtype: '" + dtypeName + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q6_k");
+    return fail("--dtype: '" + dtypeName + "' is not one of " + tfm::kElementEncodingNames);
   std::string usage = usageError(*encoding);
   if (!usage.empty())
     return fail(usage);

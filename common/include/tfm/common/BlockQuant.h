@@ -12,6 +12,8 @@
 //   q4_K  256 elements, 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit
 //          scales sc[8] and mins m[8] packed, 4-bit q[256];
 //          element e of sub-block s = e/32: x = d*sc[s]*q - dmin*m[s]
+//   q5_K  256 elements, 176 bytes: q4_K's header, then the fifth bits
+//          qh[32], then the low 4 bits as q4_K stores them
 //   q6_K  256 elements, 210 bytes: low 4 bits ql[128], high 2 bits qh[64],
 //          int8 scales sc[16], f16 d; sub-block s = e/16:
 //          x = d*sc[s]*(q-32)
@@ -33,11 +35,11 @@
 
 namespace tfm {
 
-enum class BlockFormat { Q8_0, Q4_0, Q4_K, Q6_K };
+enum class BlockFormat { Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
 
 struct BlockLayout {
   BlockFormat format;
-  const char *name;     // "q8_0", "q4_0", "q4_k", "q6_k": the command line's spelling
+  const char *name;     // "q8_0", "q4_0", "q4_k", "q5_k", "q6_k": the command line's spelling
   uint32_t ggmlType;    // GGUF's tensor type id
   int64_t blockElements;
   int64_t blockBytes;

@@ -1,5 +1,5 @@
 //===- ElementEncoding.cpp - f32 values as a weight file stores them ------===//
-#include "ElementEncoding.h"
+#include "tfm/common/ElementEncoding.h"
 
 #include "tfm/common/HalfFloat.h"
 
@@ -20,6 +20,8 @@ std::string ElementEncoding::name() const {
 int64_t ElementEncoding::bytes(int64_t n) const {
   return block ? blockRowBytes(*block, n) : n * dtypeBytes(plain);
 }
+
+const char *const tfm::kElementEncodingNames = "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k";
 
 std::optional<ElementEncoding> tfm::parseElementEncoding(std::string_view name) {
   if (std::optional<BlockFormat> block = parseBlockFormat(name))

@@ -1,4 +1,4 @@
-//===- ElementEncoding.h - f32 values as a weight file stores them -*- C++ -*-===//
+//===- ElementEncoding.h - f32 values as weight files store them -*- C++ -*-===//
 //
 // How values are stored: a plain element type (f32, f16, bf16) or one of
 // GGUF's block formats (tfm/common/BlockQuant.h), which quantize whole rows.
@@ -32,7 +32,8 @@ struct ElementEncoding {
   int64_t bytes(int64_t n) const;
 };
 
-/// f32, f16, bf16, q8_0, q4_0, q4_k or q6_k.
+/// The names parseElementEncoding takes, for messages: "f32, f16, ..., q6_k".
+extern const char *const kElementEncodingNames;
 std::optional<ElementEncoding> parseElementEncoding(std::string_view name);
 
 /// Writes `n` values encoded as `encoding`, little-endian; for a block
