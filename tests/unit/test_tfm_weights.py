@@ -429,6 +429,8 @@ class BlockFormats(unittest.TestCase):
     def test_rows_that_do_not_hold_whole_blocks_are_refused(self):
         config_path, _ = write_config("odd-rows")  # hidden 64: blocks of 32 fit, of 256 do not
         out = os.path.join(testlib.work_dir("tfm-weights"), "odd-rows.gguf")
+        if os.path.exists(out):
+            os.remove(out)  # from an earlier run
         tool = testlib.bin("tfm-weights")
         for dtype in ["q4_k", "q5_k", "q6_k"]:
             testlib.assert_clean_failure(

@@ -134,3 +134,25 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
   os << llvm::formatv("{0:2}", json::Value(std::move(config)));
   return text;
 }
+
+void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
+  w.addString("general.architecture", s.family);
+  w.addString("general.name", s.name);
+  const std::string arch = s.family;
+  auto u32 = [&](const char *key, int64_t value) {
+    w.addU32(arch + "." + key, static_cast<uint32_t>(value));
+  };
+  u32("context_length", s.contextLength);
+  u32("embedding_length", s.dim);
+  u32("block_count", s.nLayers);
+  u32("feed_forward_length", s.hiddenDim);
+  u32("attention.head_count", s.nHeads);
+  if (s.family == "gpt2") {
+    w.addF32(arch + ".attention.layer_norm_epsilon", static_cast<float>(s.normEps));
+    return;
+  }
+  u32("attention.head_count_kv", s.nKvHeads);
+  u32("rope.dimension_count", s.headDim);
+  w.addF32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.normEps));
+  w.addF32(arch + ".rope.freq_base", static_cast<float>(s.ropeTheta));
+}

@@ -10,7 +10,9 @@
 #ifndef TFM_RUNTIME_GGUFCONFIG_H
 #define TFM_RUNTIME_GGUFCONFIG_H
 
+#include "tfm/common/ModelSpec.h"
 #include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/GgufWriter.h"
 
 #include "llvm/Support/Error.h"
 
@@ -22,6 +24,11 @@ namespace tfm::rt {
 /// "llama" and "gpt2"); `name` becomes the config's "name". Errors name the
 /// file and the metadata key.
 llvm::Expected<std::string> configJsonFromGguf(const GgufFile &file, const std::string &name);
+
+/// The reverse, for files tfm writes: general.architecture, general.name and
+/// llama.cpp's hyperparameter keys for `spec`, which configJsonFromGguf
+/// reads back as the same spec.
+void addGgufModelMetadata(const ModelSpec &spec, GgufWriter &writer);
 
 } // namespace tfm::rt
 
