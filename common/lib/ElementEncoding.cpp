@@ -21,8 +21,6 @@ int64_t ElementEncoding::bytes(int64_t n) const {
   return block ? blockRowBytes(*block, n) : n * dtypeBytes(plain);
 }
 
-const char *const tfm::kElementEncodingNames = "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k";
-
 std::optional<ElementEncoding> tfm::parseElementEncoding(std::string_view name) {
   if (std::optional<BlockFormat> block = parseBlockFormat(name))
     return ElementEncoding{DType::F32, block};

@@ -426,6 +426,25 @@ class BlockFormats(unittest.TestCase):
                     self.assertLess(relative, bound, name)
                     self.assertGreater(relative, 0.0, name)  # quantized, not copied
 
+    def test_q4_k_m_mixes_as_llama_cpp_does(self):
+        # Eight layers: llama.cpp gives attn_v and ffn_down of layers 0, 3, 6, 7 more bits.
+        config_path, _ = write_config("blocks-mix", num_hidden_layers=8, **self.SHAPE)
+        metadata, values, types = self.gguf(config_path, "q4_k_m")
+        _, exact, _ = self.gguf(config_path, "f32")
+        self.assertEqual(metadata["general.file_type"], 15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+        self.assertEqual(types["output.weight"], 14)
+        self.assertEqual(types["token_embd.weight"], 12)
+        for layer in range(8):
+            more = 14 if layer in (0, 3, 6, 7) else 12
+            self.assertEqual(types[f"blk.{layer}.attn_v.weight"], more, layer)
+            self.assertEqual(types[f"blk.{layer}.ffn_down.weight"], more, layer)
+            self.assertEqual(types[f"blk.{layer}.attn_q.weight"], 12, layer)
+            self.assertEqual(types[f"blk.{layer}.attn_norm.weight"], 0, layer)
+        for name, reference in exact.items():
+            ref = reference.numpy()
+            error = values[name].numpy() - ref
+            self.assertLess(math.sqrt((error ** 2).mean() / (ref ** 2).mean()), 0.085, name)
+
     def test_rows_that_do_not_hold_whole_blocks_are_refused(self):
         config_path, _ = write_config("odd-rows")  # hidden 64: blocks of 32 fit, of 256 do not
         out = os.path.join(testlib.work_dir("tfm-weights"), "odd-rows.gguf")
@@ -449,7 +468,7 @@ class BlockFormats(unittest.TestCase):
             ["--dtype q8_0", "GGUF only"], "tfm-weights")
         testlib.assert_clean_failure(
             testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out, "--dtype", "q3_k"]),
-            ["'q3_k'", "q4_k"], "tfm-weights")
+            ["'q3_k'", "q4_k_m"], "tfm-weights")
 
 
 if __name__ == "__main__":

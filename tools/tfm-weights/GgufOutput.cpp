@@ -26,26 +26,6 @@ uint32_t ggmlType(const ElementEncoding &encoding) {
                                         : rt::GgmlBF16;
 }
 
-/// How tensor `t` is stored when the file's type is `encoding`: a block
-/// format applies to matrices, whose rows must hold whole blocks.
-llvm::Expected<ElementEncoding> tensorEncoding(const WeightTensor &t,
-                                               const ElementEncoding &encoding) {
-  if (!encoding.block)
-    return encoding;
-  if (t.shape.size() != 2)
-    return ElementEncoding{};
-  const BlockLayout &layout = blockLayout(*encoding.block);
-  if (t.shape[1] % layout.blockElements != 0)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "tensor '" + t.name + "': rows of " + std::to_string(t.shape[1]) +
-            " elements are not a multiple of " + layout.name + "'s block of " +
-            std::to_string(layout.blockElements) + " elements" +
-            (layout.blockElements > 32 ? " (q8_0 and q4_0 take rows of any multiple of 32)"
-                                       : ""));
-  return encoding;
-}
-
 } // namespace
 
 llvm::Expected<std::unique_ptr<rt::GgufFile>>
@@ -72,10 +52,12 @@ tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::s
 }
 
 std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                               uint64_t seed, const ElementEncoding &encoding,
+                               uint64_t seed, const WeightFileType &type,
                                const rt::GgufFile *vocabulary, const std::string &path) {
   rt::GgufWriter w;
   rt::addGgufModelMetadata(spec, w);
+  if (std::optional<uint32_t> fileType = type.llamaFileType())
+    w.addU32("general.file_type", *fileType);
   w.setAlignment(32);
   if (vocabulary)
     for (const std::string &key : vocabulary->keys())
@@ -84,7 +66,8 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
   uint64_t totalBytes = 0;
   std::vector<ElementEncoding> encodings;
   for (const WeightTensor &t : tensors) {
-    llvm::Expected<ElementEncoding> stored = tensorEncoding(t, encoding);
+    llvm::Expected<ElementEncoding> stored =
+        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings);
     if (!stored)
       return path + ": " + llvm::toString(stored.takeError());
     w.addTensor(t.name, t.shape, ggmlType(*stored));

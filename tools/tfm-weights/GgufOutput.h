@@ -11,7 +11,7 @@
 #ifndef TFM_WEIGHTS_GGUFOUTPUT_H
 #define TFM_WEIGHTS_GGUFOUTPUT_H
 
-#include "tfm/common/ElementEncoding.h"
+#include "tfm/common/WeightFileType.h"
 #include "WeightTensors.h"
 
 #include "tfm/runtime/GgufFile.h"
@@ -29,12 +29,11 @@ llvm::Expected<std::unique_ptr<rt::GgufFile>>
 openVocabulary(const std::string &path, const ModelSpec &spec, const std::string &source);
 
 /// Writes `tensors` of a `spec` model to `path`, with the tokenizer metadata
-/// (every "tokenizer." key) of `vocabulary` when one is given. With a block
-/// format, every matrix is stored in it and the vectors (norms, biases) in
-/// f32, as llama.cpp's quantized files do. Returns "" or what went wrong; the
-/// partial file is removed on failure.
+/// (every "tokenizer." key) of `vocabulary` when one is given, each tensor
+/// encoded as `type` says (tfm/common/WeightFileType.h). Returns "" or what
+/// went wrong; the partial file is removed on failure.
 std::string writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
-                          uint64_t seed, const ElementEncoding &encoding,
+                          uint64_t seed, const WeightFileType &type,
                           const rt::GgufFile *vocabulary, const std::string &path);
 
 } // namespace tfm

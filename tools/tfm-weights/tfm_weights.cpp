@@ -1,7 +1,8 @@
 //===- tfm_weights.cpp - Random weights for any model ----------------------===//
 //
 // tfm-weights (CONFIG | --model DIR) -o OUT [--format llama2c|safetensors|gguf]
-//             [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--shards N]
+//             [--dtype f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]
+//             [--shards N]
 //             [--vocab FILE.gguf] [--seed N]
 //
 // Writes deterministic random weights, so any shape can be compiled, run and
@@ -53,7 +54,8 @@ cl::opt<WeightFormat> fileFormat(
 cl::opt<std::string> dtypeName(
     "dtype", cl::init("f32"),
     cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q5_k, "
-             "q6_k (gguf: matrices in GGUF's block format, vectors in f32)"),
+             "q6_k, and llama.cpp's mixes q4_k_m, q5_k_m (gguf: matrices in GGUF's block "
+             "formats, vectors in f32)"),
     cl::value_desc("type"));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
@@ -109,7 +111,7 @@ Expected<Model> loadModel() {
 }
 
 /// Option combinations that cannot work, or "".
-std::string usageError(const tfm::ElementEncoding &encoding) {
+std::string usageError(const tfm::WeightFileType &type) {
   const bool fromConfig = !configPath.empty(), fromModel = !modelDir.empty();
   if (fromConfig == fromModel)
     return fromConfig ? "give a config or --model DIR, not both"
@@ -119,7 +121,7 @@ std::string usageError(const tfm::ElementEncoding &encoding) {
                                                          : "llama2c";
   if (fileFormat == WeightFormat::Llama2c && dtypeName != "f32")
     return "--dtype: the llama2c format holds f32 only";
-  if (encoding.block && fileFormat != WeightFormat::Gguf)
+  if (type.matrices.block && fileFormat != WeightFormat::Gguf)
     return "--dtype " + dtypeName + ": block formats are written as GGUF only (--format gguf)";
   if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
     return std::string("--shards applies to --format safetensors, not ") + name;
@@ -151,10 +153,10 @@ std::string writeLlama2cFile(const Model &m) {
 
 int main(int argc, char **argv) {
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
-  std::optional<tfm::ElementEncoding> encoding = tfm::parseElementEncoding(dtypeName);
-  if (!encoding)
-    return fail("--dtype: '" + dtypeName + "' is not one of " + tfm::kElementEncodingNames);
-  std::string usage = usageError(*encoding);
+  std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(dtypeName);
+  if (!type)
+    return fail("--dtype: '" + dtypeName + "' is not one of " + tfm::kWeightFileTypeNames);
+  std::string usage = usageError(*type);
   if (!usage.empty())
     return fail(usage);
   Expected<Model> model = loadModel();
@@ -168,7 +170,7 @@ int main(int argc, char **argv) {
     break;
   case WeightFormat::Safetensors:
     error = tfm::writeSafetensorsFolder(model->spec, model->tensors, seed,
-                                        encoding->plain, shards,
+                                        type->matrices.plain, shards,
                                         outputPath);
     break;
   case WeightFormat::Gguf: {
@@ -180,7 +182,7 @@ int main(int argc, char **argv) {
       vocabulary = std::move(*opened);
     }
     error = tfm::writeGgufFile(model->spec, model->tensors, seed,
-                               *encoding, vocabulary.get(), outputPath);
+                               *type, vocabulary.get(), outputPath);
     break;
   }
   }

@@ -32,8 +32,7 @@ struct ElementEncoding {
   int64_t bytes(int64_t n) const;
 };
 
-/// The names parseElementEncoding takes, for messages: "f32, f16, ..., q6_k".
-extern const char *const kElementEncodingNames;
+/// f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k.
 std::optional<ElementEncoding> parseElementEncoding(std::string_view name);
 
 /// Writes `n` values encoded as `encoding`, little-endian; for a block
