@@ -48,6 +48,19 @@ def shared_path(relpath):
     sys.exit(SKIP_EXIT_CODE)
 
 
+def shared_path_for_test(test, relpath):
+    """shared_path for one unittest method: a missing file fails it under CI
+    and skips it elsewhere, leaving the script's other tests to run."""
+    shared_dir = os.environ.get("TFM_SHARED_DIR", "")
+    path = os.path.join(shared_dir, relpath)
+    if shared_dir and os.path.exists(path):
+        return path
+    missing = f"{path} does not exist" if shared_dir else f"TFM_SHARED_DIR is not set (need {relpath})"
+    if os.environ.get("CI") == "true":
+        test.fail(f"{missing}; CI needs the shared data")
+    test.skipTest(f"{missing} (set TFM_SHARED_DIR)")
+
+
 def bin(name):
     """Path of a built tool; raises when it has not been built. A runtime-only
     build (the sanitizer one) takes the tools it lacks, tfmc, from the main

@@ -18,13 +18,6 @@ namespace {
 /// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
 bool isTokenizerKey(llvm::StringRef key) { return key.starts_with("tokenizer."); }
 
-uint32_t ggmlType(const ElementEncoding &encoding) {
-  if (encoding.block)
-    return blockLayout(*encoding.block).ggmlType;
-  return encoding.plain == DType::F32   ? rt::GgmlF32
-         : encoding.plain == DType::F16 ? rt::GgmlF16
-                                        : rt::GgmlBF16;
-}
 
 } // namespace
 
@@ -70,7 +63,7 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
         tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings);
     if (!stored)
       return path + ": " + llvm::toString(stored.takeError());
-    w.addTensor(t.name, t.shape, ggmlType(*stored));
+    w.addTensor(t.name, t.shape, rt::ggmlTypeOf(*stored));
     totalBytes += stored->bytes(t.numElements());
     encodings.push_back(*stored);
   }

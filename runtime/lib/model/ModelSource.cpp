@@ -64,7 +64,7 @@ llvm::Expected<ModelSource> fromGguf(const std::string &path, const std::string 
   return ModelSource{configPath, path, path};
 }
 
-llvm::Expected<ModelSource> fromFolder(const std::string &dir) {
+llvm::Expected<ModelSource> fromFolder(const std::string &dir, bool needTokenizer) {
   ModelSource source;
   source.configPath = join(dir, "config.json");
   if (!fs::exists(source.configPath))
@@ -88,6 +88,8 @@ llvm::Expected<ModelSource> fromFolder(const std::string &dir) {
     return failure(dir + ": no weights: looked for model.safetensors.index.json, "
                          "model.safetensors and *.safetensors");
 
+  if (!needTokenizer)
+    return source;
   llvm::Expected<std::string> tokenizer = findTokenizerFile(dir);
   if (!tokenizer)
     return tokenizer.takeError();
@@ -98,9 +100,10 @@ llvm::Expected<ModelSource> fromFolder(const std::string &dir) {
 } // namespace
 
 llvm::Expected<ModelSource> tfm::rt::findModelSource(const std::string &path,
-                                                     const std::string &scratchDir) {
+                                                     const std::string &scratchDir,
+                                                     bool needTokenizer) {
   if (fs::is_directory(path))
-    return fromFolder(path);
+    return fromFolder(path, needTokenizer);
   if (!fs::exists(path))
     return failure(path + ": no such file or folder; expected a Hugging Face model folder or a "
                           ".gguf file");

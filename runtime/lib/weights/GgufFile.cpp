@@ -388,6 +388,14 @@ const GgmlTypeInfo *tfm::rt::ggmlTypeInfo(uint32_t type) {
   return &kTypes[type];
 }
 
+uint32_t tfm::rt::ggmlTypeOf(const ElementEncoding &encoding) {
+  if (encoding.block)
+    return blockLayout(*encoding.block).ggmlType;
+  return encoding.plain == DType::F32   ? GgmlF32
+         : encoding.plain == DType::F16 ? GgmlF16
+                                        : GgmlBF16;
+}
+
 int64_t GgufTensorInfo::elementCount() const {
   int64_t n = 1;
   for (int64_t d : ne)

@@ -14,6 +14,8 @@
 #ifndef TFM_RUNTIME_GGUFFILE_H
 #define TFM_RUNTIME_GGUFFILE_H
 
+#include "tfm/common/ElementEncoding.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -50,6 +52,9 @@ struct GgmlTypeInfo {
 /// The storage of ggml type `type`, or nullptr for a type id ggml does not
 /// define.
 const GgmlTypeInfo *ggmlTypeInfo(uint32_t type);
+
+/// The ggml type id that stores values encoded as `encoding`.
+uint32_t ggmlTypeOf(const ElementEncoding &encoding);
 
 /// One metadata value. Numeric scalars are widened into `integer` (all
 /// integer types and bool) or `real` (f32, f64); strings and numeric arrays

@@ -22,9 +22,12 @@ struct ModelSource {
 };
 
 /// Finds the config, weights and tokenizer of `path`. A GGUF's config is
-/// written under `scratchDir`. Errors say what is missing and what was looked for.
+/// written under `scratchDir`. Errors say what is missing and what was looked
+/// for. Without `needTokenizer` a folder's tokenizer is not looked for and
+/// tokenizerPath stays empty (a GGUF is its own).
 llvm::Expected<ModelSource> findModelSource(const std::string &path,
-                                            const std::string &scratchDir);
+                                            const std::string &scratchDir,
+                                            bool needTokenizer = true);
 
 } // namespace tfm::rt
 

@@ -1,0 +1,121 @@
+"""tfm-quantize: any input format gives the same tensors, each file type the
+same tensors tfm-weights writes directly in it (whose values
+test_tfm_weights.py holds to each format's error bound), llama.cpp's
+metadata, a GGUF input's tokenizer carried over; refusals.
+
+usage: test_tfm_quantize.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+"""
+
+import json
+import os
+import shutil
+import sys
+import unittest
+
+import numpy as np
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TESTS)
+sys.path.insert(0, os.path.join(TESTS, "reference"))
+
+import testlib  # noqa: E402
+import weight_files  # noqa: E402
+
+# Rows of 256 and 512 hold whole blocks of every format.
+LLAMA = {"model_type": "llama", "name": "quantize_llama", "hidden_size": 256,
+         "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 32}
+TYPES = ["f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"]
+
+
+def work(name):
+    return os.path.join(testlib.work_dir("tfm-quantize"), name)
+
+
+def write_config(name, config):
+    path = work(name + ".json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def weights(config_path, out, *args):
+    testlib.check_run([testlib.bin("tfm-weights"), config_path, "-o", out, "--seed", "5", *args])
+    return out
+
+
+def quantize(source, out, file_type, *args):
+    result = testlib.run([testlib.bin("tfm-quantize"), source, out, "--type", file_type, *args])
+    if result[0] != 0:
+        raise AssertionError(f"tfm-quantize {source} --type {file_type} failed:\n{result[2]}")
+    return out
+
+
+def same_tensors(test, a_path, b_path):
+    _, a, a_types = weight_files.read_gguf(a_path, with_types=True)
+    _, b, b_types = weight_files.read_gguf(b_path, with_types=True)
+    test.assertEqual(a_types, b_types)
+    for name in a:
+        np.testing.assert_array_equal(a[name].numpy(), b[name].numpy(), name)
+
+
+class Quantize(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.config = write_config("llama", LLAMA)
+        cls.f32 = weights(cls.config, work("llama-f32.gguf"), "--format", "gguf")
+
+    def test_each_type_gives_what_tfm_weights_writes_in_it(self):
+        for file_type in TYPES:
+            with self.subTest(type=file_type):
+                out = quantize(self.f32, work(f"llama-{file_type}.gguf"), file_type)
+                direct = weights(self.config, work(f"direct-{file_type}.gguf"), "--format", "gguf",
+                                 "--dtype", file_type)
+                same_tensors(self, out, direct)
+                metadata, _ = weight_files.read_gguf(out)
+                direct_metadata, _ = weight_files.read_gguf(direct)
+                del metadata["general.name"], direct_metadata["general.name"]
+                self.assertEqual(metadata, direct_metadata)
+
+    def test_every_input_format_gives_the_same_file(self):
+        folder = work("llama-hf")
+        shutil.rmtree(folder, ignore_errors=True)
+        weights(self.config, folder, "--format", "safetensors", "--shards", "2")
+        shutil.copy(self.config, os.path.join(folder, "config.json"))
+        checkpoint = weights(self.config, work("llama.bin"))
+        from_gguf = quantize(self.f32, work("from-gguf.gguf"), "q4_k_m")
+        same_tensors(self, quantize(folder, work("from-hf.gguf"), "q4_k_m"), from_gguf)
+        same_tensors(self, quantize(checkpoint, work("from-llama2c.gguf"), "q4_k_m",
+                                    "--config", self.config), from_gguf)
+
+    def test_a_gguf_input_keeps_its_tokenizer(self):
+        vocab = testlib.shared_path_for_test(self, "models/gguf-vocab/ggml-vocab-llama-spm.gguf")
+        config = write_config("llama-32k", dict(LLAMA, vocab_size=32000, num_hidden_layers=1))
+        source = weights(config, work("llama-32k.gguf"), "--format", "gguf", "--vocab", vocab)
+        out = quantize(source, work("llama-32k-q8_0.gguf"), "q8_0")
+        metadata, _ = weight_files.read_gguf(out)
+        source_metadata, _ = weight_files.read_gguf(source)
+        tokenizer = {k: v for k, v in source_metadata.items() if k.startswith("tokenizer.")}
+        self.assertIn("tokenizer.ggml.tokens", tokenizer)
+        self.assertEqual({k: v for k, v in metadata.items() if k.startswith("tokenizer.")}, tokenizer)
+        self.assertEqual(metadata["general.file_type"], 7)
+
+    def test_refusals(self):
+        tool = testlib.bin("tfm-quantize")
+        out = work("refused.gguf")
+        testlib.assert_clean_failure(testlib.run([tool, self.f32, out, "--type", "q3_k"]),
+                                     ["--type", "'q3_k'", "q4_k_m"], "tfm-quantize")
+        checkpoint = weights(self.config, work("no-config.bin"))
+        testlib.assert_clean_failure(testlib.run([tool, checkpoint, out, "--type", "q8_0"]),
+                                     [checkpoint, "--config"], "tfm-quantize")
+        odd = write_config("odd-rows", dict(LLAMA, hidden_size=96, intermediate_size=160,
+                                            num_attention_heads=3, num_key_value_heads=3))
+        odd_gguf = weights(odd, work("odd-rows.gguf"), "--format", "gguf")
+        testlib.assert_clean_failure(testlib.run([tool, odd_gguf, out, "--type", "q4_k_m"]),
+                                     [odd_gguf, "token_embd.weight", "rows of 96 elements",
+                                      "q4_k's block of 256"], "tfm-quantize")
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()

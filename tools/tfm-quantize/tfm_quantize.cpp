@@ -1,0 +1,185 @@
+//===- tfm_quantize.cpp - Weights of any format as a quantized GGUF --------===//
+//
+// tfm-quantize IN OUT --type TYPE [--config config.json]
+//
+// IN is what tfm-run takes weights from: a GGUF file or a Hugging Face
+// folder (config.json beside safetensors), or any weight file (a llama2.c
+// checkpoint too) with --config naming its model. Its tensors are read as
+// f32 through the weight loader, so Hugging Face layouts come out as GGUF
+// stores them, and OUT is a GGUF v3 file with every tensor encoded as TYPE
+// says (tfm/common/WeightFileType.h: f32, f16, bf16, the block formats
+// q8_0, q4_0, q4_k, q5_k, q6_k, and llama.cpp's q4_k_m and q5_k_m). The
+// block layouts are ggml's, so llama.cpp reads the file too. It carries
+// llama.cpp's metadata for the model and, from a GGUF, the tokenizer.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/common/CommandLine.h"
+#include "tfm/common/Manifest.h"
+#include "tfm/common/ModelSpec.h"
+#include "tfm/common/OutputFile.h"
+#include "tfm/common/TensorNames.h"
+#include "tfm/common/WeightFileType.h"
+#include "tfm/runtime/GgufConfig.h"
+#include "tfm/runtime/GgufWriter.h"
+#include "tfm/runtime/ModelSource.h"
+#include "tfm/runtime/Progress.h"
+#include "tfm/runtime/WeightLoader.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace tfm;
+
+namespace {
+
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<GGUF | Hugging Face folder | weight file>"));
+cl::opt<std::string> outputPath(cl::Positional, cl::Required, cl::desc("<output.gguf>"));
+cl::opt<std::string> typeName("type", cl::Required,
+                              cl::desc("f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, "
+                                       "q4_k_m or q5_k_m"),
+                              cl::value_desc("type"));
+cl::opt<std::string> configPath("config",
+                                cl::desc("The model's config.json (needed for a llama2.c "
+                                         "checkpoint; by default a GGUF's metadata or the "
+                                         "folder's config.json)"),
+                                cl::value_desc("file"));
+
+int fail(const std::string &message) {
+  errs() << "tfm-quantize: error: " << message << "\n";
+  return 1;
+}
+
+/// The config and the weight file of the input.
+struct Input {
+  std::string config;
+  std::string weights;
+};
+
+Expected<Input> findInput(const std::string &scratchDir) {
+  if (!configPath.empty())
+    return Input{configPath, inputPath};
+  if (!sys::fs::is_directory(inputPath)) {
+    Expected<rt::WeightFormat> format = rt::detectWeightFormat(inputPath);
+    if (!format)
+      return format.takeError();
+    if (*format != rt::WeightFormat::Gguf)
+      return createStringError(inconvertibleErrorCode(),
+                               inputPath + ": holds no model config (only a GGUF or a Hugging "
+                                           "Face folder does); give it with --config FILE");
+  }
+  Expected<rt::ModelSource> source =
+      rt::findModelSource(inputPath, scratchDir, /*needTokenizer=*/false);
+  if (!source)
+    return source.takeError();
+  return Input{source->configPath, source->weightsPath};
+}
+
+/// The model's tensors as the manifest of a compile would list them.
+Manifest manifestOf(const ModelSpec &spec) {
+  Manifest manifest;
+  manifest.config = spec;
+  for (const ModelTensor &t : modelTensors(spec))
+    manifest.tensors.push_back({t.name, t.shape, DType::F32});
+  return manifest;
+}
+
+/// Every "tokenizer." key of a GGUF input, so that the output is a complete model file.
+Error copyTokenizer(const std::string &weights, rt::GgufWriter &writer, bool &copied) {
+  copied = false;
+  Expected<rt::WeightFormat> format = rt::detectWeightFormat(weights);
+  if (!format || *format != rt::WeightFormat::Gguf) {
+    consumeError(format.takeError());
+    return Error::success();
+  }
+  Expected<std::unique_ptr<rt::GgufFile>> file = rt::GgufFile::open(weights);
+  if (!file)
+    return file.takeError();
+  for (const std::string &key : (*file)->keys())
+    if (StringRef(key).starts_with("tokenizer.")) {
+      writer.addValue(key, *(*file)->find(key));
+      copied = true;
+    }
+  return Error::success();
+}
+
+Error quantize(const WeightFileType &type, const std::string &scratchDir) {
+  Expected<Input> input = findInput(scratchDir);
+  if (!input)
+    return input.takeError();
+  Expected<ModelSpec> spec = loadModelSpec(input->config);
+  if (!spec)
+    return spec.takeError();
+  Manifest manifest = manifestOf(*spec);
+
+  // Encodings first: a refused tensor should cost no reading.
+  std::vector<ElementEncoding> encodings;
+  uint64_t totalBytes = 0;
+  for (const TensorSpec &t : manifest.tensors) {
+    Expected<ElementEncoding> encoding =
+        tensorEncoding(type, t.name, t.shape, spec->nLayers, spec->tiedEmbeddings);
+    if (!encoding)
+      return createStringError(inconvertibleErrorCode(),
+                               inputPath + ": " + toString(encoding.takeError()));
+    totalBytes += encoding->bytes(t.elementCount());
+    encodings.push_back(*encoding);
+  }
+
+  Expected<rt::BoundWeights> weights = rt::bindWeights(input->weights, manifest, {});
+  if (!weights)
+    return weights.takeError();
+
+  rt::GgufWriter writer;
+  rt::addGgufModelMetadata(*spec, writer);
+  if (std::optional<uint32_t> fileType = type.llamaFileType())
+    writer.addU32("general.file_type", *fileType);
+  writer.setAlignment(32);
+  bool tokenizerCopied;
+  if (Error e = copyTokenizer(input->weights, writer, tokenizerCopied))
+    return e;
+  for (size_t i = 0; i < manifest.tensors.size(); ++i) {
+    const TensorSpec &t = manifest.tensors[i];
+    writer.addTensor(t.name, t.shape, rt::ggmlTypeOf(encodings[i]));
+  }
+
+  std::error_code ec;
+  raw_fd_ostream os(outputPath, ec, sys::fs::OF_None);
+  if (ec)
+    return createStringError(inconvertibleErrorCode(),
+                             outputPath + ": cannot open for writing: " + ec.message());
+  rt::Progress progress("quantizing to " + type.name, totalBytes);
+  Error written = writer.write(os, [&](size_t i, raw_ostream &out) {
+    const auto *values = static_cast<const float *>(weights->pointers[i]);
+    int64_t n = manifest.tensors[i].elementCount();
+    writeElements(values, static_cast<size_t>(n), encodings[i], out);
+    progress.advance(encodings[i].bytes(n));
+    return Error::success();
+  });
+  Error closed = closeOutput(os, outputPath);
+  if (written || closed) {
+    sys::fs::remove(outputPath);
+    return joinErrors(std::move(written), std::move(closed));
+  }
+  if (!tokenizerCopied)
+    errs() << "tfm-quantize: note: " << outputPath
+           << " carries no tokenizer (only a GGUF input's is copied); give tfm-run "
+              "--tokenizer FILE\n";
+  return Error::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  parseCommandLine(argc, argv, "tfm-quantize: weights of any format as a quantized GGUF\n");
+  std::optional<WeightFileType> type = parseWeightFileType(typeName);
+  if (!type)
+    return fail("--type: '" + typeName + "' is not one of " + kWeightFileTypeNames);
+  SmallString<128> scratch;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("tfm-quantize", scratch))
+    return fail("cannot create a scratch folder: " + ec.message());
+  Error e = quantize(*type, scratch.str().str());
+  sys::fs::remove_directories(scratch);
+  return e ? fail(toString(std::move(e))) : 0;
+}
