@@ -55,10 +55,10 @@ std::optional<uint32_t> WeightFileType::llamaFileType() const {
   return std::nullopt;
 }
 
-llvm::Expected<ElementEncoding> tfm::tensorEncoding(const WeightFileType &type,
-                                                    const std::string &name,
-                                                    const std::vector<int64_t> &shape,
-                                                    int64_t nLayers, bool tiedHead) {
+ElementEncoding tfm::tensorEncoding(const WeightFileType &type, const std::string &name,
+                                    const std::vector<int64_t> &shape, int64_t nLayers,
+                                    bool tiedHead, std::string &fallback) {
+  fallback.clear();
   if (!type.matrices.block)
     return type.matrices;
   llvm::StringRef n(name);
@@ -78,13 +78,12 @@ llvm::Expected<ElementEncoding> tfm::tensorEncoding(const WeightFileType &type,
       encoding = block(fourBit ? BlockFormat::Q5_K : BlockFormat::Q6_K);
   }
   const BlockLayout &layout = blockLayout(*encoding.block);
-  if (shape[1] % layout.blockElements != 0)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "tensor '" + name + "': rows of " + std::to_string(shape[1]) +
-            " elements are not a multiple of " + layout.name + "'s block of " +
-            std::to_string(layout.blockElements) + " elements" +
-            (layout.blockElements > 32 ? " (q8_0 and q4_0 take rows of any multiple of 32)"
-                                       : ""));
-  return encoding;
+  if (shape[1] % layout.blockElements == 0)
+    return encoding;
+  bool blocksOf32 = shape[1] % 32 == 0;
+  ElementEncoding fitting = blocksOf32 ? block(BlockFormat::Q8_0) : ElementEncoding{DType::F16};
+  fallback = "tensor '" + name + "': rows of " + std::to_string(shape[1]) +
+             " elements are not a multiple of " + layout.name + "'s block of " +
+             std::to_string(layout.blockElements) + "; stored as " + fitting.name();
+  return fitting;
 }

@@ -10,8 +10,10 @@ namespace {
 std::string encodingOf(const std::string &type, const std::string &tensor,
                        std::vector<int64_t> shape = {512, 256}, int64_t layers = 8,
                        bool tied = false) {
-  auto encoding = tensorEncoding(*parseWeightFileType(type), tensor, shape, layers, tied);
-  return encoding ? encoding->name() : "error: " + llvm::toString(encoding.takeError());
+  std::string fallback;
+  ElementEncoding encoding =
+      tensorEncoding(*parseWeightFileType(type), tensor, shape, layers, tied, fallback);
+  return fallback.empty() ? encoding.name() : "fallback: " + fallback;
 }
 
 TEST(WeightFileType, PlainTypesApplyToEveryTensor) {
@@ -48,14 +50,17 @@ TEST(WeightFileType, KQuantMixesFollowLlamaCpp) {
   EXPECT_EQ(encodingOf("q5_k_m", "blk.1.attn_qkv.weight"), "q6_k");
 }
 
-TEST(WeightFileType, RowsMustHoldWholeBlocks) {
+TEST(WeightFileType, RowsWithoutWholeBlocksFallBack) {
   EXPECT_EQ(encodingOf("q4_k", "blk.0.ffn_up.weight", {256, 96}),
-            "error: tensor 'blk.0.ffn_up.weight': rows of 96 elements are not a multiple of "
-            "q4_k's block of 256 elements (q8_0 and q4_0 take rows of any multiple of 32)");
+            "fallback: tensor 'blk.0.ffn_up.weight': rows of 96 elements are not a multiple of "
+            "q4_k's block of 256; stored as q8_0");
+  EXPECT_EQ(encodingOf("q4_k_m", "output.weight", {256, 64}),
+            "fallback: tensor 'output.weight': rows of 64 elements are not a multiple of "
+            "q6_k's block of 256; stored as q8_0");
   EXPECT_EQ(encodingOf("q8_0", "blk.0.ffn_up.weight", {256, 96}), "q8_0");
-  EXPECT_EQ(encodingOf("q4_0", "blk.0.ffn_up.weight", {256, 40}),
-            "error: tensor 'blk.0.ffn_up.weight': rows of 40 elements are not a multiple of "
-            "q4_0's block of 32 elements");
+  EXPECT_EQ(encodingOf("q4_0", "blk.0.ffn_down.weight", {64, 172}),
+            "fallback: tensor 'blk.0.ffn_down.weight': rows of 172 elements are not a multiple "
+            "of q4_0's block of 32; stored as f16");
 }
 
 TEST(WeightFileType, NamesAndLlamaFileTypes) {

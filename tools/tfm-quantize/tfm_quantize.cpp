@@ -114,17 +114,16 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     return spec.takeError();
   Manifest manifest = manifestOf(*spec);
 
-  // Encodings first: a refused tensor should cost no reading.
   std::vector<ElementEncoding> encodings;
   uint64_t totalBytes = 0;
   for (const TensorSpec &t : manifest.tensors) {
-    Expected<ElementEncoding> encoding =
-        tensorEncoding(type, t.name, t.shape, spec->nLayers, spec->tiedEmbeddings);
-    if (!encoding)
-      return createStringError(inconvertibleErrorCode(),
-                               inputPath + ": " + toString(encoding.takeError()));
-    totalBytes += encoding->bytes(t.elementCount());
-    encodings.push_back(*encoding);
+    std::string fallback;
+    ElementEncoding encoding =
+        tensorEncoding(type, t.name, t.shape, spec->nLayers, spec->tiedEmbeddings, fallback);
+    if (!fallback.empty())
+      errs() << "tfm-quantize: note: " << fallback << "\n";
+    totalBytes += encoding.bytes(t.elementCount());
+    encodings.push_back(encoding);
   }
 
   Expected<rt::BoundWeights> weights = rt::bindWeights(input->weights, manifest, {});

@@ -59,13 +59,14 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
   uint64_t totalBytes = 0;
   std::vector<ElementEncoding> encodings;
   for (const WeightTensor &t : tensors) {
-    llvm::Expected<ElementEncoding> stored =
-        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings);
-    if (!stored)
-      return path + ": " + llvm::toString(stored.takeError());
-    w.addTensor(t.name, t.shape, rt::ggmlTypeOf(*stored));
-    totalBytes += stored->bytes(t.numElements());
-    encodings.push_back(*stored);
+    std::string fallback;
+    ElementEncoding stored =
+        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
+    if (!fallback.empty())
+      llvm::errs() << "tfm-weights: note: " << fallback << "\n";
+    w.addTensor(t.name, t.shape, rt::ggmlTypeOf(stored));
+    totalBytes += stored.bytes(t.numElements());
+    encodings.push_back(stored);
   }
 
   std::error_code ec;

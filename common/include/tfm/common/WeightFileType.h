@@ -14,16 +14,16 @@
 //                         eighth, and every third between), for attn_v and
 //                         ffn_down; a fused attn_qkv one step up.
 //
-// A matrix whose rows do not hold whole blocks is refused (llama.cpp
-// falls back to other formats instead).
+// A matrix whose rows do not hold whole blocks falls back, as llama.cpp's
+// do, to a format whose blocks fit: q8_0 for the k-quants when rows hold
+// blocks of 32, else f16 (llama.cpp steps from q4_K to q5_0, which tfm
+// lacks, and refuses q8_0 and q4_0 outright).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_COMMON_WEIGHTFILETYPE_H
 #define TFM_COMMON_WEIGHTFILETYPE_H
 
 #include "tfm/common/ElementEncoding.h"
-
-#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -47,11 +47,11 @@ std::optional<WeightFileType> parseWeightFileType(const std::string &name);
 
 /// The encoding of tensor `name` of `shape` in a file of `type` for a model
 /// of `nLayers` layers whose output head is `tiedHead` (the token embedding).
-/// An error names the tensor, its row length and the block size.
-llvm::Expected<ElementEncoding> tensorEncoding(const WeightFileType &type,
-                                               const std::string &name,
-                                               const std::vector<int64_t> &shape,
-                                               int64_t nLayers, bool tiedHead);
+/// A fallback sets `fallback` to why, naming the tensor, its row length and
+/// the formats.
+ElementEncoding tensorEncoding(const WeightFileType &type, const std::string &name,
+                               const std::vector<int64_t> &shape, int64_t nLayers,
+                               bool tiedHead, std::string &fallback);
 
 } // namespace tfm
 
