@@ -113,19 +113,68 @@ void packScalesAndMins(const int *scale, const int *min, uint8_t *packed) {
   }
 }
 
+/// The scale and (non-negative) minimum of 32 values on levels 0..maxLevel,
+/// value = scale*level - min. Their range gives a first grid; a few
+/// stretched grids are tried too, each refitted by least squares on the
+/// levels it assigns, and the one of least squared error is kept.
+void fitScaleAndMin(const float *x, int maxLevel, float &scale, float &min) {
+  const int n = 32;
+  float lo = std::min(0.0f, *std::min_element(x, x + n));
+  float hi = *std::max_element(x, x + n);
+  scale = (hi - lo) / maxLevel;
+  min = -lo;
+  if (hi <= lo)
+    return;
+  auto squaredError = [&](float s, float m) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      int l = s > 0.0f ? roundClamped((x[i] + m) / s, 0, maxLevel) : 0;
+      float e = s * l - m - x[i];
+      sum += e * e;
+    }
+    return sum;
+  };
+  float best = squaredError(scale, min);
+  for (int step = 0; step <= 20; ++step) {
+    // Levels from a grid of maxLevel + 0.1*step - 1 steps over the range.
+    float inverse = (maxLevel - 1.0f + 0.1f * step) / (hi - lo);
+    double sl = 0, sll = 0, sx = 0, slx = 0;
+    for (int i = 0; i < n; ++i) {
+      int l = roundClamped(inverse * (x[i] - lo), 0, maxLevel);
+      sl += l;
+      sll += double(l) * l;
+      sx += x[i];
+      slx += l * double(x[i]);
+    }
+    // Least squares of x ~ s*l - m; a positive offset is not storable.
+    double det = n * sll - sl * sl;
+    if (det <= 0)
+      continue;
+    double s = (n * slx - sl * sx) / det;
+    double m = (sl * slx - sll * sx) / det;
+    if (m < 0) {
+      m = 0;
+      s = slx / sll;
+    }
+    if (s <= 0)
+      continue;
+    float error = squaredError(static_cast<float>(s), static_cast<float>(m));
+    if (error < best) {
+      best = error;
+      scale = static_cast<float>(s);
+      min = static_cast<float>(m);
+    }
+  }
+}
+
 /// q4_K and q5_K: fills the 16-byte header (f16 d, f16 dmin, the packed
 /// scales and minimums) and each element's level in 0..maxLevel. Each
 /// sub-block spans [-min, -min + maxLevel*scale]; the minimum is stored as a
-/// non-negative offset, so a sub-block of positive values starts at 0.
+/// non-negative offset.
 void quantizeScaleMin(const float *x, int maxLevel, uint8_t *header, uint8_t *level) {
   float subScale[8], subMin[8];
-  for (int j = 0; j < 8; ++j) {
-    const float *sub = x + 32 * j;
-    float lo = std::min(0.0f, *std::min_element(sub, sub + 32));
-    float hi = *std::max_element(sub, sub + 32);
-    subScale[j] = (hi - lo) / maxLevel;
-    subMin[j] = -lo;
-  }
+  for (int j = 0; j < 8; ++j)
+    fitScaleAndMin(x + 32 * j, maxLevel, subScale[j], subMin[j]);
   storeHalf(header, *std::max_element(subScale, subScale + 8) / 63.0f);
   storeHalf(header + 2, *std::max_element(subMin, subMin + 8) / 63.0f);
   float d = loadHalf(header), dmin = loadHalf(header + 2); // as stored
@@ -206,12 +255,51 @@ void dequantizeQ5_K(const uint8_t *block, float *y) {
 
 //===--- q6_K: 16 sub-blocks of 16, each with an int8 scale ---------------===//
 
+/// The scale of 16 values on levels -32..31, value = scale*level: the one
+/// that maps the largest magnitude to -32, or, if less squared error, a
+/// least-squares refit of the levels a slightly different scale assigns.
+float fitSymmetricScale(const float *x) {
+  const int n = 16;
+  float extreme = signedAbsMax(x, n);
+  float best = extreme / -32.0f;
+  if (extreme == 0.0f)
+    return best;
+  auto squaredError = [&](float s) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      float e = s * roundClamped(x[i] / s, -32, 31) - x[i];
+      sum += e * e;
+    }
+    return sum;
+  };
+  float bestError = squaredError(best);
+  for (int step = -9; step <= 9; ++step) {
+    float inverse = (-32.0f + 0.1f * step) / extreme;
+    double slx = 0, sll = 0;
+    for (int i = 0; i < n; ++i) {
+      int l = roundClamped(inverse * x[i], -32, 31);
+      slx += l * double(x[i]);
+      sll += double(l) * l;
+    }
+    if (sll <= 0)
+      continue;
+    float s = static_cast<float>(slx / sll);
+    if (s == 0.0f)
+      continue;
+    float error = squaredError(s);
+    if (error < bestError) {
+      bestError = error;
+      best = s;
+    }
+  }
+  return best;
+}
+
 void quantizeQ6_K(const float *x, uint8_t *block) {
-  // As q4_0 at both levels: a sub-block's largest magnitude maps to -32,
-  // the largest sub-block scale to -128.
+  // The largest sub-block scale maps to -128, as q4_0 maps its values.
   float subScale[16];
   for (int j = 0; j < 16; ++j)
-    subScale[j] = signedAbsMax(x + 16 * j, 16) / -32.0f;
+    subScale[j] = fitSymmetricScale(x + 16 * j);
   float d = signedAbsMax(subScale, 16) / -128.0f;
   uint8_t *ql = block, *qh = block + 128, *scales = block + 192;
   storeHalf(block + 208, d);

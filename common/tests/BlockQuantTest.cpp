@@ -158,11 +158,11 @@ TEST(BlockQuant, Q6_KSplitsLowAndHighBits) {
 
 TEST(BlockQuant, ErrorOnGaussianWeightsIsWhatTheBitsAllow) {
   // Root-mean-square error over unit-variance values. llama.cpp's reference
-  // quantizers give 0.0054, 0.086, 0.071, 0.036 and 0.018 on such data; ours
-  // give the same for q8_0 and q4_0 (identical bytes) and 0.078, 0.038 and
-  // 0.019 for the k-quants, whose scales come from ranges rather than a
-  // search.
-  const double bound[] = {0.0060, 0.090, 0.082, 0.040, 0.020};
+  // quantizers give 0.0054, 0.086, 0.071, 0.036 and 0.018 on such data
+  // (their k-quant search weighs large values more); ours give the same for
+  // q8_0 and q4_0 (identical bytes) and 0.071, 0.036 and 0.017 for the
+  // k-quants.
+  const double bound[] = {0.0060, 0.090, 0.075, 0.038, 0.019};
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int n = 256 * 256;

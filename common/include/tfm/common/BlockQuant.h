@@ -20,9 +20,10 @@
 //
 // Dequantization is the format's definition. Quantization is a choice:
 // q8_0 and q4_0 follow the formats' defining rule (the largest magnitude
-// maps to the end of the integer range); the k-quants take each
-// sub-block's scale and minimum from its range, not llama.cpp's search for
-// the least squared error, so their values differ from llama-quantize's
+// maps to the end of the integer range), byte for byte as llama.cpp does;
+// the k-quants fit each sub-block's scale (and minimum) by least squares
+// over a small grid of candidate level assignments. That is llama.cpp's
+// idea but not its weighting, so their values differ from llama-quantize's
 // while every file decodes the same in both.
 //
 //===----------------------------------------------------------------------===//
