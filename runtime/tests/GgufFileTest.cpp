@@ -286,6 +286,36 @@ TEST(GgufFile, RefusesAbsurdCounts) {
       << aError;
 }
 
+TEST(GgufFile, BoundsTheMemoryOfArrays) {
+  // A string array stays the file's bytes until read.
+  GgufWriter strings;
+  strings.addStringArray("tokenizer.ggml.tokens", std::vector<std::string>(100000, ""));
+  std::string stringsPath = writeTemp("many-strings.gguf", fileBytes(strings));
+  auto file = GgufFile::open(stringsPath);
+  ASSERT_TRUE(static_cast<bool>(file)) << llvm::toString(file.takeError());
+  const GgufValue *tokens = (*file)->find("tokenizer.ggml.tokens");
+  ASSERT_NE(tokens, nullptr);
+  EXPECT_TRUE(tokens->items.empty());
+  EXPECT_EQ(tokens->elements.size(), 100000u * 8);
+  EXPECT_EQ((*file)->getStringArray("tokenizer.ggml.tokens")->size(), 100000u);
+
+  // Arrays of arrays are parsed into values, so their number is capped.
+  std::string empty = GgufWriter::encodeU32(uint32_t(GgufType::I32)) + GgufWriter::encodeU64(0);
+  std::string many;
+  for (int i = 0; i < 65537; ++i)
+    many += empty;
+  GgufWriter nested;
+  nested.addEncoded("nested", GgufType::Array,
+                    GgufWriter::encodeU32(uint32_t(GgufType::Array)) +
+                        GgufWriter::encodeU64(65537) + many);
+  std::string nestedPath = writeTemp("many-arrays.gguf", fileBytes(nested));
+  std::string error = openError(nestedPath);
+  EXPECT_NE(error.find(nestedPath + ": metadata key \"nested\": an array of 65537 arrays, "
+                                    "expected at most 65536"),
+            std::string::npos)
+      << error;
+}
+
 TEST(GgufFile, RefusesBadTensorInfos) {
   struct Case {
     const char *name;

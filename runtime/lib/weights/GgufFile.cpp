@@ -17,6 +17,9 @@ namespace {
 // Real files nest at most one level (arrays of strings); the limit keeps a
 // malicious file from recursing the stack away.
 constexpr int kMaxArrayDepth = 8;
+// Arrays of arrays are parsed into values of about 100 bytes each, for 12
+// bytes of file: no real file has them, so a file cannot make many.
+constexpr uint64_t kMaxNestedArrays = 65536;
 constexpr int64_t kMaxDims = 4; // GGML_MAX_DIMS
 constexpr int64_t kHeaderBytes = 4 + 4 + 8 + 8;
 
@@ -192,6 +195,21 @@ llvm::Error GgufParser::readValue(GgufType type, GgufValue &v, const std::string
     pos += static_cast<int64_t>(v.count) * elementBytes;
     return llvm::Error::success();
   }
+  if (v.elementType == GgufType::String) {
+    // Checked here, kept as the file's bytes: a token list of a million
+    // strings costs no memory until it is read.
+    int64_t start = pos;
+    for (uint64_t i = 0; i < v.count; ++i) {
+      llvm::StringRef ignored;
+      if (llvm::Error e = readString(ignored, what + "[" + std::to_string(i) + "]", "metadata"))
+        return e;
+    }
+    v.elements = bytes.slice(start, pos);
+    return llvm::Error::success();
+  }
+  if (v.count > kMaxNestedArrays)
+    return fail(what + ": an array of " + std::to_string(v.count) + " arrays, expected at most " +
+                std::to_string(kMaxNestedArrays));
   v.items.resize(v.count);
   for (uint64_t i = 0; i < v.count; ++i)
     if (llvm::Error e = readValue(v.elementType, v.items[i],
@@ -499,10 +517,16 @@ GgufFile::getStringArray(llvm::StringRef key) const {
     return v.takeError();
   if ((*v)->type != GgufType::Array || (*v)->elementType != GgufType::String)
     return wrongType(key, **v, "an array of string");
+  // The parser checked every length against the file.
   std::vector<std::string> out;
   out.reserve((*v)->count);
-  for (const GgufValue &item : (*v)->items)
-    out.push_back(item.string.str());
+  llvm::StringRef rest = (*v)->elements;
+  for (uint64_t i = 0; i < (*v)->count; ++i) {
+    uint64_t length;
+    std::memcpy(&length, rest.data(), sizeof length);
+    out.push_back(rest.substr(sizeof length, length).str());
+    rest = rest.drop_front(sizeof length + length);
+  }
   return out;
 }
 

@@ -57,8 +57,10 @@ const GgmlTypeInfo *ggmlTypeInfo(uint32_t type);
 uint32_t ggmlTypeOf(const ElementEncoding &encoding);
 
 /// One metadata value. Numeric scalars are widened into `integer` (all
-/// integer types and bool) or `real` (f32, f64); strings and numeric arrays
-/// point into the mapped file; arrays of strings or of arrays are `items`.
+/// integer types and bool) or `real` (f32, f64); strings and arrays of
+/// numbers or strings point into the mapped file (`elements`: the values as
+/// stored, an array of strings as u64 length and bytes each); arrays of
+/// arrays are `items`.
 struct GgufValue {
   GgufType type = GgufType::U8;
   int64_t integer = 0; // u64 values above INT64_MAX are refused when read
@@ -67,8 +69,8 @@ struct GgufValue {
   // Arrays:
   GgufType elementType = GgufType::U8;
   uint64_t count = 0;
-  llvm::StringRef elements;     // numeric element types: count packed values
-  std::vector<GgufValue> items; // string and array element types
+  llvm::StringRef elements;     // numeric and string element types, as stored
+  std::vector<GgufValue> items; // array element type
 };
 
 struct GgufTensorInfo {
