@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -239,7 +240,11 @@ void parseGpt2(FieldReader &r, ModelSpec &s) {
                           std::to_string(s.contextLength) +
                           "): the attention window and the position table must agree");
   }
-  s.hiddenDim = r.positive("n_inner", false, 4 * s.dim); // null: 4 * n_embd
+  // null: 4 * n_embd; a huge n_embd saturates, for the size checks to refuse.
+  const int64_t fourTimesDim = s.dim > 0 && s.dim <= std::numeric_limits<int64_t>::max() / 4
+                                   ? 4 * s.dim
+                                   : std::numeric_limits<int64_t>::max();
+  s.hiddenDim = r.positive("n_inner", false, fourTimesDim);
   s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   s.bosTokenId = tokenId(r, "bos_token_id", 50256, s.vocabSize);
