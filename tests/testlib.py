@@ -33,14 +33,21 @@ def source_path(relpath):
     return os.path.join(_env_dir("TFM_SOURCE_DIR"), relpath)
 
 
-def shared_path(relpath):
-    """Path of real data under TFM_SHARED_DIR. When it is missing the test
-    cannot run: under CI that is a failure (exit 1), elsewhere a skip (exit 77)."""
+def _find_shared(relpath):
+    """(path, None) for real data under TFM_SHARED_DIR, or (None, why it is missing)."""
     shared_dir = os.environ.get("TFM_SHARED_DIR", "")
     path = os.path.join(shared_dir, relpath)
     if shared_dir and os.path.exists(path):
+        return path, None
+    return None, f"{path} does not exist" if shared_dir else f"TFM_SHARED_DIR is not set (need {relpath})"
+
+
+def shared_path(relpath):
+    """Path of real data under TFM_SHARED_DIR. When it is missing the test
+    cannot run: under CI that is a failure (exit 1), elsewhere a skip (exit 77)."""
+    path, missing = _find_shared(relpath)
+    if path:
         return path
-    missing = f"{path} does not exist" if shared_dir else f"TFM_SHARED_DIR is not set (need {relpath})"
     if os.environ.get("CI") == "true":
         print(f"FAIL: {missing}; CI needs the shared data", flush=True)
         sys.exit(1)
@@ -51,11 +58,9 @@ def shared_path(relpath):
 def shared_path_for_test(test, relpath):
     """shared_path for one unittest method: a missing file fails it under CI
     and skips it elsewhere, leaving the script's other tests to run."""
-    shared_dir = os.environ.get("TFM_SHARED_DIR", "")
-    path = os.path.join(shared_dir, relpath)
-    if shared_dir and os.path.exists(path):
+    path, missing = _find_shared(relpath)
+    if path:
         return path
-    missing = f"{path} does not exist" if shared_dir else f"TFM_SHARED_DIR is not set (need {relpath})"
     if os.environ.get("CI") == "true":
         test.fail(f"{missing}; CI needs the shared data")
     test.skipTest(f"{missing} (set TFM_SHARED_DIR)")

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 using namespace tfm;
 
@@ -368,26 +369,34 @@ int64_t tfm::blockRowBytes(BlockFormat format, int64_t n) {
   return n / layout.blockElements * layout.blockBytes;
 }
 
+namespace {
+
+/// Each format's block coder, in BlockFormat order.
+struct BlockCoder {
+  void (*quantize)(const float *x, uint8_t *block);
+  void (*dequantize)(const uint8_t *block, float *y);
+};
+constexpr BlockCoder kCoders[] = {{quantizeQ8_0, dequantizeQ8_0},
+                                  {quantizeQ4_0, dequantizeQ4_0},
+                                  {quantizeQ4_K, dequantizeQ4_K},
+                                  {quantizeQ5_K, dequantizeQ5_K},
+                                  {quantizeQ6_K, dequantizeQ6_K}};
+static_assert(std::size(kCoders) == std::size(kLayouts), "a coder per block format");
+
+} // namespace
+
 void tfm::quantizeRow(BlockFormat format, const float *x, int64_t n, uint8_t *out) {
   const BlockLayout &layout = blockLayout(format);
-  assert(n % layout.blockElements == 0 && "row length must be a multiple of the block size");
-  auto quantize = format == BlockFormat::Q8_0   ? quantizeQ8_0
-                  : format == BlockFormat::Q4_0 ? quantizeQ4_0
-                  : format == BlockFormat::Q4_K ? quantizeQ4_K
-                  : format == BlockFormat::Q5_K ? quantizeQ5_K
-                                                : quantizeQ6_K;
-  for (int64_t b = 0; b < n / layout.blockElements; ++b)
-    quantize(x + b * layout.blockElements, out + b * layout.blockBytes);
+  const int64_t blocks = blockRowBytes(format, n) / layout.blockBytes;
+  for (int64_t b = 0; b < blocks; ++b)
+    kCoders[static_cast<int>(format)].quantize(x + b * layout.blockElements,
+                                               out + b * layout.blockBytes);
 }
 
 void tfm::dequantizeRow(BlockFormat format, const uint8_t *in, int64_t n, float *y) {
   const BlockLayout &layout = blockLayout(format);
-  assert(n % layout.blockElements == 0 && "row length must be a multiple of the block size");
-  auto dequantize = format == BlockFormat::Q8_0   ? dequantizeQ8_0
-                    : format == BlockFormat::Q4_0 ? dequantizeQ4_0
-                    : format == BlockFormat::Q4_K ? dequantizeQ4_K
-                    : format == BlockFormat::Q5_K ? dequantizeQ5_K
-                                                  : dequantizeQ6_K;
-  for (int64_t b = 0; b < n / layout.blockElements; ++b)
-    dequantize(in + b * layout.blockBytes, y + b * layout.blockElements);
+  const int64_t blocks = blockRowBytes(format, n) / layout.blockBytes;
+  for (int64_t b = 0; b < blocks; ++b)
+    kCoders[static_cast<int>(format)].dequantize(in + b * layout.blockBytes,
+                                                 y + b * layout.blockElements);
 }
