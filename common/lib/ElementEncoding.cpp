@@ -21,6 +21,17 @@ int64_t ElementEncoding::bytes(int64_t n) const {
   return block ? blockRowBytes(*block, n) : n * dtypeBytes(plain);
 }
 
+int64_t ElementEncoding::tensorBytes(const std::vector<int64_t> &shape) const {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i)
+    rows *= shape[i];
+  return rows * bytes(shape.empty() ? 1 : shape.back());
+}
+
+int64_t ElementEncoding::blockElements() const {
+  return block ? blockLayout(*block).blockElements : 1;
+}
+
 std::optional<ElementEncoding> tfm::parseElementEncoding(std::string_view name) {
   if (std::optional<BlockFormat> block = parseBlockFormat(name))
     return ElementEncoding{DType::F32, block};

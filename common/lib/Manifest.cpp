@@ -62,10 +62,19 @@ void readTensor(FieldReader &r, TensorSpec &t) {
   }
   if (r.failed())
     return;
-  if (std::optional<DType> type = parseDType(dtype); type && *type == DType::F32)
-    t.dtype = *type;
-  else
-    r.fail("dtype", "found " + quoted(dtype) + ", expected \"f32\" (the only dtype this runtime binds)");
+  std::optional<ElementEncoding> type = parseElementEncoding(dtype);
+  if (!type) {
+    r.fail("dtype", "found " + quoted(dtype) + ", expected one of f32, f16, bf16, q8_0, q4_0, "
+                    "q4_k, q5_k, q6_k");
+    return;
+  }
+  if (type->block && !t.shape.empty() && t.shape.back() % type->blockElements() != 0) {
+    r.fail("dtype", "found " + quoted(dtype) + " for rows of " + std::to_string(t.shape.back()) +
+                        " values, which do not hold whole blocks of " +
+                        std::to_string(type->blockElements()));
+    return;
+  }
+  t.dtype = *type;
 }
 
 } // namespace
@@ -145,7 +154,7 @@ std::string tfm::formatManifest(const Manifest &m) {
     for (int64_t d : t.shape)
       shape.push_back(d);
     tensors.push_back(json::Object{
-        {"name", t.name}, {"shape", std::move(shape)}, {"dtype", std::string(dtypeName(t.dtype))}});
+        {"name", t.name}, {"shape", std::move(shape)}, {"dtype", t.dtype.name()}});
   }
   json::Value config = llvm::cantFail(json::parse(m.config.canonicalJson()));
   json::Object manifest{{"abi_version", m.abiVersion}, {"name", m.name},

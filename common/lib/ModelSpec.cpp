@@ -304,7 +304,6 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("rope_theta", s.ropeTheta, false);
   visit("projection_bias", s.projectionBias, false);
   visit("tied_embeddings", s.tiedEmbeddings, false);
-  visit("dtype", s.dtype, false);
   visit("bos_token_id", s.bosTokenId, false);
   visit("eos_token_id", s.eosTokenId, false);
 }
@@ -330,13 +329,6 @@ struct CanonicalFieldReader {
       r.fail(key, "missing, expected true or false");
     value = r.boolean(key, value);
   }
-  void operator()(const char *key, DType &value, bool) {
-    std::string name = r.string(key, true);
-    if (std::optional<DType> type = parseDType(name))
-      value = *type;
-    else if (!r.failed())
-      r.fail(key, "found " + quoted(name) + ", expected \"f32\"");
-  }
 };
 
 } // namespace
@@ -344,10 +336,7 @@ struct CanonicalFieldReader {
 std::string ModelSpec::canonicalJson() const {
   json::Object o;
   forEachCanonicalField(*this, [&](const char *key, const auto &value, bool) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, DType>)
-      o[key] = dtypeName(value);
-    else
-      o[key] = value;
+    o[key] = value;
   });
   std::string s;
   llvm::raw_string_ostream os(s);

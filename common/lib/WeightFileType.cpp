@@ -1,6 +1,8 @@
 //===- WeightFileType.cpp - What a file type means for each tensor --------===//
 #include "tfm/common/WeightFileType.h"
 
+#include "tfm/common/TensorNames.h"
+
 #include "llvm/ADT/StringRef.h"
 
 using namespace tfm;
@@ -86,4 +88,22 @@ ElementEncoding tfm::tensorEncoding(const WeightFileType &type, const std::strin
              " elements are not a multiple of " + layout.name + "'s block of " +
              std::to_string(layout.blockElements) + "; stored as " + fitting.name();
   return fitting;
+}
+
+llvm::Expected<WeightTypes> tfm::compiledWeightTypes(const ModelSpec &spec,
+                                                     const WeightFileType &type) {
+  WeightTypes types;
+  for (const ModelTensor &t : modelTensors(spec)) {
+    std::string fallback;
+    ElementEncoding encoding =
+        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
+    if (!fallback.empty())
+      return llvm::createStringError(
+          "--dtype " + type.name + ": " + fallback.substr(0, fallback.find("; stored as")) +
+          "; compile for a type whose blocks fit (q8_0 and q4_0 take rows of 32), or for the "
+          "types of a weight file that has them (--weights-like FILE)");
+    if (encoding != ElementEncoding{})
+      types[t.name] = encoding;
+  }
+  return types;
 }

@@ -56,8 +56,8 @@ TEST(Manifest, NamesMissingAndMistypedFields) {
   EXPECT_NE(e.find("manifest.json: field 'config.hidden_dim': missing"), std::string::npos) << e;
   e = parseError(replaced(kManifest, R"("shape": [8])", R"("shape": [8, -1])"));
   EXPECT_NE(e.find("field 'tensors[1].shape'"), std::string::npos) << e;
-  e = parseError(replaced(kManifest, R"("shape": [8], "dtype": "f32")", R"("shape": [8], "dtype": "f16")"));
-  EXPECT_NE(e.find("field 'tensors[1].dtype': found \"f16\""), std::string::npos) << e;
+  e = parseError(replaced(kManifest, R"("shape": [8], "dtype": "f32")", R"("shape": [8], "dtype": "f17")"));
+  EXPECT_NE(e.find("field 'tensors[1].dtype': found \"f17\""), std::string::npos) << e;
   e = parseError(replaced(kManifest, R"("eos_token_id":2)", R"("eos_token_id":99)"));
   EXPECT_NE(e.find("config.eos_token_id"), std::string::npos) << e;
   e = parseError("{not json");

@@ -98,7 +98,31 @@ def model_dir_without_library():
     testlib.assert_clean_failure(result, [empty, "lib<name>.so"], "model folder without a library")
 
 
+def kquant_rows_not_whole_blocks():
+    # aidreams260k's rows are 64 values: no whole q4_k block of 256.
+    result = testlib.run([testlib.bin("tfmc"), aidreams.config(), "--dtype", "q4_k",
+                          "-o", scratch("q4k-model")])
+    testlib.assert_clean_failure(
+        result, ["--dtype q4_k", "token_embd.weight", "rows of 64", "block of 256",
+                 "--weights-like"], "k-quant compile of rows without whole blocks")
+
+
+def weights_of_another_type():
+    # A library compiled to read q8_0 in place takes a q8_0 file, not an f16 one.
+    config = testlib.source_path("tests/reference/configs/mha-hd128-untied-oddvocab.json")
+    model = testlib.compile_model(config, scratch("q8_0-model"), ("--dtype", "q8_0"))
+    f16 = scratch("f16-weights.gguf")
+    testlib.check_run([testlib.bin("tfm-weights"), config, "--format", "gguf", "--dtype", "f16",
+                       "-o", f16])
+    result = testlib.run([testlib.bin("tfm-logits"), "--model", model, "--weights", f16,
+                          "--tokens", "1,2", "--prefill", "2", "--out", scratch("l.npy")])
+    testlib.assert_clean_failure(
+        result, [f16, "token_embd.weight", "is f16", "compiled to read it as q8_0",
+                 "--weights-like"], "weights of another type")
+
+
 CASES = {f.__name__: f for f in [
+    kquant_rows_not_whole_blocks, weights_of_another_type,
     truncated_checkpoint, other_shape_checkpoint, missing_checkpoint, missing_tokenizer,
     foreign_tokenizer, empty_prompt, prompt_past_context, steps_past_context,
     model_dir_without_library]}

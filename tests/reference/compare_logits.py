@@ -2,17 +2,26 @@
 and one weight file format.
 
 usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
-                         [--dtype f32|f16|bf16] [--shards N] [--seed S]
-                         [--skip-passes PASSES]
+                         [--dtype TYPE] [--read-as f32|dtype|file] [--shards N]
+                         [--seed S] [--skip-passes PASSES]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
+in the type --dtype names (f32, f16, bf16, or for GGUF q8_0, q4_0, q4_k, q5_k,
+q6_k, q4_k_m, q5_k_m). --read-as says how the compiled kernels read them:
+  f32    kernels read f32; the loader converts what the file stores;
+  dtype  `tfmc --dtype TYPE`: kernels read that type in place, and the file
+         is written as the compiled manifest says;
+  file   the file is written first, `tfmc --weights-like FILE` reads each
+         tensor as the file stores it (k-quant files fall back to q8_0 or f16
+         for rows that hold no whole blocks, as llama.cpp's do).
 picks a seeded random token sequence and runs the probe tfm-logits for each
 case: a prefill of P tokens, then K single-token decodes; and one call of the
 score entry point over all tokens. Each row of the probe's output must be
 within a relative error max|ours - ref| / max|ref| <= 1e-4 of the oracle's
 logits at the same position. The oracle (llama_oracle.py or gpt2_oracle.py,
 by the config's model_type) reads the same file with its own reader
-(weight_files.py), under the format's own tensor names and layouts.
+(weight_files.py), under the format's own tensor names and layouts, and
+decodes block formats itself, so the oracle runs on the dequantized weights.
 """
 
 import argparse
@@ -103,18 +112,22 @@ def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path):
 
 
 def write_weights(args, model_dir, work):
-    """tfm-weights output for the format; returns the path the loader takes."""
+    """tfm-weights output for the format; returns the path the loader takes.
+    model_dir None: written from the config (--read-as file)."""
     # Per model folder: tests of one shape may run at once and must not write
     # one file together.
     name = (f"weights-{args.format}-{args.dtype}-{args.shards}-seed{args.seed}-"
-            f"{os.path.basename(model_dir)}")
+            f"{os.path.basename(model_dir or 'from-config')}")
     cmd = [testlib.bin("tfm-weights"), "--seed", str(args.seed)]
     if args.format == "llama2c":
         path = os.path.join(work, name + ".bin")
         cmd += [args.config, "-o", path]
     else:
         path = os.path.join(work, name + (".gguf" if args.format == "gguf" else ""))
-        cmd += ["--model", model_dir, "--format", args.format, "--dtype", args.dtype, "-o", path]
+        cmd += [args.config] if model_dir is None else ["--model", model_dir]
+        cmd += ["--format", args.format, "-o", path]
+        if args.read_as != "dtype":  # else the manifest's types
+            cmd += ["--dtype", args.dtype]
         if args.format == "safetensors":
             cmd += ["--shards", str(args.shards)]
             path = os.path.join(path, "model.safetensors.index.json" if args.shards > 1
@@ -127,7 +140,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="config.json of the shape")
     parser.add_argument("--format", default="llama2c", choices=["llama2c", "safetensors", "gguf"])
-    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    parser.add_argument("--dtype", default="f32",
+                        choices=["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k",
+                                 "q4_k_m", "q5_k_m"])
+    parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
+                        help="what the compiled kernels read (see above)")
     parser.add_argument("--shards", type=int, default=1, help="safetensors shards")
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--skip-passes", metavar="PASSES",
@@ -141,9 +158,19 @@ def main():
         model_dir = testlib.compile_model(
             args.config, os.path.join(work, "model-skip-" + args.skip_passes.replace(",", "+")),
             ("--skip-passes", args.skip_passes))
+        weights = write_weights(args, model_dir, work)
+    elif args.read_as == "dtype":
+        model_dir = testlib.compile_model(args.config, os.path.join(work, "model-" + args.dtype),
+                                          ("--dtype", args.dtype))
+        weights = write_weights(args, model_dir, work)
+    elif args.read_as == "file":
+        weights = write_weights(args, None, work)
+        model_dir = testlib.compile_model(
+            args.config, os.path.join(work, f"model-like-{args.format}-{args.dtype}"),
+            ("--weights-like", weights))
     else:
         model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
-    weights = write_weights(args, model_dir, work)
+        weights = write_weights(args, model_dir, work)
     config, oracle = make_oracle(args.config, args.format, weights)
     if longest > context_length(config):
         print(f"FAIL: {args.config}: the context is {context_length(config)}, "
@@ -154,8 +181,8 @@ def main():
                            generator=torch.Generator().manual_seed(args.seed)).tolist()
     reference = oracle.logits(tokens).numpy()  # causal: every case is a prefix of this run
 
-    print(f"{shape} from {args.format} ({args.dtype}, {args.shards} shard(s)): seed {args.seed}, "
-          f"tolerance {TOLERANCE:g}", flush=True)
+    print(f"{shape} from {args.format} ({args.dtype} read as {args.read_as}, {args.shards} "
+          f"shard(s)): seed {args.seed}, tolerance {TOLERANCE:g}", flush=True)
     results = [run_case(model_dir, weights, tokens, p, k, reference,
                         os.path.join(work, f"logits-{args.format}-p{p}-k{k}.npy"))
                for p, k in CASES]

@@ -61,7 +61,9 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
   for (const WeightTensor &t : tensors) {
     std::string fallback;
     ElementEncoding stored =
-        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
+        t.encoding ? *t.encoding
+                   : tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings,
+                                    fallback);
     if (!fallback.empty())
       llvm::errs() << "tfm-weights: note: " << fallback << "\n";
     w.addTensor(t.name, t.shape, rt::ggmlTypeOf(stored));

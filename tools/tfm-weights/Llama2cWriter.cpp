@@ -77,9 +77,6 @@ std::string tfm::llama2cUnsupportedReason(const ModelSpec &s, const std::string 
   if (s.family != "llama")
     return configPath + ": model_type '" + s.family +
            "' cannot be written in the llama2c format, which holds Llama-family models only";
-  if (s.dtype != DType::F32)
-    return configPath + ": dtype '" + std::string(dtypeName(s.dtype)) +
-           "' cannot be written in the llama2c format, which holds f32 only";
   if (s.headDim * s.nHeads != s.dim)
     return configPath + ": field 'head_dim': found " + std::to_string(s.headDim) +
            ", expected hidden_size / num_attention_heads = " + std::to_string(s.dim / s.nHeads) +

@@ -11,11 +11,13 @@
 #ifndef TFM_WEIGHTS_WEIGHTTENSORS_H
 #define TFM_WEIGHTS_WEIGHTTENSORS_H
 
+#include "tfm/common/ElementEncoding.h"
 #include "tfm/common/ModelSpec.h"
 
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,9 @@ struct WeightTensor {
   std::vector<int64_t> shape; // row-major; for matrices [out, in]
   InitKind init = InitKind::Uniform;
   double bound = 0.0;         // for Uniform only
+  /// Set: the encoding the file must store it in (a compiled model's
+  /// manifest says so); else the file type's choice.
+  std::optional<ElementEncoding> encoding;
 
   int64_t numElements() const;
 };

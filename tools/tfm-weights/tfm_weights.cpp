@@ -105,6 +105,9 @@ Expected<Model> loadModel() {
     if (!tensor)
       return createStringError(inconvertibleErrorCode(),
                                m.source + ": " + toString(tensor.takeError()));
+    // Without --dtype, each tensor as the compiled model reads it.
+    if (!dtypeName.getNumOccurrences())
+      tensor->encoding = t.dtype;
     m.tensors.push_back(std::move(*tensor));
   }
   return m;
@@ -119,10 +122,10 @@ std::string usageError(const tfm::WeightFileType &type) {
   const char *name = fileFormat == WeightFormat::Safetensors ? "safetensors"
                      : fileFormat == WeightFormat::Gguf      ? "gguf"
                                                          : "llama2c";
-  if (fileFormat == WeightFormat::Llama2c && dtypeName != "f32")
+  if (fileFormat == WeightFormat::Llama2c && type.name != "f32")
     return "--dtype: the llama2c format holds f32 only";
   if (type.matrices.block && fileFormat != WeightFormat::Gguf)
-    return "--dtype " + dtypeName + ": block formats are written as GGUF only (--format gguf)";
+    return "--dtype " + type.name + ": block formats are written as GGUF only (--format gguf)";
   if (shards.getNumOccurrences() && fileFormat != WeightFormat::Safetensors)
     return std::string("--shards applies to --format safetensors, not ") + name;
   if (!vocabPath.empty() && fileFormat != WeightFormat::Gguf)
@@ -162,6 +165,20 @@ int main(int argc, char **argv) {
   Expected<Model> model = loadModel();
   if (!model)
     return fail(toString(model.takeError()));
+  if (fileFormat != WeightFormat::Gguf) {
+    // safetensors and llama2c hold one plain type: the manifest's, if it
+    // reads every tensor alike.
+    for (const tfm::WeightTensor &t : model->tensors)
+      if (t.encoding && (t.encoding->block || *t.encoding != *model->tensors[0].encoding))
+        return fail(model->source + ": the compiled model reads tensor '" + t.name + "' as " +
+                    t.encoding->name() + " and '" + model->tensors[0].name + "' as " +
+                    model->tensors[0].encoding->name() +
+                    "; only --format gguf holds block formats and mixed types");
+    if (!model->tensors.empty() && model->tensors[0].encoding)
+      type = tfm::parseWeightFileType(model->tensors[0].encoding->name());
+    if (std::string usage = usageError(*type); !usage.empty())
+      return fail(usage);
+  }
 
   std::string error;
   switch (fileFormat) {

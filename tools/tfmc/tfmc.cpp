@@ -1,6 +1,8 @@
 //===- tfmc.cpp - Compile one transformer to a native library -------------===//
 //
 //   tfmc configs/llama2-7b.json -o generated/llama2-7b
+//   tfmc configs/llama2-7b.json --dtype q8_0
+//   tfmc configs/llama2-7b.json --weights-like llama-2-7b.Q4_K_M.gguf
 //   tfmc model.mlir -o out        (tfm IR of any stage, e.g. from --emit-mlir)
 //
 // Parses the config (or the IR), lowers it through the tfm dialect and pass
@@ -14,6 +16,8 @@
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
+#include "tfm/common/WeightFileType.h"
+#include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -69,6 +73,17 @@ cl::opt<int> prefillChunk("prefill-chunk",
                           cl::desc("Most tokens one prefill kernel call handles (default: "
                                    "min(context, 128)); configs only"),
                           cl::init(0), cl::cat(category));
+cl::opt<std::string> weightType(
+    "dtype",
+    cl::desc("The format the kernels read weights in, straight from the weight file: f32 "
+             "(default), f16, bf16; or q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m (matrices "
+             "in GGUF's block formats, the rest in f32, as llama.cpp quantizes); configs only"),
+    cl::value_desc("type"), cl::cat(category));
+cl::opt<std::string> weightsLike(
+    "weights-like",
+    cl::desc("Read every weight in the format this weight file stores it in (GGUF, "
+             "safetensors, llama2.c); configs only"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Report every step"), cl::cat(category));
 
 int fail(const std::string &message) {
@@ -114,6 +129,28 @@ int main(int argc, char **argv) {
     if (!loaded)
       return fail(toString(loaded.takeError()));
     spec = std::move(*loaded);
+  }
+  if (!weightType.empty() && !weightsLike.empty())
+    return fail("--dtype and --weights-like both say what the weights are; pass one");
+  if (fromIr && (!weightType.empty() || !weightsLike.empty()))
+    return fail(std::string(weightType.empty() ? "--weights-like" : "--dtype") +
+                " applies to configs; a .mlir module's weight_decl types say how it reads "
+                "its weights");
+  if (!weightType.empty()) {
+    std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(weightType);
+    if (!type)
+      return fail("--dtype: found '" + weightType + "', expected one of " +
+                  tfm::kWeightFileTypeNames);
+    Expected<tfm::WeightTypes> types = tfm::compiledWeightTypes(*spec, *type);
+    if (!types)
+      return fail(inputPath + ": " + toString(types.takeError()));
+    lowering.weightTypes = std::move(*types);
+  }
+  if (!weightsLike.empty()) {
+    Expected<tfm::WeightTypes> types = tfm::rt::weightFileTypes(weightsLike, *spec);
+    if (!types)
+      return fail("--weights-like: " + toString(types.takeError()));
+    lowering.weightTypes = std::move(*types);
   }
   std::string name = spec ? spec->name : sys::path::stem(inputPath).str();
   tfm::LibraryOptions lib;

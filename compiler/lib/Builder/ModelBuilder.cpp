@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Builder/ModelBuilder.h"
 #include "tfm/Dialect/TfmOps.h"
+#include "tfm/common/Manifest.h"
 #include "tfm/common/TensorNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -193,10 +194,6 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
     return e;
   if (llvm::Error e = checkFeature(spec, "positions", spec.positions, {"rope", "learned"}))
     return e;
-  if (spec.dtype != DType::F32)
-    return llvm::createStringError("model '" + spec.name + "': dtype '" +
-                                   std::string(dtypeName(spec.dtype)) +
-                                   "' has no tfm lowering; expected 'f32'");
   if (spec.dim <= 0 || spec.hiddenDim <= 0 || spec.nLayers <= 0 || spec.nHeads <= 0 ||
       spec.nKvHeads <= 0 || spec.headDim <= 0 || spec.vocabSize <= 0 ||
       spec.contextLength <= 0 || spec.nHeads % spec.nKvHeads != 0 ||
@@ -215,9 +212,16 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
 } // namespace
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const ModelSpec &spec,
-                                                 int64_t prefillChunk, llvm::StringRef target) {
+                                                 int64_t prefillChunk, llvm::StringRef target,
+                                                 const WeightTypes &weightTypes) {
   if (llvm::Error e = checkSupported(spec, prefillChunk))
     return std::move(e);
+  std::vector<ModelTensor> tensors = modelTensors(spec);
+  for (const auto &[name, encoding] : weightTypes)
+    if (llvm::none_of(tensors, [&](const ModelTensor &t) { return t.name == name; }))
+      return llvm::createStringError("model '" + spec.name + "': a weight type (" +
+                                     encoding.name() + ") is given for tensor '" + name +
+                                     "', which the model does not have");
   context.loadDialect<TfmDialect, func::FuncDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc(), spec.name);
@@ -230,8 +234,18 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
 
   b.setInsertionPointToEnd(m.getBody());
   Declarations decls;
-  for (const ModelTensor &tensor : modelTensors(spec)) {
-    auto type = RankedTensorType::get(tensor.shape, b.getF32Type());
+  for (const ModelTensor &tensor : tensors) {
+    auto found = weightTypes.find(tensor.name);
+    ElementEncoding encoding = found == weightTypes.end() ? ElementEncoding{} : found->second;
+    auto type =
+        RankedTensorType::get(tensor.shape, weightElementType(b.getContext(), encoding));
+    if (!isStaticTensorType(type, static_cast<int64_t>(tensor.shape.size())))
+      return llvm::createStringError("model '" + spec.name + "': tensor '" + tensor.name +
+                                     "' of shape " + formatShape(tensor.shape) + " cannot be " +
+                                     encoding.name() +
+                                     " (block formats are for matrices whose rows hold whole "
+                                     "blocks of " +
+                                     std::to_string(encoding.blockElements()) + " values)");
     WeightDeclOp::create(b, b.getUnknownLoc(), tensor.name, type);
     decls.weights[tensor.name] = type;
   }

@@ -35,8 +35,11 @@ std::string cString(const std::string &text) {
 /// the rows and first position of the call.
 std::string bufferFor(const Program &p, const KernelParam &param, const Binding &b, int slot) {
   std::ostringstream e;
-  int64_t cols = param.shape.back();
-  std::string type = param.type == DType::I32 ? "I32" : "F32";
+  int64_t cols = param.type.storedRowLength(param.shape.back());
+  std::string type = param.type.block ? "U8" : param.type.plain == DType::I32 ? "I32"
+                     : param.type.plain == DType::F16                         ? "F16"
+                     : param.type.plain == DType::BF16                        ? "BF16"
+                                                                              : "F32";
   auto view2 = [&](const std::string &host, const std::string &min1, const std::string &ext1,
                    int64_t stride0, int64_t stride1) {
     e << "view2(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << cols
@@ -137,6 +140,9 @@ std::string tfm::emitDriverSource(const Program &p, const std::string &manifest)
   c << R"C(
 static const struct halide_type_t F32 = {halide_type_float, 32, 1};
 static const struct halide_type_t I32 = {halide_type_int, 32, 1};
+static const struct halide_type_t F16 = {halide_type_float, 16, 1};
+static const struct halide_type_t BF16 = {halide_type_bfloat, 16, 1};
+static const struct halide_type_t U8 = {halide_type_uint, 8, 1};
 
 static halide_buffer_t *view1(halide_buffer_t *b, halide_dimension_t *d, const void *host,
                               struct halide_type_t t, int32_t min0, int32_t ext0) {

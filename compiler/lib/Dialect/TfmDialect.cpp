@@ -3,12 +3,22 @@
 #include "tfm/Dialect/TfmOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
 #include "tfm/Dialect/TfmDialect.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "tfm/Dialect/TfmTypes.cpp.inc"
+
 void tfm::TfmDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tfm/Dialect/TfmTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "tfm/Dialect/TfmOps.cpp.inc"
@@ -79,4 +89,12 @@ LogicalResult tfm::TfmDialect::verifyRegionArgAttribute(Operation *op, unsigned,
 LogicalResult tfm::TfmDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
                                                            NamedAttribute attr) {
   return verifyValueAttribute(op, attr);
+}
+
+LogicalResult tfm::BlocksType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      StringRef format) {
+  if (!parseBlockFormat(format))
+    return emitError() << "!tfm.blocks: unknown block format \"" << format
+                       << "\", expected one of q8_0, q4_0, q4_k, q5_k, q6_k";
+  return success();
 }

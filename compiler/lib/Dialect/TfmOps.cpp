@@ -23,8 +23,40 @@ bool tfm::isRowsType(Type type) {
 
 bool tfm::isStaticTensorType(Type type, int64_t rank) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getRank() == rank && tensor.hasStaticShape() &&
-         tensor.getElementType().isF32() && !tensor.getEncoding();
+  if (!tensor || tensor.getRank() != rank || !tensor.hasStaticShape() || tensor.getEncoding())
+    return false;
+  std::optional<ElementEncoding> encoding = weightEncoding(tensor.getElementType());
+  if (!encoding)
+    return false;
+  return !encoding->block || (rank == 2 && tensor.getDimSize(1) % encoding->blockElements() == 0);
+}
+
+Type tfm::weightElementType(MLIRContext *context, const ElementEncoding &encoding) {
+  if (encoding.block)
+    return BlocksType::get(context, blockLayout(*encoding.block).name);
+  switch (encoding.plain) {
+  case DType::F16:
+    return Float16Type::get(context);
+  case DType::BF16:
+    return BFloat16Type::get(context);
+  case DType::F32:
+  case DType::I32: // not a weight type; the verifiers refuse it
+    break;
+  }
+  return Float32Type::get(context);
+}
+
+std::optional<ElementEncoding> tfm::weightEncoding(Type elementType) {
+  if (auto blocks = dyn_cast<BlocksType>(elementType))
+    if (std::optional<BlockFormat> format = parseBlockFormat(blocks.getFormat()))
+      return ElementEncoding{DType::F32, format};
+  if (elementType.isF32())
+    return ElementEncoding{DType::F32, std::nullopt};
+  if (elementType.isF16())
+    return ElementEncoding{DType::F16, std::nullopt};
+  if (elementType.isBF16())
+    return ElementEncoding{DType::BF16, std::nullopt};
+  return std::nullopt;
 }
 
 bool tfm::isTokensType(Type type) {
@@ -122,7 +154,7 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context, std::optional<
   // Inference runs before the operands' ODS type checks: check what it reads.
   if (!isStaticTensorType(adaptor.getTable().getType(), 2) ||
       !isTokensType(adaptor.getTokens().getType()))
-    return emitOptionalError(location, "'tfm.embedding' op expects a static 2-D f32 table and "
+    return emitOptionalError(location, "'tfm.embedding' op expects a static 2-D weight table and "
                              "1-D i32 tokens, found ", adaptor.getTable().getType(), " and ",
                              adaptor.getTokens().getType());
   inferred.push_back(rowsType(context, tensorType(adaptor.getTokens()).getDimSize(0),
@@ -144,7 +176,7 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *context, std::optional<Loc
       !isStaticTensorType(adaptor.getWeight().getType(), 2) ||
       (adaptor.getBias() && !isStaticTensorType(adaptor.getBias().getType(), 1)))
     return emitOptionalError(location, "'tfm.linear' op expects rows, a static 2-D weight and "
-                             "an optional 1-D bias, all f32");
+                             "an optional 1-D bias");
   RankedTensorType input = tensorType(adaptor.getInput());
   RankedTensorType weight = tensorType(adaptor.getWeight());
   if (input.getDimSize(1) != weight.getDimSize(1))

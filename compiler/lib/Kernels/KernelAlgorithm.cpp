@@ -22,8 +22,6 @@ Value &value(const Kernel &k, KernelAlgorithm &a, int index) {
   return a.values[index];
 }
 
-Type halideType(DType t) { return t == DType::I32 ? Int(32) : Float(32); }
-
 /// Pins a buffer's layout to the shape the kernel was compiled for: columns
 /// are dense, the row stride is the column count, and every extent that the
 /// config fixes is a constant. Only the row range of token rows and of the
@@ -39,7 +37,7 @@ void constrainLayout(OutputImageParam b, const KernelParam &p) {
       b.dim(0).set_extent(static_cast<int>(p.shape[0]));
     return;
   }
-  int cols = static_cast<int>(p.shape[1]);
+  int cols = static_cast<int>(p.type.storedRowLength(p.shape[1]));
   if (p.isCache && p.cacheLayout == CacheLayout::Transposed) { // [cols, context] in memory
     b.dim(0).set_bounds(0, cols).set_stride(static_cast<int>(p.shape[0]));
     b.dim(1).set_stride(1);
@@ -95,11 +93,22 @@ private:
     v.shape = p.shape;
     v.tokenRows = p.tokenRows;
     if (!p.isOutput) {
-      ImageParam in(halideType(p.type), static_cast<int>(p.shape.size()), p.name);
+      ImageParam in(storedElementType(p.type), static_cast<int>(p.shape.size()), p.name);
       constrainLayout(in, p);
       a.inputs.push_back(in);
-      v.func = Func(in);
       v.image = in;
+      if (p.type.plain == DType::I32 || p.isCache) {
+        v.func = Func(in);
+      } else {
+        // A weight: its values decoded where they are read (the Func is
+        // never scheduled, so it is inlined into its readers).
+        v.stored.emplace(in, p.type, static_cast<int>(p.shape.back()));
+        v.func = Func(p.name + "_values");
+        if (p.shape.size() == 1)
+          v.func(a.col) = v.stored->at(a.col, 0);
+        else
+          v.func(a.col, a.row) = v.stored->at(a.col, a.row);
+      }
     }
     a.values.push_back(v);
   }

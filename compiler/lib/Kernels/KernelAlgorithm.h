@@ -13,6 +13,7 @@
 #ifndef TFM_KERNELS_KERNELALGORITHM_H
 #define TFM_KERNELS_KERNELALGORITHM_H
 
+#include "StoredWeight.h"
 #include "tfm/Program/Program.h"
 
 #include "Halide.h"
@@ -43,12 +44,14 @@ struct Value {
   std::vector<int64_t> shape;
   bool tokenRows = false;
   // Reductions expose their domain and inputs to the schedule.
-  Halide::RDom reduction;             // linear: over K; norms: over D
+  Halide::RDom reduction;             // linear: over K (element, sub-block, block
+                                      // for a block format); norms: over D
   std::vector<Halide::Func> rowStats; // norms: per-row statistics (rms_norm:
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
   Halide::Func activations;           // linear: x [T,K]
   Halide::ImageParam image;           // input parameters: the buffer
+  std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only
 };
 

@@ -123,7 +123,7 @@ Kernel gpt2Embedding(int64_t rows) {
   Kernel k;
   k.name = "gpt2_embed";
   KernelParam tokens = param("tokens", {rows}, true);
-  tokens.type = DType::I32;
+  tokens.type.plain = DType::I32;
   k.params = {param("wte", {kGVocab, kGDim}), tokens, param("wpe", {kCtx, kGDim}),
               param("x", {rows, kGDim}, true, true)};
   k.ops = {op(EmbeddingAttrs{}, {0, 1}, {rows, kGDim}),
@@ -229,7 +229,7 @@ struct Buffers {
 
 /// Row window of a parameter for a call of `rows` tokens at `pos`.
 Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
-  Halide::Type type = p.type == DType::I32 ? Halide::Int(32) : Halide::Float(32);
+  Halide::Type type = p.type.plain == DType::I32 ? Halide::Int(32) : Halide::Float(32);
   std::vector<halide_dimension_t> dims;
   if (p.shape.size() == 1) {
     dims.push_back({p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), 1});
@@ -271,7 +271,7 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
       n = size_t(rows) * p.shape[1];
     std::vector<float> v;
     std::vector<int32_t> ids;
-    if (p.type == DType::I32) {
+    if (p.type.plain == DType::I32) {
       for (size_t i = 0; i < n; ++i)
         ids.push_back(int32_t(rng() % kGVocab));
     } else {
@@ -283,7 +283,7 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
     b.ints.push_back(std::move(ids));
   }
   for (size_t i = 0; i < k.params.size(); ++i) {
-    void *host = k.params[i].type == DType::I32 ? static_cast<void *>(b.ints[i].data())
+    void *host = k.params[i].type.plain == DType::I32 ? static_cast<void *>(b.ints[i].data())
                                                 : static_cast<void *>(b.data[i].data());
     b.views.push_back(view(k.params[i], host, pos, rows));
   }

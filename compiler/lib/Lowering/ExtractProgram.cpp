@@ -28,8 +28,12 @@ std::vector<int64_t> programShape(Type type) {
   return shape;
 }
 
-DType elemType(Type type) {
-  return cast<ShapedType>(type).getElementType().isInteger(32) ? DType::I32 : DType::F32;
+/// i32 token ids, f32 activations and caches, or a weight's encoding.
+ElementEncoding elemType(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  if (element.isInteger(32))
+    return ElementEncoding{DType::I32, std::nullopt};
+  return weightEncoding(element).value_or(ElementEncoding{});
 }
 
 std::string locationText(Location loc) {
@@ -51,7 +55,8 @@ public:
       return std::move(e);
     for (auto decl : module.getOps<WeightDeclOp>()) {
       weightIndex[decl.getSymName()] = static_cast<int64_t>(out.weights.size());
-      out.weights.push_back({decl.getSymName().str(), programShape(decl.getType()), DType::F32});
+      out.weights.push_back(
+          {decl.getSymName().str(), programShape(decl.getType()), elemType(decl.getType())});
     }
     for (auto decl : module.getOps<CacheDeclOp>()) {
       if (!decl.getOffset())

@@ -455,7 +455,7 @@ TEST(ExtractProgram, Bindings) {
           }
           case Storage::Tokens:
             ++tokens;
-            EXPECT_EQ(param.type, DType::I32);
+            EXPECT_EQ(param.type.plain, DType::I32);
             break;
           case Storage::Logits:
             ++logits;

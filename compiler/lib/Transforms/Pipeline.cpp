@@ -102,7 +102,7 @@ void registerTfmPassesAndPipeline() {
           return errorHandler(llvm::toString(std::move(e)));
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
         optionsHandler(PipelineOptions());
       });
 }

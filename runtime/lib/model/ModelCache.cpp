@@ -1,6 +1,8 @@
 //===- ModelCache.cpp - Compile a config on first use, reuse after --------===//
 #include "tfm/runtime/ModelCache.h"
 
+#include "tfm/runtime/WeightLoader.h"
+
 #include "tfm/common/Hash.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
@@ -76,8 +78,16 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   if (!identity)
     return identity.takeError();
 
+  std::string weightTypes;
+  if (!request.weightsLike.empty()) {
+    llvm::Expected<WeightTypes> types = weightFileTypes(request.weightsLike, *spec);
+    if (!types)
+      return types.takeError();
+    for (const auto &[name, encoding] : *types)
+      weightTypes += name + "=" + encoding.name() + "\n";
+  }
   std::string key = tfm::contentHash(spec->canonicalJson() + "\n" + *target + "\n" +
-                                     request.schedule + "\n" + *identity);
+                                     request.schedule + "\n" + weightTypes + *identity);
   std::string cacheDir = request.cacheDir.empty() ? defaultCacheDir() : request.cacheDir;
   std::string dir = cacheDir + "/" + spec->name + "-" + key;
   if (llvm::sys::fs::exists(dir + "/manifest.json"))
@@ -121,6 +131,10 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   if (!request.schedule.empty()) {
     args.push_back("--schedule");
     args.push_back(request.schedule);
+  }
+  if (!weightTypes.empty()) { // f32 throughout needs no file
+    args.push_back("--weights-like");
+    args.push_back(request.weightsLike);
   }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(errorFile),
                                                 llvm::StringRef(errorFile)};

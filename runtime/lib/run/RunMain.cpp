@@ -82,13 +82,15 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
     llvm::Expected<ModelSource> source = findModelSource(o.modelSource, cacheDir + "/configs");
     if (!source)
       return source.takeError();
-    CompileRequest request{source->configPath, o.target, o.schedule, cacheDir, ""};
+    if (resolved.weights.empty())
+      resolved.weights = source->weightsPath;
+    // Kernels read the weights as the file stores them.
+    CompileRequest request{source->configPath, o.target, o.schedule, resolved.weights,
+                           cacheDir, ""};
     llvm::Expected<std::string> compiled = compiledModelDir(request);
     if (!compiled)
       return compiled.takeError();
     libraryDir = *compiled;
-    if (resolved.weights.empty())
-      resolved.weights = source->weightsPath;
     if (resolved.tokenizer.empty())
       resolved.tokenizer = source->tokenizerPath;
   }

@@ -414,6 +414,17 @@ uint32_t tfm::rt::ggmlTypeOf(const ElementEncoding &encoding) {
                                         : GgmlBF16;
 }
 
+std::optional<tfm::ElementEncoding> tfm::rt::encodingOfGgmlType(uint32_t type) {
+  for (tfm::BlockFormat format : {tfm::BlockFormat::Q8_0, tfm::BlockFormat::Q4_0, tfm::BlockFormat::Q4_K,
+                             tfm::BlockFormat::Q5_K, tfm::BlockFormat::Q6_K})
+    if (blockLayout(format).ggmlType == type)
+      return tfm::ElementEncoding{tfm::DType::F32, format};
+  for (tfm::DType plain : {tfm::DType::F32, tfm::DType::F16, tfm::DType::BF16})
+    if (ggmlTypeOf(tfm::ElementEncoding{plain, std::nullopt}) == type)
+      return tfm::ElementEncoding{plain, std::nullopt};
+  return std::nullopt;
+}
+
 int64_t GgufTensorInfo::elementCount() const {
   int64_t n = 1;
   for (int64_t d : ne)

@@ -193,6 +193,10 @@ llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &p
                      ", which a llama2.c checkpoint with " +
                      std::to_string(header->nLayers) + " layers does not hold");
     const Section &s = section->second;
+    if (t.dtype != ElementEncoding{})
+      return failure(path + ": tensor " + t.name + " is f32, as llama2.c checkpoints hold "
+                     "every tensor; this library was compiled to read it as " + t.dtype.name() +
+                     " (compile for this file: tfmc --weights-like " + path + ")");
     if (s.shape != t.shape)
       return failure(path + ": tensor " + t.name + " has shape " + formatShape(s.shape) +
                      " in this checkpoint, the compiled model expects " +

@@ -34,7 +34,7 @@ struct FoundTensor {
   std::string file;
   std::string name;  // as the file names it
   std::string dtype; // as the file spells it, for messages
-  std::optional<DType> type; // none: a type the loader does not convert
+  std::optional<ElementEncoding> encoding; // none: a type tfm does not read
   std::vector<int64_t> shape; // as stored, row-major
   const uint8_t *data = nullptr;
   HfLayout layout = HfLayout::Same;
@@ -43,50 +43,80 @@ struct FoundTensor {
 /// Finds the tensor standing for a manifest tensor, or says why not.
 using TensorFinder = std::function<llvm::Expected<FoundTensor>(const TensorSpec &)>;
 
-float loadElement(DType type, const uint8_t *p) {
-  if (type == DType::F32) {
-    float f;
-    std::memcpy(&f, p, sizeof f);
-    return f;
+/// Decodes `n` values stored as `encoding` (whole blocks for a block format).
+void decodeValues(const ElementEncoding &encoding, const uint8_t *p, int64_t n, float *out) {
+  if (encoding.block) {
+    dequantizeRow(*encoding.block, p, n, out);
+    return;
   }
-  uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return type == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  for (int64_t i = 0; i < n; ++i) {
+    if (encoding.plain == DType::F32) {
+      std::memcpy(&out[i], p + 4 * i, sizeof(float));
+      continue;
+    }
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, sizeof h);
+    out[i] = encoding.plain == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  }
 }
 
-/// Writes the manifest layout of `t` into `out` (element count of the
-/// manifest tensor), converting each element to f32.
-void rearrange(const FoundTensor &t, int64_t headDim, float *out) {
-  const DType type = *t.type;
-  const int64_t width = dtypeBytes(type);
-  int64_t elements = 1;
-  for (int64_t d : t.shape)
-    elements *= d;
+/// Encodes `n` values as the plain type `encoding`.
+void encodeValues(const float *values, int64_t n, const ElementEncoding &encoding, uint8_t *out) {
+  if (encoding.plain == DType::F32) {
+    std::memcpy(out, values, n * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t h = encoding.plain == DType::F16 ? toHalf(values[i]) : toBfloat16(values[i]);
+    std::memcpy(out + 2 * i, &h, sizeof h);
+  }
+}
+
+/// One row of `n` values from `from` (stored as `stored`) to `out` as `target`.
+void convertRow(const uint8_t *from, const ElementEncoding &stored, int64_t n,
+                const ElementEncoding &target, uint8_t *out) {
+  if (stored == target) {
+    std::memcpy(out, from, stored.bytes(n));
+    return;
+  }
+  std::vector<float> values(n);
+  decodeValues(stored, from, n, values.data());
+  encodeValues(values.data(), n, target, out);
+}
+
+/// Writes the manifest layout of `t` into `out` (spec.byteCount() bytes),
+/// in the manifest's encoding. checkTensor has ruled out what cannot be
+/// converted: a block format other than the stored one, a transposed block
+/// format.
+void rearrange(const FoundTensor &t, const TensorSpec &spec, int64_t headDim, uint8_t *out) {
+  const ElementEncoding &stored = *t.encoding, &target = spec.dtype;
+  const int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
+  const int64_t rowLength = spec.shape.back();
+  const int64_t storedRow = stored.bytes(rowLength), targetRow = target.bytes(rowLength);
   switch (t.layout) {
   case HfLayout::Same:
-    for (int64_t i = 0; i < elements; ++i)
-      out[i] = loadElement(type, t.data + i * width);
+    for (int64_t r = 0; r < rows; ++r)
+      convertRow(t.data + r * storedRow, stored, rowLength, target, out + r * targetRow);
     return;
   case HfLayout::Transposed: {
-    // Stored [in, out]; the manifest wants [out, in]. Tiles keep both
-    // sides' accesses within a few cache lines.
-    const int64_t in = t.shape[0], outDim = t.shape[1], tile = 32;
-    for (int64_t r0 = 0; r0 < in; r0 += tile)
-      for (int64_t c0 = 0; c0 < outDim; c0 += tile)
-        for (int64_t r = r0; r < std::min(r0 + tile, in); ++r)
-          for (int64_t c = c0; c < std::min(c0 + tile, outDim); ++c)
-            out[c * in + r] = loadElement(type, t.data + (r * outDim + c) * width);
-    return;
-  }
-  case HfLayout::RopePermuted: {
-    const int64_t rows = t.shape[0], rowLength = elements / rows;
-    for (int64_t r = 0; r < rows; ++r) {
-      const uint8_t *from = t.data + ropeHfRow(r, headDim) * rowLength * width;
-      for (int64_t i = 0; i < rowLength; ++i)
-        out[r * rowLength + i] = loadElement(type, from + i * width);
+    // Stored [in, out]; the manifest wants [out, in]. Each stored row
+    // lands in a column: decoded a row at a time, written back in tiles.
+    const int64_t in = t.shape[0], outDim = t.shape[1];
+    std::vector<float> transposed(in * outDim), row(outDim);
+    for (int64_t r = 0; r < in; ++r) {
+      decodeValues(stored, t.data + r * stored.bytes(outDim), outDim, row.data());
+      for (int64_t c = 0; c < outDim; ++c)
+        transposed[c * in + r] = row[c];
     }
+    for (int64_t r = 0; r < outDim; ++r)
+      encodeValues(transposed.data() + r * in, in, target, out + r * targetRow);
     return;
   }
+  case HfLayout::RopePermuted:
+    for (int64_t r = 0; r < rows; ++r)
+      convertRow(t.data + ropeHfRow(r, headDim) * storedRow, stored, rowLength, target,
+                 out + r * targetRow);
+    return;
   }
 }
 
@@ -98,8 +128,7 @@ std::string label(const FoundTensor &found, const TensorSpec &spec) {
   return "'" + found.name + "' (" + spec.name + ")";
 }
 
-llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec,
-                        const tfm::ModelSpec &config) {
+llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
   std::vector<int64_t> expected = spec.shape;
   if (found.layout == HfLayout::Transposed)
     std::reverse(expected.begin(), expected.end());
@@ -111,10 +140,21 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec,
                         ? " (Conv1D weights are stored [in, out]: the transpose of " +
                               formatShape(spec.shape) + ")"
                         : ""));
-  if (!found.type)
+  const std::string compiledFor =
+      "; this library was compiled to read it as " + spec.dtype.name();
+  if (!found.encoding)
     return failure(found.file + ": tensor " + label(found, spec) + " is " + found.dtype +
-                   "; this library was compiled for " + std::string(dtypeName(config.dtype)) +
-                   " and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
+                   compiledFor + ", and tfm reads f32, f16, bf16, q8_0, q4_0, q4_K, q5_K "
+                   "and q6_K");
+  const ElementEncoding &stored = *found.encoding;
+  if (spec.dtype.block && stored != spec.dtype)
+    return failure(found.file + ": tensor " + label(found, spec) + " is " + stored.name() +
+                   compiledFor + " in place (nothing is quantized at load); compile for "
+                   "this file's types (tfmc --weights-like " + found.file + ")");
+  if (stored.block && found.layout == HfLayout::Transposed)
+    return failure(found.file + ": tensor " + label(found, spec) + " is " + stored.name() +
+                   " but stored transposed ([in, out]); block formats run along rows, so "
+                   "this layout cannot hold it");
   return llvm::Error::success();
 }
 
@@ -134,25 +174,17 @@ llvm::Expected<TensorFinder> ggufFinder(const std::string &path, BoundWeights &b
     t.file = file->path();
     t.name = info->name;
     t.dtype = ggmlTypeInfo(info->type)->name;
-    if (info->type == GgmlF32)
-      t.type = DType::F32;
-    else if (info->type == GgmlF16)
-      t.type = DType::F16;
-    else if (info->type == GgmlBF16)
-      t.type = DType::BF16;
+    t.encoding = encodingOfGgmlType(info->type);
     t.shape = info->shape;
     t.data = file->data() + info->offset;
     return t;
   });
 }
 
-std::optional<DType> safetensorsType(llvm::StringRef dtype) {
-  if (dtype == "F32")
-    return DType::F32;
-  if (dtype == "F16")
-    return DType::F16;
-  if (dtype == "BF16")
-    return DType::BF16;
+std::optional<ElementEncoding> safetensorsType(llvm::StringRef dtype) {
+  for (DType plain : {DType::F32, DType::F16, DType::BF16})
+    if (dtype.equals_insensitive(dtypeName(plain)))
+      return ElementEncoding{plain, std::nullopt};
   return std::nullopt;
 }
 
@@ -161,7 +193,7 @@ FoundTensor foundIn(const SafetensorsFile &file, const SafetensorsTensor &t, HfL
   found.file = file.path();
   found.name = t.name;
   found.dtype = t.dtype;
-  found.type = safetensorsType(t.dtype);
+  found.encoding = safetensorsType(t.dtype);
   found.shape = t.shape;
   found.data = file.data() + t.offset;
   found.layout = layout;
@@ -233,21 +265,30 @@ llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
   });
 }
 
-/// The generated code reads f32 with 4-byte alignment; safetensors and
-/// GGUF data offsets promise no more than that (or less, for safetensors).
-bool usableInPlace(const FoundTensor &t) {
-  return t.type == DType::F32 && t.layout == HfLayout::Same &&
-         reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+/// The finder of a GGUF, safetensors or index file; `bound` keeps it open.
+llvm::Expected<TensorFinder> tensorFinder(const std::string &path, WeightFormat format,
+                                          const tfm::ModelSpec &config, BoundWeights &bound) {
+  return format == WeightFormat::Gguf          ? ggufFinder(path, bound)
+         : format == WeightFormat::Safetensors ? safetensorsFinder(path, config, bound)
+                                               : shardedFinder(path, config, bound);
+}
+
+/// The generated code reads elements with their natural alignment
+/// (blocks: bytes); safetensors and GGUF data offsets promise no more.
+bool usableInPlace(const FoundTensor &t, const TensorSpec &spec) {
+  int64_t alignment = spec.dtype.block ? 1 : dtypeBytes(spec.dtype.plain);
+  return t.encoding == spec.dtype && t.layout == HfLayout::Same &&
+         reinterpret_cast<uintptr_t>(t.data) % alignment == 0;
 }
 
 /// Memory for one converted tensor, 64-byte aligned.
-llvm::Expected<std::shared_ptr<float>> allocateTensor(int64_t elements, const std::string &name) {
-  size_t bytes = llvm::alignTo(static_cast<uint64_t>(elements) * sizeof(float), 64);
-  void *p = std::aligned_alloc(64, bytes);
+llvm::Expected<std::shared_ptr<uint8_t>> allocateTensor(int64_t bytes, const std::string &name) {
+  size_t size = llvm::alignTo(static_cast<uint64_t>(bytes), 64);
+  void *p = std::aligned_alloc(64, size);
   if (!p)
-    return failure("cannot allocate " + std::to_string(bytes) + " bytes to convert tensor '" +
+    return failure("cannot allocate " + std::to_string(size) + " bytes to convert tensor '" +
                    name + "'");
-  return std::shared_ptr<float>(static_cast<float *>(p), std::free);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), std::free);
 }
 
 } // namespace
@@ -321,10 +362,7 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     return bindLlama2cCheckpoint(path, manifest);
 
   BoundWeights bound;
-  llvm::Expected<TensorFinder> finder =
-      *format == WeightFormat::Gguf          ? ggufFinder(path, bound)
-      : *format == WeightFormat::Safetensors ? safetensorsFinder(path, manifest.config, bound)
-                                             : shardedFinder(path, manifest.config, bound);
+  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, manifest.config, bound);
   if (!finder)
     return finder.takeError();
 
@@ -335,10 +373,10 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     llvm::Expected<FoundTensor> t = (*finder)(spec);
     if (!t)
       return t.takeError();
-    if (llvm::Error e = checkTensor(*t, spec, manifest.config))
+    if (llvm::Error e = checkTensor(*t, spec))
       return std::move(e);
-    if (!usableInPlace(*t))
-      convertBytes += spec.elementCount() * dtypeBytes(*t->type);
+    if (!usableInPlace(*t, spec))
+      convertBytes += spec.byteCount();
     found.push_back(std::move(*t));
   }
 
@@ -346,17 +384,43 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
   for (size_t i = 0; i < found.size(); ++i) {
     const FoundTensor &t = found[i];
     const TensorSpec &spec = manifest.tensors[i];
-    if (usableInPlace(t)) {
+    if (usableInPlace(t, spec)) {
       bound.pointers.push_back(t.data);
       continue;
     }
-    auto copy = allocateTensor(spec.elementCount(), spec.name);
+    auto copy = allocateTensor(spec.byteCount(), spec.name);
     if (!copy)
       return copy.takeError();
-    rearrange(t, manifest.config.headDim, copy->get());
+    rearrange(t, spec, manifest.config.headDim, copy->get());
     bound.pointers.push_back(copy->get());
     bound.storage.push_back(std::move(*copy));
-    progress.advance(spec.elementCount() * dtypeBytes(*t.type));
+    progress.advance(spec.byteCount());
   }
   return bound;
+}
+
+llvm::Expected<WeightTypes> tfm::rt::weightFileTypes(const std::string &path,
+                                                     const tfm::ModelSpec &spec) {
+  llvm::Expected<WeightFormat> format = detectWeightFormat(path);
+  if (!format)
+    return format.takeError();
+  WeightTypes types;
+  if (*format == WeightFormat::Llama2c) // f32 throughout
+    return types;
+  BoundWeights open;
+  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, spec, open);
+  if (!finder)
+    return finder.takeError();
+  for (const ModelTensor &tensor : modelTensors(spec)) {
+    TensorSpec wanted{tensor.name, tensor.shape, ElementEncoding{}};
+    llvm::Expected<FoundTensor> t = (*finder)(wanted);
+    if (!t)
+      return t.takeError();
+    wanted.dtype = t->encoding.value_or(ElementEncoding{});
+    if (llvm::Error e = checkTensor(*t, wanted))
+      return std::move(e);
+    if (wanted.dtype != ElementEncoding{})
+      types[tensor.name] = wanted.dtype;
+  }
+  return types;
 }

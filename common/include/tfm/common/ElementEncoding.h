@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llvm {
 class raw_ostream;
@@ -30,6 +31,16 @@ struct ElementEncoding {
   std::string name() const;
   /// Bytes of `n` values; for a block format `n` is a multiple of its block.
   int64_t bytes(int64_t n) const;
+  /// Bytes of a tensor of `shape` (row-major; blocks run along its rows).
+  int64_t tensorBytes(const std::vector<int64_t> &shape) const;
+  /// Elements of a buffer holding a row of `n` values: the bytes of its
+  /// blocks for a block format (bound as bytes), else `n`.
+  int64_t storedRowLength(int64_t n) const { return block ? bytes(n) : n; }
+  /// Values per block: 1 for a plain type.
+  int64_t blockElements() const;
+
+  bool operator==(const ElementEncoding &o) const { return plain == o.plain && block == o.block; }
+  bool operator!=(const ElementEncoding &o) const { return !(*this == o); }
 };
 
 /// f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k.

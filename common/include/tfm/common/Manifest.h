@@ -11,7 +11,7 @@
 #ifndef TFM_COMMON_MANIFEST_H
 #define TFM_COMMON_MANIFEST_H
 
-#include "tfm/common/DType.h"
+#include "tfm/common/ElementEncoding.h"
 #include "tfm/common/ModelSpec.h"
 
 #include "llvm/Support/Error.h"
@@ -25,9 +25,10 @@ namespace tfm {
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
-  DType dtype = DType::F32;
+  ElementEncoding dtype; // as the generated code reads it: f32, f16, bf16 or a block format
 
   int64_t elementCount() const;
+  int64_t byteCount() const { return dtype.tensorBytes(shape); }
 };
 
 struct KernelSchedule {

@@ -11,8 +11,6 @@
 #ifndef TFM_COMMON_MODELSPEC_H
 #define TFM_COMMON_MODELSPEC_H
 
-#include "tfm/common/DType.h"
-
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -43,7 +41,6 @@ struct ModelSpec {
   double ropeTheta = 10000.0;      // 0 unless positions is "rope"
   bool projectionBias = false;     // every attention and FFN projection has a bias
   bool tiedEmbeddings = false;
-  DType dtype = DType::F32; // element type of weights and activations
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;
 

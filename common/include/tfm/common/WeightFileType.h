@@ -24,7 +24,11 @@
 #define TFM_COMMON_WEIGHTFILETYPE_H
 
 #include "tfm/common/ElementEncoding.h"
+#include "tfm/common/ModelSpec.h"
 
+#include "llvm/Support/Error.h"
+
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +56,16 @@ std::optional<WeightFileType> parseWeightFileType(const std::string &name);
 ElementEncoding tensorEncoding(const WeightFileType &type, const std::string &name,
                                const std::vector<int64_t> &shape, int64_t nLayers,
                                bool tiedHead, std::string &fallback);
+
+/// Tensor name -> the encoding a compiled library reads it in; a tensor
+/// that is absent is f32.
+using WeightTypes = std::map<std::string, ElementEncoding>;
+
+/// The weight types of a library compiled for `type` (tfmc --dtype): those
+/// of a file of that type, except that where a file would fall back to
+/// another format, this refuses with the tensor, its row length and the
+/// block size: a compile gets the format asked for or an error.
+llvm::Expected<WeightTypes> compiledWeightTypes(const ModelSpec &spec, const WeightFileType &type);
 
 } // namespace tfm
 

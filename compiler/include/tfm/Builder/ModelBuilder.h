@@ -3,6 +3,7 @@
 #define TFM_BUILDER_MODELBUILDER_H
 
 #include "tfm/common/ModelSpec.h"
+#include "tfm/common/WeightFileType.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -21,12 +22,14 @@ namespace tfm {
 ///  - the module attributes of TfmDialect.td: prefill chunk, context
 ///    length, vocabulary size, the canonical config and `target` (an
 ///    explicit target string, tfm/common/Targets.h).
+/// Each weight's element type is its entry in `weightTypes` (f32 when it
+/// has none); an entry naming no tensor of the model is an error.
 /// Ops carry the layer they belong to as a location ("blk.3.attn").
 /// `prefillChunk` must be in [1, contextLength]; an unsupported spec is an
 /// error naming the field.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModel(mlir::MLIRContext &context, const ModelSpec &spec, int64_t prefillChunk,
-           llvm::StringRef target);
+           llvm::StringRef target, const WeightTypes &weightTypes);
 
 } // namespace tfm
 

@@ -6,4 +6,9 @@
 
 #include "tfm/Dialect/TfmDialect.h.inc"
 
+#include "mlir/IR/BuiltinTypes.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "tfm/Dialect/TfmTypes.h.inc"
+
 #endif // TFM_DIALECT_TFMDIALECT_H

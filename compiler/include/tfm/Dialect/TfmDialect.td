@@ -8,6 +8,7 @@
 #ifndef TFM_DIALECT_TD
 #define TFM_DIALECT_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -15,8 +16,10 @@ def Tfm_Dialect : Dialect {
   let name = "tfm";
   let summary = "Transformer inference ops, fusion regions and kernel launches";
   let description = [{
-    Activations, weights and token ids are value-semantic tensors: f32 and
-    i32. A tensor whose first dimension is "token rows" has one row per token
+    Activations, weights and token ids are value-semantic tensors.
+    Activations are f32 and token ids i32; a weight's element type is the
+    format the generated code reads it in, straight from the weight file:
+    f32, f16, bf16 or one of GGUF's block formats (`!tfm.blocks<"q8_0">`). A tensor whose first dimension is "token rows" has one row per token
     of the call, and the row index is the token's absolute position; that is
     why no op takes a position operand. In prefill functions the token-row
     dimension is dynamic (`?`, bounded by the module's `tfm.prefill_chunk`),
@@ -39,6 +42,7 @@ def Tfm_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []> :
@@ -74,15 +78,36 @@ def Tfm_FusionRoot : NativeOpTrait<"FusionRoot"> { let cppNamespace = "::tfm::Op
 // Types
 //===----------------------------------------------------------------------===//
 
+def Tfm_BlocksType : TypeDef<Tfm_Dialect, "Blocks"> {
+  let mnemonic = "blocks";
+  let summary = "a weight element stored in one of GGUF's block formats";
+  let description = [{
+    The element type of a weight whose rows are cut into blocks of small
+    integers with their scales, bit for bit as GGUF stores them
+    (tfm/common/BlockQuant.h): "q8_0", "q4_0", "q4_k", "q5_k" or "q6_k".
+    The tensor keeps its logical shape; each row's length is a whole number
+    of blocks (32 values for q8_0 and q4_0, 256 for the k-quants). Kernels
+    decode the values in registers, inside the matrix products.
+
+    ```mlir
+    tfm.weight_decl @"blk.0.attn_q.weight" : tensor<4096x4096x!tfm.blocks<"q4_k">>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the block format's name">:$format);
+  let assemblyFormat = "`<` $format `>`";
+  let genVerifyDecl = 1;
+}
+
 def Tfm_Rows : Type<CPred<"::tfm::isRowsType($_self)">,
     "2-D f32 tensor of rows with a static width", "::mlir::RankedTensorType">;
 def Tfm_Matrix : Type<CPred<"::tfm::isStaticTensorType($_self, 2)">,
-    "static 2-D f32 tensor", "::mlir::RankedTensorType">;
+    "static 2-D weight tensor (f32, f16, bf16 or whole blocks of a block format)",
+    "::mlir::RankedTensorType">;
 def Tfm_Vector : Type<CPred<"::tfm::isStaticTensorType($_self, 1)">,
-    "static 1-D f32 tensor", "::mlir::RankedTensorType">;
+    "static 1-D weight tensor (f32, f16 or bf16)", "::mlir::RankedTensorType">;
 def Tfm_Weight : Type<CPred<"::tfm::isStaticTensorType($_self, 1) || "
                             "::tfm::isStaticTensorType($_self, 2)">,
-    "static 1-D or 2-D f32 tensor", "::mlir::RankedTensorType">;
+    "static 1-D or 2-D weight tensor", "::mlir::RankedTensorType">;
 def Tfm_Tokens : Type<CPred<"::tfm::isTokensType($_self)">,
     "1-D i32 tensor of token ids", "::mlir::RankedTensorType">;
 def Tfm_CacheBuffer : Type<CPred<"::tfm::isCacheBufferType($_self)">,

@@ -12,14 +12,22 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tfm/Dialect/TfmDialect.h"
+#include "tfm/common/ElementEncoding.h"
 
 namespace tfm {
 
 // The type constraints of TfmDialect.td.
 /// 2-D f32 tensor with a static width; its rows may be dynamic (token rows).
 bool isRowsType(mlir::Type type);
-/// f32 tensor of `rank` with every size static.
+/// Weight tensor of `rank` with every size static: f32, f16, bf16, or (rank
+/// 2) a block format whose rows hold whole blocks.
 bool isStaticTensorType(mlir::Type type, int64_t rank);
+
+/// The element type of a weight stored as `encoding`: f32, f16, bf16 or
+/// !tfm.blocks<"name">.
+mlir::Type weightElementType(mlir::MLIRContext *context, const ElementEncoding &encoding);
+/// The encoding a weight element type stands for; none for other types.
+std::optional<ElementEncoding> weightEncoding(mlir::Type elementType);
 /// 1-D i32 tensor.
 bool isTokensType(mlir::Type type);
 /// Static 2-D f32 memref laid out by rows or transposed (see cacheBufferType).

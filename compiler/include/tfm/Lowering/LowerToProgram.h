@@ -9,6 +9,7 @@
 
 #include "tfm/Program/Program.h"
 #include "tfm/common/ModelSpec.h"
+#include "tfm/common/WeightFileType.h"
 
 #include "llvm/Support/Error.h"
 
@@ -24,6 +25,8 @@ struct LoweringOptions {
   /// this is empty.
   std::string target;
   int64_t prefillChunk = 0; // configs only; 0: min(contextLength, 128)
+  /// Configs only: the format each weight is read in (absent: f32).
+  WeightTypes weightTypes;
   /// --tfm-select-schedules overrides: a schedule name, or kernel=name,...
   std::string scheduleOverrides;
   /// Passes of the default pipeline to leave out (Passes.h).

@@ -28,7 +28,7 @@
 #ifndef TFM_PROGRAM_PROGRAM_H
 #define TFM_PROGRAM_PROGRAM_H
 
-#include "tfm/common/DType.h"
+#include "tfm/common/ElementEncoding.h"
 
 #include <cstdint>
 #include <map>
@@ -49,8 +49,8 @@ enum class CacheLayout { Rows, Transposed };
 /// One tensor a generated library expects from its weight file.
 struct WeightInfo {
   std::string name;           // e.g. "blk.0.attn_q.weight"
-  std::vector<int64_t> shape; // row-major
-  DType type = DType::F32;
+  std::vector<int64_t> shape; // row-major, logical (values, not bytes)
+  ElementEncoding type;       // f32, f16, bf16 or a block format
 };
 
 /// One layer's key or value cache inside the KV-cache block.
@@ -64,8 +64,8 @@ struct CacheBuffer {
 /// A kernel parameter: one buffer the kernel reads or writes.
 struct KernelParam {
   std::string name;
-  std::vector<int64_t> shape;
-  DType type = DType::F32;
+  std::vector<int64_t> shape; // logical (values, not bytes)
+  ElementEncoding type;       // i32 tokens, f32 activations, or a weight's encoding
   bool isOutput = false;
   bool tokenRows = false; // rows are positions of the call (see above)
   bool isCache = false;   // one layer of the KV cache (see above)

@@ -9,10 +9,20 @@ void defineLinear(OpDefinition &d) {
   Value &x = d.operand(0), &w = d.operand(1);
   int inDim = static_cast<int>(w.shape[1]);
   Var c = d.algorithm.col, r = d.algorithm.row;
-  RDom over(0, inDim, d.name + "_k");
   Func product(d.name + "_product");
   product(c, r) = 0.0f;
-  product(c, r) += x.func(over, r) * w.func(over, c);
+  RDom over;
+  if (w.stored && w.stored->isBlocked()) {
+    // Element, sub-block, block: each sub-block's scales are invariants of
+    // its inner loop, and its bytes are contiguous.
+    const StoredWeight &sw = *w.stored;
+    over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
+    Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
+    product(c, r) += x.func(k, r) * sw.at(over.z, over.y, over.x, c);
+  } else {
+    over = RDom(0, inDim, d.name + "_k");
+    product(c, r) += x.func(over, r) * w.func(over, c);
+  }
   Func f(d.name);
   if (d.op.operands.size() > 2) {
     Value &bias = d.operand(2);

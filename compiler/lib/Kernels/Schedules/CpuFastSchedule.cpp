@@ -72,6 +72,18 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
     collectAnchors(a, operand, out);
 }
 
+/// Whether the projection reads its weight in a block format (its
+/// reduction is then element, sub-block, block: StoredWeight.h).
+bool blockedWeight(const Value &linear) { return linear.reduction.dimensions() > 1; }
+
+/// The loops of a projection's reduction, innermost first.
+std::vector<VarOrRVar> reductionLoops(const Value &linear) {
+  std::vector<VarOrRVar> loops;
+  for (int i = 0; i < linear.reduction.dimensions(); ++i)
+    loops.push_back(linear.reduction[i]);
+  return loops;
+}
+
 /// Largest count of lanes <= `lanes` that divides `n`, so reductions need no
 /// guarded tail.
 int lanesDividing(int n, int lanes) {
@@ -89,6 +101,16 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
     // Each column's reduction is one contiguous dot product; LLVM vectorises
     // it with several accumulators (Halide allows reassociating floats).
     lin->product.compute_at(out, task);
+    if (!blockedWeight(*lin))
+      continue;
+    // A block format: a vector of partial sums across each sub-block's
+    // elements (its bytes load as one vector, its scales once), summed at
+    // the end of the row. LLVM does not vectorise the decoding loop by
+    // itself.
+    Var lane("lane");
+    Func partial = lin->product.update().rfactor(lin->reduction.x, lane);
+    partial.compute_at(lin->product, a.col).vectorize(lane);
+    partial.update().vectorize(lane);
   }
 }
 
@@ -155,9 +177,12 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
         .reorder_storage(a.row, a.col)
         .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
         .vectorize(rvi);
+    std::vector<VarOrRVar> order = {rvi, rvo, a.col};
+    for (const VarOrRVar &k : reductionLoops(*lin))
+      order.push_back(k);
     prod.update()
         .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
-        .reorder(rvi, rvo, a.col, lin->reduction.x)
+        .reorder(order)
         .vectorize(rvi)
         .unroll(rvo)
         .unroll(a.col);

@@ -55,6 +55,8 @@ const GgmlTypeInfo *ggmlTypeInfo(uint32_t type);
 
 /// The ggml type id that stores values encoded as `encoding`.
 uint32_t ggmlTypeOf(const ElementEncoding &encoding);
+/// The encoding a ggml type id stands for; none for types tfm does not read.
+std::optional<ElementEncoding> encodingOfGgmlType(uint32_t type);
 
 /// One metadata value. Numeric scalars are widened into `integer` (all
 /// integer types and bool) or `real` (f32, f64); strings and arrays of

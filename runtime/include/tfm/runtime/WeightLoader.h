@@ -7,10 +7,13 @@
 // are refused with the command that converts them.
 //
 // Every manifest tensor is checked before anything runs: present, of the
-// expected shape, of a dtype this library can take, inside the file. f32
-// tensors stored as the generated code reads them are used in place;
-// f16 and bf16 are converted once, and Hugging Face layouts (Conv1D
-// transposes, rotate-half q/k rows) rearranged once, into aligned copies.
+// expected shape, of a type this library can take, inside the file. Tensors
+// stored as the generated code reads them (the manifest's dtype: f32, f16,
+// bf16 or a block format) are used in place, straight from the mapped file.
+// Others are converted once into aligned copies: a plain type into another,
+// a block format decoded into a plain type, Hugging Face layouts (Conv1D
+// transposes, rotate-half q/k rows) rearranged. Nothing is quantized at
+// load: a library compiled for a block format takes exactly that format.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_WEIGHTLOADER_H
@@ -18,6 +21,7 @@
 
 #include "tfm/runtime/BoundWeights.h"
 #include "tfm/common/Manifest.h"
+#include "tfm/common/WeightFileType.h"
 
 #include "llvm/Support/Error.h"
 
@@ -37,10 +41,17 @@ struct LoadOptions {
   bool showProgress = true;
 };
 
-/// Maps the weight file at `path` and points each manifest tensor at f32
-/// data laid out as the manifest says.
+/// Maps the weight file at `path` and points each manifest tensor at data
+/// encoded and laid out as the manifest says.
 llvm::Expected<BoundWeights> bindWeights(const std::string &path, const Manifest &manifest,
                                          const LoadOptions &options);
+
+/// How each tensor of `spec`'s model is stored in the weight file at
+/// `path`: the types of a library that reads that file in place (tfmc
+/// --weights-like). f32 tensors are left out (WeightTypes' default). An
+/// error names a tensor that is missing, misshapen or of a type tfm does
+/// not read.
+llvm::Expected<WeightTypes> weightFileTypes(const std::string &path, const ModelSpec &spec);
 
 } // namespace tfm::rt
 

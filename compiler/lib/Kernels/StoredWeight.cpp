@@ -1,0 +1,126 @@
+//===- StoredWeight.cpp - A weight read in its file's format ---------------===//
+//
+// The block decoders follow the formats' definitions (BlockQuant.h), in
+// ggml's byte order; tfm/common/BlockQuant.cpp's dequantizeRow is the same
+// definition in scalar C++, and the kernel tests hold the two to each other.
+//
+//===----------------------------------------------------------------------===//
+#include "StoredWeight.h"
+
+#include <stdexcept>
+
+using namespace Halide;
+using namespace tfm;
+using namespace tfm::kernels;
+
+Type tfm::kernels::storedElementType(const ElementEncoding &encoding) {
+  if (encoding.block)
+    return UInt(8);
+  switch (encoding.plain) {
+  case DType::F16:
+    return Float(16);
+  case DType::BF16:
+    return BFloat(16);
+  case DType::I32:
+    return Int(32);
+  case DType::F32:
+    break;
+  }
+  return Float(32);
+}
+
+StoredWeight::StoredWeight(ImageParam image, ElementEncoding encoding, int rowLength)
+    : image_(image), encoding_(encoding), rowLength_(rowLength) {
+  subBlockSize_ = rowLength;
+  subBlocks_ = 1;
+  blocks_ = 1;
+  if (!encoding.block)
+    return;
+  const BlockLayout &layout = blockLayout(*encoding.block);
+  if (rowLength % layout.blockElements != 0)
+    throw std::runtime_error("weight " + image.name() + ": rows of " +
+                             std::to_string(rowLength) + " values are not whole " +
+                             layout.name + " blocks of " +
+                             std::to_string(layout.blockElements));
+  // The sub-block is the run of values sharing one scale.
+  switch (*encoding.block) {
+  case BlockFormat::Q8_0:
+  case BlockFormat::Q4_0:
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K:
+    subBlockSize_ = 32;
+    break;
+  case BlockFormat::Q6_K:
+    subBlockSize_ = 16;
+    break;
+  }
+  subBlocks_ = static_cast<int>(layout.blockElements) / subBlockSize_;
+  blocks_ = rowLength / static_cast<int>(layout.blockElements);
+}
+
+Expr StoredWeight::byteAt(Expr offset, Expr n) const {
+  return cast<int32_t>(image_(offset, n));
+}
+
+/// An f16 stored little-endian at `offset`.
+Expr StoredWeight::halfAt(Expr offset, Expr n) const {
+  Expr bits = cast<uint16_t>(image_(offset, n)) | (cast<uint16_t>(image_(offset + 1, n)) << 8);
+  return cast<float>(reinterpret(Float(16), bits));
+}
+
+Expr StoredWeight::at(Expr k, Expr n) const {
+  if (!isBlocked()) {
+    Expr v = image_.dimensions() == 1 ? image_(k) : image_(k, n);
+    return encoding_.plain == DType::F32 ? v : cast<float>(v);
+  }
+  int perBlock = subBlockSize_ * subBlocks_;
+  return at(k / perBlock, (k % perBlock) / subBlockSize_, k % subBlockSize_, n);
+}
+
+Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {
+  if (!isBlocked())
+    return at(e, n);
+  const BlockLayout &layout = blockLayout(*encoding_.block);
+  Expr base = b * static_cast<int>(layout.blockBytes);
+  switch (*encoding_.block) {
+  case BlockFormat::Q8_0: // f16 d, int8 q[32]
+    return halfAt(base, n) * cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
+  case BlockFormat::Q4_0: { // f16 d; byte j: q[j] low nibble, q[j + 16] high
+    Expr packed = byteAt(base + 2 + e % 16, n);
+    Expr q = (packed >> ((e / 16) * 4)) & 15;
+    return halfAt(base, n) * cast<float>(q - 8);
+  }
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K: {
+    // f16 d, f16 dmin, 12 bytes of 6-bit scales and minimums; q5_K then the
+    // fifth bits qh[32]; then 4-bit q: sub-blocks 2i and 2i+1 share the
+    // bytes 32i.., low and high nibbles.
+    Expr scales = base + 4;
+    Expr lowScale = byteAt(scales + s, n) & 63, lowMin = byteAt(scales + s + 4, n) & 63;
+    Expr highScale = (byteAt(scales + s + 4, n) & 15) | ((byteAt(scales + s - 4, n) >> 6) << 4);
+    Expr highMin = (byteAt(scales + s + 4, n) >> 4) | ((byteAt(scales + s, n) >> 6) << 4);
+    Expr scale = select(s < 4, lowScale, highScale), min = select(s < 4, lowMin, highMin);
+    bool fiveBits = *encoding_.block == BlockFormat::Q5_K;
+    Expr qs = base + (fiveBits ? 48 : 16);
+    Expr q = (byteAt(qs + (s / 2) * 32 + e, n) >> ((s % 2) * 4)) & 15;
+    if (fiveBits)
+      q = q | (((byteAt(base + 16 + e, n) >> s) & 1) << 4);
+    return halfAt(base, n) * cast<float>(scale) * cast<float>(q) -
+           halfAt(base + 2, n) * cast<float>(min);
+  }
+  case BlockFormat::Q6_K: {
+    // ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
+    // Sub-block s (16 values) lies in half h = s/8 of the block, quarter
+    // quarter = (s%8)/2 of that half, at l = 16*(s%2) + e: the low bits in
+    // ql[64h + l + 32*(quarter&1)] (high nibble for quarters 2 and 3), the
+    // high bits in qh[32h + l] at bit 2*quarter; its scale is scales[s].
+    Expr h = s / 8, quarter = (s % 8) / 2, l = (s % 2) * 16 + e;
+    Expr low = (byteAt(base + h * 64 + l + (quarter % 2) * 32, n) >> ((quarter / 2) * 4)) & 15;
+    Expr high = (byteAt(base + 128 + h * 32 + l, n) >> (quarter * 2)) & 3;
+    Expr q = (low | (high << 4)) - 32;
+    Expr scale = cast<float>(reinterpret(Int(8), image_(base + 192 + s, n)));
+    return halfAt(base + 208, n) * scale * cast<float>(q);
+  }
+  }
+  throw std::logic_error("unhandled block format");
+}

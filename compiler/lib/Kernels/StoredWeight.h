@@ -1,0 +1,61 @@
+//===- StoredWeight.h - A weight read in its file's format -------*- C++ -*-===//
+//
+// Kernels read weights where the runtime mapped them, in the format of the
+// weight file: f32, f16, bf16, or one of GGUF's block formats
+// (tfm/common/BlockQuant.h). A StoredWeight is the buffer a kernel binds for
+// one weight and the f32 value of each element, decoded from that buffer
+// in registers; nothing is converted ahead of the kernel.
+//
+// Block formats are addressed by block, sub-block and element, the
+// structure their scales follow: a reduction over a row walks
+//   k = (block * subBlocks + subBlock) * subBlockSize + element
+// so that the scales of a sub-block are loop invariants of its elements
+// and the elements' bytes are contiguous for vector loads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_KERNELS_STOREDWEIGHT_H
+#define TFM_KERNELS_STOREDWEIGHT_H
+
+#include "tfm/common/ElementEncoding.h"
+
+#include "Halide.h"
+
+#include <string>
+
+namespace tfm::kernels {
+
+/// The element type of the buffer holding values of `encoding`: f32, f16,
+/// bf16, or bytes (u8) for a block format.
+Halide::Type storedElementType(const ElementEncoding &encoding);
+
+class StoredWeight {
+public:
+  /// `image` holds rows of `rowLength` values as `encoding` stores them.
+  StoredWeight(Halide::ImageParam image, ElementEncoding encoding, int rowLength);
+
+  const ElementEncoding &encoding() const { return encoding_; }
+  bool isBlocked() const { return encoding_.block.has_value(); }
+
+  /// The value of column `k` of row `n` (a vector: element `k`).
+  Halide::Expr at(Halide::Expr k, Halide::Expr n) const;
+  /// The value of element `e` of sub-block `s` of block `b` of row `n`.
+  Halide::Expr at(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
+
+  /// A row as blocks of sub-blocks (1 sub-block of the whole row for a
+  /// plain type).
+  int subBlockSize() const { return subBlockSize_; }
+  int subBlocks() const { return subBlocks_; }
+  int blocks() const { return blocks_; }
+
+private:
+  Halide::Expr byteAt(Halide::Expr offset, Halide::Expr n) const;
+  Halide::Expr halfAt(Halide::Expr offset, Halide::Expr n) const;
+
+  Halide::ImageParam image_;
+  ElementEncoding encoding_;
+  int rowLength_, subBlockSize_, subBlocks_, blocks_;
+};
+
+} // namespace tfm::kernels
+
+#endif // TFM_KERNELS_STOREDWEIGHT_H
