@@ -6,7 +6,8 @@ weight file in the same run.
         configs/gpt2-small.json=/tmp/peers/models/gguf/rand-gpt2-124m-f32.gguf \\
         configs/llama-110m.json=/tmp/peers/models/gguf/rand-llama-110m-f32.gguf
 
-Each CONFIG=GGUF pair is compiled with tfmc once (into --work), then the two
+Each CONFIG=GGUF pair is compiled with tfmc once (into --work), its kernels
+reading every tensor in the file's own type (tfmc --weights-like), then the two
 engines run alternately, one run each per round, so that the machine's noise
 falls on both alike: tfm-bench (a prefill of --prompt tokens, then --decode
 single-token steps) and llama-bench (-p PROMPT -n DECODE). The table gives
@@ -75,9 +76,11 @@ def main():
         config, _, weights = pair.partition("=")
         if not weights:
             sys.exit(f"bench: '{pair}': expected CONFIG=GGUF")
-        name = os.path.splitext(os.path.basename(config))[0]
-        out = os.path.join(args.work, name)
-        run([os.path.join(args.bin, "tfmc"), config, "-o", out, *args.tfmc_arg])
+        name = (os.path.splitext(os.path.basename(config))[0] + " " +
+                os.path.splitext(os.path.basename(weights))[0])
+        out = os.path.join(args.work, name.replace(" ", "-"))
+        run([os.path.join(args.bin, "tfmc"), config, "-o", out, "--weights-like", weights,
+             *args.tfmc_arg])
         models.append((name, out, weights))
 
     rows = {name: {"tfmc": ([], []), "llama.cpp": ([], [])} for name, _, _ in models}
@@ -92,15 +95,15 @@ def main():
 
     print(f"{args.threads} threads, prefill {args.prompt} tokens, decode {args.decode} steps; "
           f"medians of {args.rounds} alternating rounds (tok/s)")
-    print(f"{'model':<16} {'engine':<10} {'prefill':>9} {'decode':>9}")
+    print(f"{'model':<36} {'engine':<10} {'prefill':>9} {'decode':>9}")
     for name, _, _ in models:
         medians = {}
         for engine in ("tfmc", "llama.cpp"):
             prefill, decode = rows[name][engine]
             medians[engine] = (statistics.median(prefill), statistics.median(decode))
-            print(f"{name:<16} {engine:<10} {medians[engine][0]:>9.1f} {medians[engine][1]:>9.1f}")
+            print(f"{name:<36} {engine:<10} {medians[engine][0]:>9.1f} {medians[engine][1]:>9.1f}")
         ratio = [t / l for t, l in zip(medians["tfmc"], medians["llama.cpp"])]
-        print(f"{name:<16} {'ratio':<10} {ratio[0]:>8.2f}x {ratio[1]:>8.2f}x")
+        print(f"{name:<36} {'ratio':<10} {ratio[0]:>8.2f}x {ratio[1]:>8.2f}x")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufWriter.h"
+#include "tfm/common/BlockQuant.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/runtime/SafetensorsWriter.h"
 #include "tfm/runtime/WeightLoader.h"
@@ -274,6 +275,45 @@ TEST(WeightLoader, GgufF32InPlaceAndF16Bf16Converted) {
   }
 }
 
+// A library compiled for the file's types binds it in place, pointing into
+// the mapped file; one compiled for f32 gets the decoded values.
+TEST(WeightLoader, BlockFormatsBoundInPlaceOrDecoded) {
+  for (const char *name : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"}) {
+    ElementEncoding encoding = *parseElementEncoding(name);
+    Manifest m;
+    m.config.family = "llama";
+    m.tensors.push_back({"token_embd.weight", {3, 256}, encoding});
+    std::vector<float> values(3 * 256);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = std::sin(0.37f * float(i));
+    std::vector<uint8_t> blocks(encoding.tensorBytes({3, 256}));
+    std::vector<float> decoded(values.size());
+    for (int r = 0; r < 3; ++r) {
+      quantizeRow(*encoding.block, values.data() + 256 * r, 256, blocks.data() + r * blocks.size() / 3);
+      dequantizeRow(*encoding.block, blocks.data() + r * blocks.size() / 3, 256,
+                    decoded.data() + 256 * r);
+    }
+    GgufWriter w;
+    w.addTensor("token_embd.weight", {3, 256}, blockLayout(*encoding.block).ggmlType);
+    std::string path = writeTensorFile(tempPath(std::string(name) + ".gguf"), w,
+                                       [&](size_t, llvm::raw_ostream &out) {
+                                         out.write(reinterpret_cast<const char *>(blocks.data()),
+                                                   blocks.size());
+                                       });
+    auto inPlace = bindWeights(path, m, LoadOptions{});
+    ASSERT_TRUE(bool(inPlace)) << llvm::toString(inPlace.takeError());
+    EXPECT_EQ(inPlace->storage.size(), 1u) << name << ": no copy besides the mapped file";
+    EXPECT_EQ(std::memcmp(inPlace->pointers[0], blocks.data(), blocks.size()), 0) << name;
+
+    m.tensors[0].dtype = ElementEncoding{};
+    auto asF32 = bindWeights(path, m, LoadOptions{});
+    ASSERT_TRUE(bool(asF32)) << llvm::toString(asF32.takeError());
+    const float *f = static_cast<const float *>(asF32->pointers[0]);
+    for (size_t i = 0; i < decoded.size(); ++i)
+      ASSERT_EQ(f[i], decoded[i]) << name << " element " << i;
+  }
+}
+
 TEST(WeightLoader, ConvertsF16SpecialValues) {
   Manifest m;
   m.config.family = "llama";
@@ -372,15 +412,28 @@ TEST(WeightLoader, RefusesWrongShape) {
 TEST(WeightLoader, RefusesDtypesItCannotConvert) {
   Manifest m;
   m.config.family = "llama";
-  m.tensors.push_back({"token_embd.weight", {2, 32}, DType::F32});
+  m.tensors.push_back({"token_embd.weight", {2, 32}, ElementEncoding{}});
   GgufWriter w;
-  w.addTensor("token_embd.weight", {2, 32}, GgmlQ8_0);
-  std::string path = writeTensorFile(tempPath("q8.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
+  w.addTensor("token_embd.weight", {2, 32}, 6); // q5_0, which tfm does not read
+  std::string path = writeTensorFile(tempPath("q5_0.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
     out.write_zeros(w.tensorBytes(i));
   });
   EXPECT_EQ(bindError(path, m),
-            path + ": tensor 'token_embd.weight' is q8_0; this library was compiled for f32 "
-                   "and converts only f32, f16 and bf16 (tfmc compiles f32 only for now)");
+            path + ": tensor 'token_embd.weight' is q5_0; this library was compiled to read it "
+                   "as f32, and tfm reads f32, f16, bf16, q8_0, q4_0, q4_K, q5_K and q6_K");
+
+  // A block format is read in place or not at all: nothing is quantized at load.
+  Manifest q8 = m;
+  q8.tensors[0].dtype = *parseElementEncoding("q8_0");
+  GgufWriter f16;
+  f16.addTensor("token_embd.weight", {2, 32}, GgmlF16);
+  std::string hpath = writeTensorFile(tempPath("f16.gguf"), f16, [&](size_t i, llvm::raw_ostream &out) {
+    out.write_zeros(f16.tensorBytes(i));
+  });
+  EXPECT_EQ(bindError(hpath, q8),
+            hpath + ": tensor 'token_embd.weight' is f16; this library was compiled to read it "
+                    "as q8_0 in place (nothing is quantized at load); compile for this file's "
+                    "types (tfmc --weights-like " + hpath + ")");
 
   SafetensorsWriter s;
   s.addTensor("model.embed_tokens.weight", "I64", {2, 32});

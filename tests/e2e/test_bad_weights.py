@@ -177,10 +177,13 @@ def gguf_quantized_tensor():
     name = b"token_embd.weight"
     at = data.index(name) + len(name)
     (n_dims,) = struct.unpack_from("<I", data, at)
-    struct.pack_into("<I", data, at + 4 + 8 * n_dims, 8)  # GGML_TYPE_Q8_0
-    path = write("q8_0.gguf", bytes(data))
-    expect_refusal(path, ["tensor 'token_embd.weight' is q8_0", "compiled for f32"],
-                   "GGUF with a quantized tensor")
+    # GGML_TYPE_Q5_0: a block format tfm does not read (rows of 64 hold its
+    # blocks of 32, so the file itself is well formed).
+    struct.pack_into("<I", data, at + 4 + 8 * n_dims, 6)
+    path = write("q5_0.gguf", bytes(data))
+    expect_refusal(path, ["tensor 'token_embd.weight' is q5_0",
+                          "compiled to read it as f32", "tfm reads f32, f16, bf16, q8_0"],
+                   "GGUF with a tensor type tfm does not read")
 
 
 def pytorch_zip():

@@ -2,7 +2,8 @@
 and one weight file format.
 
 usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
-                         [--dtype TYPE] [--read-as f32|dtype|file] [--shards N]
+                         [--dtype TYPE] [--read-as f32|dtype|file]
+                         [--kv-dtype f32|f16|bf16] [--shards N]
                          [--seed S] [--skip-passes PASSES]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
@@ -14,6 +15,8 @@ q6_k, q4_k_m, q5_k_m). --read-as says how the compiled kernels read them:
   file   the file is written first, `tfmc --weights-like FILE` reads each
          tensor as the file stores it (k-quant files fall back to q8_0 or f16
          for rows that hold no whole blocks, as llama.cpp's do).
+--kv-dtype compiles a KV cache of that type (f32 read-as only); the oracle
+rounds its keys and values to the same type as it stores them.
 picks a seeded random token sequence and runs the probe tfm-logits for each
 case: a prefill of P tokens, then K single-token decodes; and one call of the
 score entry point over all tokens. Each row of the probe's output must be
@@ -55,7 +58,7 @@ def model_type(config_path):
         return json.load(f).get("model_type")
 
 
-def make_oracle(config_path, weight_format, weights):
+def make_oracle(config_path, weight_format, weights, cache_dtype):
     """The oracle for the config's family, fed by an independent reader."""
     if model_type(config_path) == "gpt2":
         config = gpt2_oracle.load_config(config_path)
@@ -63,17 +66,20 @@ def make_oracle(config_path, weight_format, weights):
             tensors = gpt2_oracle.hf_names_from_gguf(weight_files.read_gguf(weights)[1])
         else:
             tensors = weight_files.read_safetensors(weights)
-        return config, gpt2_oracle.Gpt2Oracle(config, tensors)
+        return config, gpt2_oracle.Gpt2Oracle(config, tensors, cache_dtype=cache_dtype)
     config = llama_oracle.load_config(config_path)
     if weight_format == "llama2c":
-        return config, llama_oracle.LlamaOracle(config, llama_oracle.read_llama2c(weights, config))
+        tensors = llama_oracle.read_llama2c(weights, config)
+        return config, llama_oracle.LlamaOracle(config, tensors, cache_dtype=cache_dtype)
     if weight_format == "gguf":
         tensors = weight_files.read_gguf(weights)[1]
         return config, llama_oracle.LlamaOracle(
-            config, llama_oracle.weights_from_names(tensors, config, "gguf"))
+            config, llama_oracle.weights_from_names(tensors, config, "gguf"),
+            cache_dtype=cache_dtype)
     tensors = weight_files.read_safetensors(weights)
     return config, llama_oracle.LlamaOracle(
-        config, llama_oracle.weights_from_names(tensors, config, "hf"), rope_style="half")
+        config, llama_oracle.weights_from_names(tensors, config, "hf"), rope_style="half",
+        cache_dtype=cache_dtype)
 
 
 def context_length(config):
@@ -145,6 +151,9 @@ def main():
                                  "q4_k_m", "q5_k_m"])
     parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
                         help="what the compiled kernels read (see above)")
+    parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
+                        help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
+                             "its keys and values alike")
     parser.add_argument("--shards", type=int, default=1, help="safetensors shards")
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--skip-passes", metavar="PASSES",
@@ -168,10 +177,15 @@ def main():
         model_dir = testlib.compile_model(
             args.config, os.path.join(work, f"model-like-{args.format}-{args.dtype}"),
             ("--weights-like", weights))
+    elif args.kv_dtype != "f32":
+        model_dir = testlib.compile_model(
+            args.config, os.path.join(work, "model-kv-" + args.kv_dtype),
+            ("--kv-dtype", args.kv_dtype))
+        weights = write_weights(args, model_dir, work)
     else:
         model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
         weights = write_weights(args, model_dir, work)
-    config, oracle = make_oracle(args.config, args.format, weights)
+    config, oracle = make_oracle(args.config, args.format, weights, args.kv_dtype)
     if longest > context_length(config):
         print(f"FAIL: {args.config}: the context is {context_length(config)}, "
               f"the cases need {longest} positions")

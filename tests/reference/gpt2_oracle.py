@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from llama_oracle import cache_rounding
+
 
 class OracleError(Exception):
     pass
@@ -97,8 +99,9 @@ def hf_names_from_gguf(tensors):
 
 
 class Gpt2Oracle:
-    def __init__(self, config, weights):
+    def __init__(self, config, weights, cache_dtype="f32"):
         self.config = config
+        self.store = cache_rounding(cache_dtype)
         self.w = {name.removeprefix("transformer."): value for name, value in weights.items()}
         head = "wte.weight" if config.tied else "lm_head.weight"
         if head not in self.w:
@@ -118,6 +121,7 @@ class Gpt2Oracle:
             a = layer_norm(h, w[p + "ln_1.weight"], w[p + "ln_1.bias"], c.eps)
             qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
             q, k, v = (t.reshape(T, c.n_heads, c.head_dim) for t in qkv.split(c.dim, dim=-1))
+            k, v = self.store(k), self.store(v)  # as the KV cache holds them
             scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(c.head_dim)
             probs = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
             attended = torch.einsum("hts,shd->thd", probs, v).reshape(T, c.dim)

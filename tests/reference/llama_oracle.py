@@ -241,11 +241,19 @@ def swiglu(x, w1, w2, w3):
     return (torch.nn.functional.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
 
 
+def cache_rounding(cache_dtype):
+    """What storing keys and values in a KV cache of `cache_dtype` ("f32",
+    "f16" or "bf16") does to them: they are rounded to that type."""
+    torch_type = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[cache_dtype]
+    return lambda t: t.to(torch_type).to(torch.float64)
+
+
 class LlamaOracle:
-    def __init__(self, config, weights, rope_style="interleaved"):
+    def __init__(self, config, weights, rope_style="interleaved", cache_dtype="f32"):
         self.config = config
         self.w = weights
         self.rope = rope if rope_style == "interleaved" else rope_half
+        self.store = cache_rounding(cache_dtype)
 
     def new_cache(self):
         """Per layer, the keys and values of every position seen so far."""
@@ -269,8 +277,8 @@ class LlamaOracle:
             v = (n @ w["wv"][layer].T).reshape(T, c.n_kv_heads, c.head_dim)
             q = self.rope(q, positions, c.rope_theta)
             k = self.rope(k, positions, c.rope_theta)
-            cache[layer][0] = torch.cat([cache[layer][0], k])
-            cache[layer][1] = torch.cat([cache[layer][1], v])
+            cache[layer][0] = torch.cat([cache[layer][0], self.store(k)])
+            cache[layer][1] = torch.cat([cache[layer][1], self.store(v)])
             attended = causal_attention(q, cache[layer][0], cache[layer][1], positions)
             h = h + attended.reshape(T, -1) @ w["wo"][layer].T
             m = rms_norm(h, w["rms_ffn"][layer], c.norm_eps)

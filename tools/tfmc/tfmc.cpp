@@ -16,6 +16,7 @@
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/common/WeightFileType.h"
 #include "tfm/runtime/WeightLoader.h"
 
@@ -84,11 +85,27 @@ cl::opt<std::string> weightsLike(
     cl::desc("Read every weight in the format this weight file stores it in (GGUF, "
              "safetensors, llama2.c); configs only"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> kvType(
+    "kv-dtype",
+    cl::desc("What the KV cache holds: f32, f16 or bf16 (default: f16 for models of over a "
+             "billion parameters, else f32); configs only"),
+    cl::value_desc("type"), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Report every step"), cl::cat(category));
 
 int fail(const std::string &message) {
   errs() << "tfmc: error: " << message << "\n";
   return 1;
+}
+
+int64_t parameterCount(const tfm::ModelSpec &spec) {
+  int64_t count = 0;
+  for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
+    int64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    count += n;
+  }
+  return count;
 }
 
 std::string pathJoin(StringRef a, StringRef b) {
@@ -136,6 +153,17 @@ int main(int argc, char **argv) {
     return fail(std::string(weightType.empty() ? "--weights-like" : "--dtype") +
                 " applies to configs; a .mlir module's weight_decl types say how it reads "
                 "its weights");
+  if (fromIr && !kvType.empty())
+    return fail("--kv-dtype applies to configs; a .mlir module's cache_decl types say what "
+                "its cache holds");
+  if (!kvType.empty()) {
+    std::optional<tfm::DType> type = tfm::parseDType(kvType);
+    if (!type || *type == tfm::DType::I32)
+      return fail("--kv-dtype: found '" + kvType + "', expected f32, f16 or bf16");
+    lowering.cacheType = *type;
+  } else if (spec && parameterCount(*spec) > 1'000'000'000) {
+    lowering.cacheType = tfm::DType::F16; // halves the cache's memory and bandwidth
+  }
   if (!weightType.empty()) {
     std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(weightType);
     if (!type)

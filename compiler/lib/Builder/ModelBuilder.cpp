@@ -213,9 +213,12 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
 
 llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const ModelSpec &spec,
                                                  int64_t prefillChunk, llvm::StringRef target,
-                                                 const WeightTypes &weightTypes) {
+                                                 const WeightTypes &weightTypes, DType cacheType) {
   if (llvm::Error e = checkSupported(spec, prefillChunk))
     return std::move(e);
+  if (cacheType == DType::I32)
+    return llvm::createStringError("model '" + spec.name +
+                                   "': the KV cache holds f32, f16 or bf16, not i32");
   std::vector<ModelTensor> tensors = modelTensors(spec);
   for (const auto &[name, encoding] : weightTypes)
     if (llvm::none_of(tensors, [&](const ModelTensor &t) { return t.name == name; }))
@@ -233,6 +236,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
   m->setAttr(attrs::kTarget, b.getStringAttr(target));
 
   b.setInsertionPointToEnd(m.getBody());
+  Type cacheElementType = weightElementType(&context, ElementEncoding{cacheType, std::nullopt});
   Declarations decls;
   for (const ModelTensor &tensor : tensors) {
     auto found = weightTypes.find(tensor.name);
@@ -249,13 +253,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
     WeightDeclOp::create(b, b.getUnknownLoc(), tensor.name, type);
     decls.weights[tensor.name] = type;
   }
-  MemRefType cacheType =
-      cacheBufferType(&context, spec.contextLength, spec.kvDim(), /*transposed=*/false);
+  MemRefType cacheBuffer = cacheBufferType(cacheElementType, spec.contextLength, spec.kvDim(),
+                                           /*transposed=*/false);
   for (int64_t i = 0; i < spec.nLayers; ++i)
     for (bool key : {true, false}) {
       std::string name = cacheName(i, key);
-      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheType, IntegerAttr());
-      decls.caches[name] = cacheType;
+      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheBuffer, IntegerAttr());
+      decls.caches[name] = cacheBuffer;
     }
 
   EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/true).build("prefill");

@@ -74,15 +74,17 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
     const CacheBuffer &cache = p.caches[b.index];
     int64_t ctx = cache.rows;
     std::string base = "kv + " + std::to_string(cache.offset);
+    int64_t elementBytes = dtypeBytes(param.type.plain);
     // The host pointer addresses the window's first position.
     if (param.cacheLayout == CacheLayout::Transposed) {
       if (param.isOutput)
-        view2(base + " + 4 * (int64_t)pos", "pos", "T", ctx, 1);
+        view2(base + " + " + std::to_string(elementBytes) + " * (int64_t)pos", "pos", "T", ctx,
+              1);
       else
         view2(base, "0", "pos + T", ctx, 1);
     } else {
       if (param.isOutput)
-        view2(base + " + " + std::to_string(4 * cols) + " * (int64_t)pos", "pos", "T", 1, cols);
+        view2(base + " + " + std::to_string(elementBytes * cols) + " * (int64_t)pos", "pos", "T", 1, cols);
       else
         view2(base, "0", "pos + T", 1, cols);
     }

@@ -65,24 +65,25 @@ bool tfm::isTokensType(Type type) {
          !tensor.getEncoding();
 }
 
-MemRefType tfm::cacheBufferType(MLIRContext *context, int64_t rows, int64_t cols,
-                                bool transposed) {
-  Type f32 = Float32Type::get(context);
+MemRefType tfm::cacheBufferType(Type element, int64_t rows, int64_t cols, bool transposed) {
   if (!transposed)
-    return MemRefType::get({rows, cols}, f32);
-  return MemRefType::get({rows, cols}, f32, StridedLayoutAttr::get(context, 0, {1, rows}));
+    return MemRefType::get({rows, cols}, element);
+  return MemRefType::get({rows, cols}, element,
+                         StridedLayoutAttr::get(element.getContext(), 0, {1, rows}));
 }
 
 bool tfm::isTransposedCache(MemRefType type) { return !type.getLayout().isIdentity(); }
 
 bool tfm::isCacheBufferType(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || memref.getRank() != 2 || !memref.hasStaticShape() ||
-      !memref.getElementType().isF32() || memref.getMemorySpace())
+  if (!memref || memref.getRank() != 2 || !memref.hasStaticShape() || memref.getMemorySpace())
+    return false;
+  Type element = memref.getElementType();
+  if (!element.isF32() && !element.isF16() && !element.isBF16())
     return false;
   return memref.getLayout().isIdentity() ||
-         memref == cacheBufferType(type.getContext(), memref.getDimSize(0),
-                                   memref.getDimSize(1), /*transposed=*/true);
+         memref == cacheBufferType(element, memref.getDimSize(0), memref.getDimSize(1),
+                                   /*transposed=*/true);
 }
 
 namespace {

@@ -100,6 +100,42 @@ module attributes {tfm.prefill_chunk = 16 : i64, tfm.context_length = 48 : i64,
 
 // -----
 
+// Weights in the formats weight files store: f16, bf16 and GGUF's block
+// formats, read by the ops as they read f32.
+
+// CHECK-LABEL: module @typed_weights
+module @typed_weights {
+  // CHECK-NEXT: tfm.weight_decl @token_embd.weight : tensor<100x256x!tfm.blocks<"q8_0">>
+  // CHECK-NEXT: tfm.weight_decl @blk.0.attn_q.weight : tensor<256x256x!tfm.blocks<"q4_k">>
+  // CHECK-NEXT: tfm.weight_decl @blk.0.ffn_down.weight : tensor<256x512x!tfm.blocks<"q6_k">>
+  // CHECK-NEXT: tfm.weight_decl @blk.0.attn_norm.weight : tensor<256xf16>
+  // CHECK-NEXT: tfm.weight_decl @output.weight : tensor<100x256xbf16>
+  tfm.weight_decl @"token_embd.weight" : tensor<100x256x!tfm.blocks<"q8_0">>
+  tfm.weight_decl @"blk.0.attn_q.weight" : tensor<256x256x!tfm.blocks<"q4_k">>
+  tfm.weight_decl @"blk.0.ffn_down.weight" : tensor<256x512x!tfm.blocks<"q6_k">>
+  tfm.weight_decl @"blk.0.attn_norm.weight" : tensor<256xf16>
+  tfm.weight_decl @"output.weight" : tensor<100x256xbf16>
+
+  // CHECK-LABEL: func.func @typed
+  func.func @typed(%tokens: tensor<?xi32>) -> tensor<?x100xf32> {
+    // CHECK: tfm.embedding %{{.*}}, %{{.*}} : tensor<100x256x!tfm.blocks<"q8_0">>, tensor<?xi32>
+    // CHECK: tfm.rms_norm %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64} : tensor<?x256xf32>, tensor<256xf16>
+    // CHECK: tfm.linear %{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<256x256x!tfm.blocks<"q4_k">>
+    // CHECK: tfm.linear %{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<100x256xbf16>
+    %table = tfm.weight @"token_embd.weight" : tensor<100x256x!tfm.blocks<"q8_0">>
+    %norm = tfm.weight @"blk.0.attn_norm.weight" : tensor<256xf16>
+    %wq = tfm.weight @"blk.0.attn_q.weight" : tensor<256x256x!tfm.blocks<"q4_k">>
+    %head = tfm.weight @"output.weight" : tensor<100x256xbf16>
+    %x = tfm.embedding %table, %tokens : tensor<100x256x!tfm.blocks<"q8_0">>, tensor<?xi32>
+    %h = tfm.rms_norm %x, %norm {eps = 1.0e-05 : f64} : tensor<?x256xf32>, tensor<256xf16>
+    %q = tfm.linear %h, %wq : tensor<?x256xf32>, tensor<256x256x!tfm.blocks<"q4_k">>
+    %l = tfm.linear %q, %head : tensor<?x256xf32>, tensor<100x256xbf16>
+    return %l : tensor<?x100xf32>
+  }
+}
+
+// -----
+
 // The GPT-2 ops: learned positions, LayerNorm with bias and a biased
 // projection, sliced into columns; GELU in both forms. Result types are
 // inferred from the operands and attributes.

@@ -11,15 +11,38 @@
 //===----------------------------------------------------------------------===//
 
 module {
-  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D f32 tensor}}
+  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D weight tensor}}
   tfm.weight_decl @"blk.0.w" : tensor<4x4x4xf32>
 }
 
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D f32 tensor}}
+  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D weight tensor}}
   tfm.weight_decl @"blk.0.w" : tensor<?x4xf32>
+}
+
+// -----
+
+module {
+  // A block format's rows hold whole blocks (q4_k: 256 values).
+  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D weight tensor}}
+  tfm.weight_decl @"blk.0.w" : tensor<4x128x!tfm.blocks<"q4_k">>
+}
+
+// -----
+
+module {
+  // Block formats are for matrices.
+  // expected-error@+1 {{'tfm.weight_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 1-D or 2-D weight tensor}}
+  tfm.weight_decl @"blk.0.w" : tensor<256x!tfm.blocks<"q8_0">>
+}
+
+// -----
+
+module {
+  // expected-error@+1 {{!tfm.blocks: unknown block format "q3_k", expected one of q8_0, q4_0, q4_k, q5_k, q6_k}}
+  tfm.weight_decl @"blk.0.w" : tensor<4x256x!tfm.blocks<"q3_k">>
 }
 
 // -----
@@ -50,28 +73,28 @@ module {
 // The transposed layout's column stride must be the row count (48), not the
 // width.
 module {
-  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32 memref with an identity or strided<[1, rows]> layout}}
+  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout}}
   tfm.cache_decl @"blk.0.key" : memref<48x32xf32, strided<[1, 32]>>
 }
 
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32 memref with an identity or strided<[1, rows]> layout}}
+  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout}}
   tfm.cache_decl @"blk.0.key" : memref<48x32xf32, strided<[1, 48], offset: 8>>
 }
 
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32 memref with an identity or strided<[1, rows]> layout}}
+  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout}}
   tfm.cache_decl @"blk.0.key" : memref<48x32xf32, 1>
 }
 
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32 memref with an identity or strided<[1, rows]> layout}}
+  // expected-error@+1 {{'tfm.cache_decl' op attribute 'type' failed to satisfy constraint: type attribute of static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout}}
   tfm.cache_decl @"blk.0.key" : memref<?x32xf32>
 }
 
@@ -116,7 +139,7 @@ module {
 module {
   tfm.weight_decl @"blk.0.w" : tensor<32x64xf32>
   func.func @weight_dynamic() {
-    // expected-error@+1 {{'tfm.weight' op result #0 must be static 1-D or 2-D f32 tensor, but got 'tensor<?x64xf32>'}}
+    // expected-error@+1 {{'tfm.weight' op result #0 must be static 1-D or 2-D weight tensor, but got 'tensor<?x64xf32>'}}
     %w = tfm.weight @"blk.0.w" : tensor<?x64xf32>
     return
   }
@@ -161,7 +184,7 @@ module {
 module {
   tfm.cache_decl @"blk.0.key" : memref<48x32xf32>
   func.func @kv_cache_layout() {
-    // expected-error@+1 {{'tfm.kv_cache' op result #0 must be static 2-D f32 memref with an identity or strided<[1, rows]> layout, but got 'memref<48x32xf32, strided<[1, 32]>>'}}
+    // expected-error@+1 {{'tfm.kv_cache' op result #0 must be static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout, but got 'memref<48x32xf32, strided<[1, 32]>>'}}
     %c = tfm.kv_cache @"blk.0.key" : memref<48x32xf32, strided<[1, 32]>>
     return
   }
@@ -198,7 +221,7 @@ func.func @linear_input_rank(%x: tensor<2x4x64xf32>, %w: tensor<32x64xf32>) {
 // -----
 
 func.func @vector_rank(%x: tensor<4x64xf32>, %w: tensor<1x64xf32>) {
-  // expected-error@+1 {{'tfm.rms_norm' op operand #1 must be static 1-D f32 tensor, but got 'tensor<1x64xf32>'}}
+  // expected-error@+1 {{'tfm.rms_norm' op operand #1 must be static 1-D weight tensor (f32, f16 or bf16), but got 'tensor<1x64xf32>'}}
   %y = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<4x64xf32>, tensor<1x64xf32>
   return
 }
@@ -206,7 +229,7 @@ func.func @vector_rank(%x: tensor<4x64xf32>, %w: tensor<1x64xf32>) {
 // -----
 
 func.func @matrix_dynamic(%x: tensor<4x64xf32>, %p: tensor<?x64xf32>) {
-  // expected-error@+1 {{'tfm.add_positions' op operand #1 must be static 2-D f32 tensor, but got 'tensor<?x64xf32>'}}
+  // expected-error@+1 {{'tfm.add_positions' op operand #1 must be static 2-D weight tensor (f32, f16, bf16 or whole blocks of a block format), but got 'tensor<?x64xf32>'}}
   %y = tfm.add_positions %x, %p : tensor<4x64xf32>, tensor<?x64xf32>
   return
 }
@@ -214,7 +237,7 @@ func.func @matrix_dynamic(%x: tensor<4x64xf32>, %p: tensor<?x64xf32>) {
 // -----
 
 func.func @tokens_type(%t: tensor<100x64xf32>, %tokens: tensor<?xi64>) {
-  // expected-error@+1 {{'tfm.embedding' op expects a static 2-D f32 table and 1-D i32 tokens, found 'tensor<100x64xf32>' and 'tensor<?xi64>'}}
+  // expected-error@+1 {{'tfm.embedding' op expects a static 2-D weight table and 1-D i32 tokens, found 'tensor<100x64xf32>' and 'tensor<?xi64>'}}
   %x = tfm.embedding %t, %tokens : tensor<100x64xf32>, tensor<?xi64>
   return
 }
@@ -222,7 +245,7 @@ func.func @tokens_type(%t: tensor<100x64xf32>, %tokens: tensor<?xi64>) {
 // -----
 
 func.func @cache_operand_layout(%k: tensor<4x32xf32>, %c: memref<48x32xf32, strided<[1, 32]>>) {
-  // expected-error@+1 {{'tfm.kv_store' op operand #1 must be static 2-D f32 memref with an identity or strided<[1, rows]> layout, but got 'memref<48x32xf32, strided<[1, 32]>>'}}
+  // expected-error@+1 {{'tfm.kv_store' op operand #1 must be static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout, but got 'memref<48x32xf32, strided<[1, 32]>>'}}
   tfm.kv_store %k, %c : tensor<4x32xf32>, memref<48x32xf32, strided<[1, 32]>>
   return
 }
@@ -661,7 +684,7 @@ module {
 
 module {
   func.func @launch_argument_kind(%x: tensor<1x8x2xf32>) {
-    // expected-error@+1 {{'tfm.launch' op operand #0 must be variadic of 2-D f32 tensor of rows with a static width or static 1-D or 2-D f32 tensor or 1-D i32 tensor of token ids or static 2-D f32 memref with an identity or strided<[1, rows]> layout, but got 'tensor<1x8x2xf32>'}}
+    // expected-error@+1 {{'tfm.launch' op operand #0 must be variadic of 2-D f32 tensor of rows with a static width or static 1-D or 2-D weight tensor or 1-D i32 tensor of token ids or static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout, but got 'tensor<1x8x2xf32>'}}
     %y = tfm.launch @k(%x) : (tensor<1x8x2xf32>) -> tensor<1x8xf32>
     return
   }

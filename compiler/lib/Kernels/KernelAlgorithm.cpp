@@ -73,11 +73,13 @@ public:
       Value &v = value(k, a, it->second);
       // A separate output Func, so that a value both stored and used inside
       // the kernel (q in the attention input) can be scheduled on its own.
+      // A cache stores keys and values rounded to its type.
       Func out(p.name);
+      Type stored = storedElementType(p.type);
       if (p.shape.size() == 1)
-        out(a.col) = v.func(a.col);
+        out(a.col) = cast(stored, v.func(a.col));
       else
-        out(a.col, a.row) = v.func(a.col, a.row);
+        out(a.col, a.row) = cast(stored, v.func(a.col, a.row));
       constrainLayout(out.output_buffer(), p);
       a.outputs.push_back(out);
       a.outputValues.push_back(it->second);
@@ -97,8 +99,12 @@ private:
       constrainLayout(in, p);
       a.inputs.push_back(in);
       v.image = in;
-      if (p.type.plain == DType::I32 || p.isCache) {
+      if (p.type == ElementEncoding{DType::I32, std::nullopt} ||
+          (p.isCache && p.type == ElementEncoding{})) {
         v.func = Func(in);
+      } else if (p.isCache) { // keys or values, widened where they are read
+        v.func = Func(p.name + "_values");
+        v.func(a.col, a.row) = cast<float>(in(a.col, a.row));
       } else {
         // A weight: its values decoded where they are read (the Func is
         // never scheduled, so it is inlined into its readers).

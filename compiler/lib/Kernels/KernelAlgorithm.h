@@ -50,6 +50,8 @@ struct Value {
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
   Halide::Func activations;           // linear: x [T,K]
+  Halide::Func decodedWeights;        // linear on a block format: the weight's
+                                      // values (element, sub-block, block, col)
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only

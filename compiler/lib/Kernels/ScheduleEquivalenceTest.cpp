@@ -12,11 +12,15 @@
 #include "Schedules/Schedules.h"
 #include "tfm/Program/ScheduleNames.h"
 
+#include "tfm/common/BlockQuant.h"
+#include "tfm/common/HalfFloat.h"
+
 #include "Halide.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -213,6 +217,8 @@ Kernel gpt2Logits(int64_t rows, bool lastRow) {
 struct Buffers {
   std::vector<std::vector<float>> data;   // f32 parameters
   std::vector<std::vector<int32_t>> ints; // i32 parameters (token ids)
+  std::vector<std::vector<uint8_t>> bytes; // weights in another type: as stored
+                                           // (`data` holds their values)
   std::vector<Halide::Buffer<>> views;
   int pos = 0;
 
@@ -229,7 +235,7 @@ struct Buffers {
 
 /// Row window of a parameter for a call of `rows` tokens at `pos`.
 Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
-  Halide::Type type = p.type.plain == DType::I32 ? Halide::Int(32) : Halide::Float(32);
+  Halide::Type type = storedElementType(p.type);
   std::vector<halide_dimension_t> dims;
   if (p.shape.size() == 1) {
     dims.push_back({p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), 1});
@@ -249,10 +255,33 @@ Halide::Buffer<> view(const KernelParam &p, void *data, int pos, int rows) {
     // One row that is not a token row: the last row of the call.
     dims = {{0, int(p.shape[1]), 1}, {pos + rows - 1, 1, int(p.shape[1])}};
   } else {
-    int cols = int(p.shape[1]);
+    int cols = int(p.type.storedRowLength(p.shape[1]));
     dims = {{0, cols, 1}, {p.tokenRows ? pos : 0, p.tokenRows ? rows : int(p.shape[0]), cols}};
   }
   return Halide::Buffer<>(type, data, int(dims.size()), dims.data());
+}
+
+/// A weight stored in another type than f32: `values` become what that
+/// type holds (quantized, rounded), `bytes` how it stores them.
+void encodeWeight(const KernelParam &p, std::vector<float> &values, std::vector<uint8_t> &bytes) {
+  const int64_t n = p.shape.back(), rows = int64_t(values.size()) / n;
+  const int64_t rowBytes = p.type.bytes(n);
+  bytes.resize(rows * rowBytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = values.data() + r * n;
+    uint8_t *out = bytes.data() + r * rowBytes;
+    if (p.type.block) {
+      quantizeRow(*p.type.block, row, n, out);
+      dequantizeRow(*p.type.block, out, n, row);
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      bool half = p.type.plain == DType::F16;
+      uint16_t h = half ? toHalf(row[i]) : toBfloat16(row[i]);
+      std::memcpy(out + 2 * i, &h, 2);
+      row[i] = half ? halfToFloat(h) : bfloat16ToFloat(h);
+    }
+  }
 }
 
 /// Lets a test replace the random contents of the inputs.
@@ -279,12 +308,17 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
       for (float &x : v)
         x = p.isOutput ? 0.0f : uni(rng);
     }
+    std::vector<uint8_t> bytes;
+    if (p.type.plain != DType::I32 && p.type != ElementEncoding{})
+      encodeWeight(p, v, bytes);
     b.data.push_back(std::move(v));
     b.ints.push_back(std::move(ids));
+    b.bytes.push_back(std::move(bytes));
   }
   for (size_t i = 0; i < k.params.size(); ++i) {
     void *host = k.params[i].type.plain == DType::I32 ? static_cast<void *>(b.ints[i].data())
-                                                : static_cast<void *>(b.data[i].data());
+                 : !b.bytes[i].empty()                ? static_cast<void *>(b.bytes[i].data())
+                                                      : static_cast<void *>(b.data[i].data());
     b.views.push_back(view(k.params[i], host, pos, rows));
   }
   if (fill)
@@ -556,6 +590,45 @@ TEST(Gpt2Ops, LinearBias) {
       return sum;
     };
     expectMatchesReference(k, 4, rows == 1 ? 1 : 9, ref, 1e-6, 1e-6);
+  }
+}
+
+// Weights read in the types weight files store, decoded inside the kernel:
+// every schedule gives x @ W^T of the values the type holds (decoded here
+// by tfm/common/BlockQuant.cpp, independently of the kernel's decoder).
+const char *const kWeightTypes[] = {"f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"};
+
+TEST(TypedWeights, LinearDecodesEveryType) {
+  constexpr int kK = 512, kN = 40; // two k-quant blocks per row
+  for (const char *name : kWeightTypes)
+    for (int64_t rows : {int64_t(1), kDynamicRows}) {
+      KernelParam w = param("w", {kN, kK});
+      w.type = *parseElementEncoding(name);
+      Kernel k = single(LinearAttrs{}, {param("x", {rows, kK}, true), w}, rows, kN);
+      Reference ref = [](const Buffers &b, int r, int c) {
+        double sum = 0;
+        for (int j = 0; j < kK; ++j)
+          sum += double(b.at(0, r, j)) * b.data[1][c * kK + j];
+        return sum;
+      };
+      SCOPED_TRACE(name);
+      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5);
+    }
+}
+
+TEST(TypedWeights, EmbeddingDecodesRows) {
+  constexpr int kWidth = 256;
+  for (const char *name : kWeightTypes) {
+    KernelParam table = param("table", {kGVocab, kWidth});
+    table.type = *parseElementEncoding(name);
+    KernelParam tokens = param("tokens", {kDynamicRows}, true);
+    tokens.type.plain = DType::I32;
+    Kernel k = single(EmbeddingAttrs{}, {table, tokens}, kDynamicRows, kWidth);
+    Reference ref = [](const Buffers &b, int r, int c) {
+      return double(b.data[0][b.ints[1][r] * kWidth + c]);
+    };
+    SCOPED_TRACE(name);
+    expectMatchesReference(k, 2, 5, ref, 0.0, 0.0);
   }
 }
 

@@ -107,7 +107,8 @@ llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions
   int64_t prefillChunk =
       options.prefillChunk ? options.prefillChunk : std::min<int64_t>(spec.contextLength, 128);
   LoweringContext lc;
-  auto module = buildModel(lc.context, spec, prefillChunk, options.target, options.weightTypes);
+  auto module = buildModel(lc.context, spec, prefillChunk, options.target, options.weightTypes,
+                           options.cacheType);
   if (!module)
     return module.takeError();
   if (failed(verify(**module)))

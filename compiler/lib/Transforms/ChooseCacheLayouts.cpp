@@ -37,8 +37,8 @@ struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCac
       if (outlined || !readAsKeys)
         continue;
       auto type = cast<MemRefType>(decl.getType());
-      MemRefType chosen = cacheBufferType(&getContext(), type.getDimSize(0), type.getDimSize(1),
-                                          /*transposed=*/true);
+      MemRefType chosen = cacheBufferType(type.getElementType(), type.getDimSize(0),
+                                          type.getDimSize(1), /*transposed=*/true);
       if (chosen == type)
         continue;
       decl.setType(chosen);

@@ -117,3 +117,22 @@ module {
     return %a : tensor<1x64xf32>
   }
 }
+
+// -----
+
+// A cache of f16 keeps its element type when transposed.
+
+// CHECK-LABEL: module
+// CHECK-NEXT:    tfm.cache_decl @blk.0.key : memref<16x32xf16, strided<[1, 16]>>
+// CHECK-NEXT:    tfm.cache_decl @blk.0.value : memref<16x32xf16>{{$}}
+module {
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf16>
+  tfm.cache_decl @"blk.0.value" : memref<16x32xf16>
+  func.func @decode(%q: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %kc = tfm.kv_cache @"blk.0.key" : memref<16x32xf16>
+    %vc = tfm.kv_cache @"blk.0.value" : memref<16x32xf16>
+    %a = tfm.attention %q, %kc, %vc {n_heads = 2 : i64, n_kv_heads = 1 : i64, head_dim = 32 : i64}
+        : tensor<1x64xf32>, memref<16x32xf16>, memref<16x32xf16>
+    return %a : tensor<1x64xf32>
+  }
+}

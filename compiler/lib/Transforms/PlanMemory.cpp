@@ -13,7 +13,7 @@ namespace tfm {
 namespace {
 
 constexpr int64_t kAlignment = 64;
-constexpr int64_t kElementBytes = 4;
+constexpr int64_t kElementBytes = 4; // activations are f32
 
 int64_t alignUp(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -49,7 +49,7 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
     for (auto decl : module.getOps<CacheDeclOp>()) {
       auto type = cast<MemRefType>(decl.getType());
       decl.setOffsetAttr(b.getI64IntegerAttr(bytes));
-      bytes += alignUp(type.getNumElements() * kElementBytes);
+      bytes += alignUp(type.getNumElements() * type.getElementTypeBitWidth() / 8);
     }
     if (bytes > 0)
       module->setAttr(attrs::kKvCacheBytes, b.getI64IntegerAttr(bytes));

@@ -124,3 +124,19 @@ module attributes {tfm.prefill_chunk = 4 : i64} {
   func.func private @attend(%x: tensor<1x32xf32>, %k: memref<16x32xf32, strided<[1, 16]>>, %v: memref<16x32xf32>)
       -> tensor<1x32xf32>
 }
+
+// -----
+
+// A cache's bytes follow its element type: 16x32 f16 is 1024 bytes, 5x3
+// bf16 is 30 (64 with alignment).
+
+// CHECK-LABEL: module attributes {tfm.kv_cache_bytes = 2112 : i64} {
+// CHECK-NEXT:    tfm.cache_decl @blk.0.key offset 0 : memref<16x32xf16, strided<[1, 16]>>
+// CHECK-NEXT:    tfm.cache_decl @odd offset 1024 : memref<5x3xbf16>
+// CHECK-NEXT:    tfm.cache_decl @blk.0.value offset 1088 : memref<16x32xf16>{{$}}
+module {
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf16, strided<[1, 16]>>
+  tfm.cache_decl @"odd" : memref<5x3xbf16>
+  tfm.cache_decl @"blk.0.value" : memref<16x32xf16>
+}
+

@@ -23,13 +23,14 @@ namespace tfm {
 ///    length, vocabulary size, the canonical config and `target` (an
 ///    explicit target string, tfm/common/Targets.h).
 /// Each weight's element type is its entry in `weightTypes` (f32 when it
-/// has none); an entry naming no tensor of the model is an error.
+/// has none); an entry naming no tensor of the model is an error. The
+/// caches hold `cacheType` (f32, f16 or bf16).
 /// Ops carry the layer they belong to as a location ("blk.3.attn").
 /// `prefillChunk` must be in [1, contextLength]; an unsupported spec is an
 /// error naming the field.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildModel(mlir::MLIRContext &context, const ModelSpec &spec, int64_t prefillChunk,
-           llvm::StringRef target, const WeightTypes &weightTypes);
+           llvm::StringRef target, const WeightTypes &weightTypes, DType cacheType);
 
 } // namespace tfm
 

@@ -26,7 +26,8 @@ def Tfm_Dialect : Dialect {
     in decode functions it is 1.
 
     The KV cache is the one piece of state an entry point changes, so its
-    layers are buffers: 2-D f32 memrefs `[context, kv_dim]` named by module
+    layers are buffers: 2-D memrefs `[context, kv_dim]` (f32, f16 or bf16:
+    keys and values are rounded to it when stored) named by module
     symbols (`tfm.cache_decl`). Their layout is the memref's: the identity
     (each position's row contiguous) or `strided<[1, context]>` (each
     dimension contiguous across positions), chosen by a pass. `tfm.kv_store`
@@ -111,7 +112,7 @@ def Tfm_Weight : Type<CPred<"::tfm::isStaticTensorType($_self, 1) || "
 def Tfm_Tokens : Type<CPred<"::tfm::isTokensType($_self)">,
     "1-D i32 tensor of token ids", "::mlir::RankedTensorType">;
 def Tfm_CacheBuffer : Type<CPred<"::tfm::isCacheBufferType($_self)">,
-    "static 2-D f32 memref with an identity or strided<[1, rows]> layout",
+    "static 2-D f32, f16 or bf16 memref with an identity or strided<[1, rows]> layout",
     "::mlir::MemRefType">;
 def Tfm_KernelValue : AnyTypeOf<[Tfm_Rows, Tfm_Weight, Tfm_Tokens, Tfm_CacheBuffer]>;
 

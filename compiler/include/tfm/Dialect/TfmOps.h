@@ -30,13 +30,14 @@ mlir::Type weightElementType(mlir::MLIRContext *context, const ElementEncoding &
 std::optional<ElementEncoding> weightEncoding(mlir::Type elementType);
 /// 1-D i32 tensor.
 bool isTokensType(mlir::Type type);
-/// Static 2-D f32 memref laid out by rows or transposed (see cacheBufferType).
+/// Static 2-D f32, f16 or bf16 memref laid out by rows or transposed (see
+/// cacheBufferType).
 bool isCacheBufferType(mlir::Type type);
 
-/// A cache layer of `rows` positions by `cols`: rows contiguous, or each
-/// column contiguous across positions (`transposed`, strided<[1, rows]>).
-mlir::MemRefType cacheBufferType(mlir::MLIRContext *context, int64_t rows, int64_t cols,
-                                 bool transposed);
+/// A cache layer of `rows` positions by `cols` of `element` (f32, f16 or
+/// bf16): rows contiguous, or each column contiguous across positions
+/// (`transposed`, strided<[1, rows]>).
+mlir::MemRefType cacheBufferType(mlir::Type element, int64_t rows, int64_t cols, bool transposed);
 bool isTransposedCache(mlir::MemRefType type);
 
 namespace OpTrait {

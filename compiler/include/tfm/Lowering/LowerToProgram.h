@@ -27,6 +27,8 @@ struct LoweringOptions {
   int64_t prefillChunk = 0; // configs only; 0: min(contextLength, 128)
   /// Configs only: the format each weight is read in (absent: f32).
   WeightTypes weightTypes;
+  /// Configs only: what the KV cache holds (f32, f16 or bf16).
+  DType cacheType = DType::F32;
   /// --tfm-select-schedules overrides: a schedule name, or kernel=name,...
   std::string scheduleOverrides;
   /// Passes of the default pipeline to leave out (Passes.h).

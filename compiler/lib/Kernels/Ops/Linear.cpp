@@ -15,10 +15,16 @@ void defineLinear(OpDefinition &d) {
   if (w.stored && w.stored->isBlocked()) {
     // Element, sub-block, block: each sub-block's scales are invariants of
     // its inner loop, and its bytes are contiguous.
+    // The decoded values are a Func of their own, so that a schedule can
+    // decode a tile of them once for many rows.
     const StoredWeight &sw = *w.stored;
+    Var e("e"), s("s"), b("b");
+    Func decoded(d.name + "_decoded");
+    decoded(e, s, b, c) = sw.at(b, s, e, c);
     over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
     Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
-    product(c, r) += x.func(k, r) * sw.at(over.z, over.y, over.x, c);
+    product(c, r) += x.func(k, r) * decoded(over.x, over.y, over.z, c);
+    d.result.decodedWeights = decoded;
   } else {
     over = RDom(0, inDim, d.name + "_k");
     product(c, r) += x.func(over, r) * w.func(over, c);

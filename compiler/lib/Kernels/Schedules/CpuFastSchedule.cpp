@@ -186,6 +186,9 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
         .vectorize(rvi)
         .unroll(rvo)
         .unroll(a.col);
+    if (blockedWeight(*lin)) // each sub-block's columns decoded once per row tile
+      lin->decodedWeights.compute_at(prod, lin->reduction.y)
+          .vectorize(lin->decodedWeights.args()[0]);
     auto &group = byActivations[lin->activations.name()];
     group.first = lin->activations;
     group.second.push_back(prod);
