@@ -6,6 +6,7 @@
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <vector>
 
 using namespace tfm;
@@ -39,6 +40,23 @@ std::optional<ElementEncoding> tfm::parseElementEncoding(std::string_view name) 
   if (!plain || *plain == DType::I32)
     return std::nullopt;
   return ElementEncoding{*plain, std::nullopt};
+}
+
+void tfm::decodeElements(const ElementEncoding &encoding, const uint8_t *in, int64_t n,
+                         float *out) {
+  if (encoding.block) {
+    dequantizeRow(*encoding.block, in, n, out);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (encoding.plain == DType::F32) {
+      std::memcpy(&out[i], in + 4 * i, sizeof(float));
+      continue;
+    }
+    uint16_t h;
+    std::memcpy(&h, in + 2 * i, sizeof h);
+    out[i] = encoding.plain == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
+  }
 }
 
 void tfm::writeElements(const float *values, size_t n, const ElementEncoding &encoding,

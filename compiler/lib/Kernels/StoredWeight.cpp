@@ -62,10 +62,17 @@ Expr StoredWeight::byteAt(Expr offset, Expr n) const {
   return cast<int32_t>(image_(offset, n));
 }
 
-/// An f16 stored little-endian at `offset`.
+/// An f16 stored little-endian at `offset` (a block's scale, one per block).
+/// Halide emulates scalar f16 casts with a dozen integer operations; this is
+/// the exact conversion in five: the f16's exponent and mantissa placed in
+/// an f32's, rescaled by 2^112 (which also normalises subnormals), the sign
+/// put back, and an all-ones exponent kept as infinity or NaN.
 Expr StoredWeight::halfAt(Expr offset, Expr n) const {
-  Expr bits = cast<uint16_t>(image_(offset, n)) | (cast<uint16_t>(image_(offset + 1, n)) << 8);
-  return cast<float>(reinterpret(Float(16), bits));
+  Expr bits = cast<uint32_t>(image_(offset, n)) | (cast<uint32_t>(image_(offset + 1, n)) << 8);
+  Expr magnitude = reinterpret(Float(32), (bits & 0x7fff) << 13) * 5.192296858534828e+33f;
+  magnitude = select((bits & 0x7c00) == 0x7c00,
+                     reinterpret(Float(32), ((bits & 0x7fff) << 13) | 0x7f800000), magnitude);
+  return reinterpret(Float(32), reinterpret(UInt(32), magnitude) | ((bits & 0x8000) << 16));
 }
 
 Expr StoredWeight::at(Expr k, Expr n) const {

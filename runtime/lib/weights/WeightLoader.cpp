@@ -43,23 +43,6 @@ struct FoundTensor {
 /// Finds the tensor standing for a manifest tensor, or says why not.
 using TensorFinder = std::function<llvm::Expected<FoundTensor>(const TensorSpec &)>;
 
-/// Decodes `n` values stored as `encoding` (whole blocks for a block format).
-void decodeValues(const ElementEncoding &encoding, const uint8_t *p, int64_t n, float *out) {
-  if (encoding.block) {
-    dequantizeRow(*encoding.block, p, n, out);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (encoding.plain == DType::F32) {
-      std::memcpy(&out[i], p + 4 * i, sizeof(float));
-      continue;
-    }
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, sizeof h);
-    out[i] = encoding.plain == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
-  }
-}
-
 /// Encodes `n` values as the plain type `encoding`.
 void encodeValues(const float *values, int64_t n, const ElementEncoding &encoding, uint8_t *out) {
   if (encoding.plain == DType::F32) {
@@ -80,7 +63,7 @@ void convertRow(const uint8_t *from, const ElementEncoding &stored, int64_t n,
     return;
   }
   std::vector<float> values(n);
-  decodeValues(stored, from, n, values.data());
+  decodeElements(stored, from, n, values.data());
   encodeValues(values.data(), n, target, out);
 }
 
@@ -104,7 +87,7 @@ void rearrange(const FoundTensor &t, const TensorSpec &spec, int64_t headDim, ui
     const int64_t in = t.shape[0], outDim = t.shape[1];
     std::vector<float> transposed(in * outDim), row(outDim);
     for (int64_t r = 0; r < in; ++r) {
-      decodeValues(stored, t.data + r * stored.bytes(outDim), outDim, row.data());
+      decodeElements(stored, t.data + r * stored.bytes(outDim), outDim, row.data());
       for (int64_t c = 0; c < outDim; ++c)
         transposed[c * in + r] = row[c];
     }

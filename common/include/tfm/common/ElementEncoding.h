@@ -46,6 +46,10 @@ struct ElementEncoding {
 /// f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k.
 std::optional<ElementEncoding> parseElementEncoding(std::string_view name);
 
+/// Decodes `n` values stored as `encoding` at `in` (for a block format,
+/// whole blocks) into `out`.
+void decodeElements(const ElementEncoding &encoding, const uint8_t *in, int64_t n, float *out);
+
 /// Writes `n` values encoded as `encoding`, little-endian; for a block
 /// format `n` is a multiple of its block and the values are whole rows.
 void writeElements(const float *values, size_t n, const ElementEncoding &encoding,

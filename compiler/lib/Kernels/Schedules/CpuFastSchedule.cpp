@@ -72,6 +72,18 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
     collectAnchors(a, operand, out);
 }
 
+/// The weight a projection reads.
+const Value &weightOf(const KernelAlgorithm &a, const Value &linear) {
+  return a.values[linear.op->operands[1]];
+}
+
+/// Whether the projection decodes its weight as it reads it (f16, bf16, a
+/// block format).
+bool decodesWeight(const KernelAlgorithm &a, const Value &linear) {
+  const Value &w = weightOf(a, linear);
+  return w.stored && w.stored->encoding() != tfm::ElementEncoding{};
+}
+
 /// Whether the projection reads its weight in a block format (its
 /// reduction is then element, sub-block, block: StoredWeight.h).
 bool blockedWeight(const Value &linear) { return linear.reduction.dimensions() > 1; }
@@ -101,14 +113,23 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
     // Each column's reduction is one contiguous dot product; LLVM vectorises
     // it with several accumulators (Halide allows reassociating floats).
     lin->product.compute_at(out, task);
-    if (!blockedWeight(*lin))
+    if (!decodesWeight(a, *lin))
       continue;
-    // A block format: a vector of partial sums across each sub-block's
-    // elements (its bytes load as one vector, its scales once), summed at
-    // the end of the row. LLVM does not vectorise the decoding loop by
-    // itself.
+    // A weight decoded as it is read (f16, bf16, a block format): a vector
+    // of partial sums across a run of elements (a sub-block: its bytes load
+    // as one vector, its scales once), summed at the end of the row. LLVM
+    // vectorises the plain loop by itself, but not the decoding: it would
+    // widen f16 with integer operations instead of F16C's conversions.
+    RVar run = lin->reduction.x;
+    if (!blockedWeight(*lin)) {
+      RVar rest("rest");
+      run = RVar("run");
+      int rowLength = static_cast<int>(weightOf(a, *lin).shape[1]);
+      lin->product.update().split(lin->reduction.x, rest, run,
+                                  lanesDividing(rowLength, 2 * ctx.vectorLanes));
+    }
     Var lane("lane");
-    Func partial = lin->product.update().rfactor(lin->reduction.x, lane);
+    Func partial = lin->product.update().rfactor(run, lane);
     partial.compute_at(lin->product, a.col).vectorize(lane);
     partial.update().vectorize(lane);
   }

@@ -7,10 +7,11 @@
 
 namespace tfm::rt {
 
-/// One f32 pointer per manifest tensor, in manifest order. Tensors the
-/// generated code can read as stored point into mapped files; converted,
-/// transposed or permuted ones into 64-byte aligned copies. `storage` keeps
-/// both alive for as long as this object lives.
+/// One pointer per manifest tensor, in manifest order, to data in the
+/// manifest's type (f32, f16, bf16 or a block format). Tensors the generated
+/// code can read as stored point into mapped files; converted, transposed or
+/// permuted ones into 64-byte aligned copies. `storage` keeps both alive for
+/// as long as this object lives.
 struct BoundWeights {
   std::vector<std::shared_ptr<const void>> storage;
   std::vector<const void *> pointers;
