@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufWriter.h"
+#include "tfm/runtime/NonFiniteWeights.h"
+#include "tfm/runtime/Session.h"
 #include "tfm/common/BlockQuant.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/runtime/SafetensorsWriter.h"
@@ -510,4 +512,24 @@ TEST(WeightLoader, RefusesBrokenShards) {
   EXPECT_EQ(bindError(moved, one),
             tempPath("moved-2.safetensors") + ": tensor 'model.embed_tokens.weight' is missing, "
                                               "but " + moved + " puts it in this shard");
+}
+
+// A non-finite logit is explained by the tensor that holds a NaN or an
+// infinity, read in the type the library binds it in.
+TEST(NonFiniteWeights, NamesTheTensorInItsType) {
+  Manifest m;
+  m.config.family = "llama";
+  m.tensors.push_back({"output_norm.weight", {4}, ElementEncoding{DType::F16, std::nullopt}});
+  m.tensors.push_back({"output.weight", {2, 32}, *parseElementEncoding("q8_0")});
+  const uint16_t norm[4] = {0x3c00, 0x3c00, 0x3c00, 0x3c00}; // ones
+  std::vector<uint8_t> blocks(2 * 34, 0);
+  blocks[34] = 0x00, blocks[35] = 0x7e; // the second row's scale: an f16 NaN
+  blocks[36] = 1;                        // times a non-zero level
+  BoundWeights bound;
+  bound.pointers = {norm, blocks.data()};
+  std::string message = llvm::toString(explainNonFiniteLogits(
+      llvm::make_error<NonFiniteLogitError>("decode", 5), bound, m, "w.gguf"));
+  EXPECT_NE(message.find("w.gguf: tensor 'output.weight' holds nan at element 32"),
+            std::string::npos)
+      << message;
 }

@@ -104,7 +104,7 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   weightBytes = 0;
   for (const auto &t : tensors)
     if (!(untied && t.name == "token_embd.weight"))
-      weightBytes += 4.0 * t.elementCount();
+      weightBytes += double(t.byteCount()); // in the type the kernels read
   if (opt.promptTokens + opt.decodeTokens > int(model.context_length))
     return createStringError(inconvertibleErrorCode(),
                              "--prompt + --decode = %d exceeds the context (%u)",

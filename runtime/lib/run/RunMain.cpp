@@ -29,6 +29,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <thread>
 
 using namespace tfm;
@@ -150,9 +151,10 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   return llvm::Error::success();
 }
 
-/// Runs the job on a loaded model: --perplexity, --logits or generation.
+/// Runs the job on a loaded model: --perplexity, --logits or generation
+/// (whose speed line also gives `loadSeconds`, the time to bind the weights).
 llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
-                   const std::vector<int32_t> &promptIds, int64_t context) {
+                   const std::vector<int32_t> &promptIds, int64_t context, double loadSeconds) {
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
   if (!o.perplexityPath.empty())
     return runPerplexity(o, session, tokenizer, context);
@@ -189,7 +191,8 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
     return result.takeError();
   if (o.ids)
     printIds(result->ids);
-  llvm::errs() << formatSpeed(*result) << "\n";
+  llvm::errs() << "load: " << llvm::format("%.2f", loadSeconds) << " s | "
+               << formatSpeed(*result) << "\n";
   return llvm::Error::success();
 }
 
@@ -260,6 +263,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (resolved->weights.empty())
     return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "
                    "GGUF or llama2.c .bin)");
+  auto loadStart = std::chrono::steady_clock::now();
   llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest, LoadOptions{});
   if (!weights)
     return weights.takeError();
@@ -268,8 +272,11 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   auto session = Session::create(model, weights->pointers);
   if (!session)
     return session.takeError();
-  return explainNonFiniteLogits(runJob(o, **session, **tokenizer, promptIds, context), *weights,
-                                manifest, resolved->weights);
+  double loadSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
+  return explainNonFiniteLogits(
+      runJob(o, **session, **tokenizer, promptIds, context, loadSeconds), *weights, manifest,
+      resolved->weights);
 }
 
 } // namespace
