@@ -52,6 +52,7 @@ struct Value {
   Halide::Func activations;           // linear: x [T,K]
   Halide::Func decodedWeights;        // linear on a block format: the weight's
                                       // values (element, sub-block, block, col)
+  Halide::Func blockScales;           // and its blocks' f16 scales (i, block, col)
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only

@@ -84,18 +84,39 @@ Expr StoredWeight::at(Expr k, Expr n) const {
   return at(k / perBlock, (k % perBlock) / subBlockSize_, k % subBlockSize_, n);
 }
 
+int StoredWeight::scaleCount() const {
+  if (!isBlocked())
+    return 0;
+  BlockFormat f = *encoding_.block;
+  return f == BlockFormat::Q4_K || f == BlockFormat::Q5_K ? 2 : 1;
+}
+
+Expr StoredWeight::scale(int i, Expr b, Expr n) const {
+  const BlockLayout &layout = blockLayout(*encoding_.block);
+  Expr base = b * static_cast<int>(layout.blockBytes);
+  // q6_K keeps its d after the levels and sub-block scales; the others
+  // open with d (and the k-quants' dmin).
+  int offset = *encoding_.block == BlockFormat::Q6_K ? 208 : 2 * i;
+  return halfAt(base + offset, n);
+}
+
 Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {
   if (!isBlocked())
     return at(e, n);
+  return at(b, s, e, n, [&](int i) { return scale(i, b, n); });
+}
+
+Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n,
+                      const std::function<Expr(int)> &blockScale) const {
   const BlockLayout &layout = blockLayout(*encoding_.block);
   Expr base = b * static_cast<int>(layout.blockBytes);
   switch (*encoding_.block) {
   case BlockFormat::Q8_0: // f16 d, int8 q[32]
-    return halfAt(base, n) * cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
+    return blockScale(0) * cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
   case BlockFormat::Q4_0: { // f16 d; byte j: q[j] low nibble, q[j + 16] high
     Expr packed = byteAt(base + 2 + e % 16, n);
     Expr q = (packed >> ((e / 16) * 4)) & 15;
-    return halfAt(base, n) * cast<float>(q - 8);
+    return blockScale(0) * cast<float>(q - 8);
   }
   case BlockFormat::Q4_K:
   case BlockFormat::Q5_K: {
@@ -112,8 +133,8 @@ Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {
     Expr q = (byteAt(qs + (s / 2) * 32 + e, n) >> ((s % 2) * 4)) & 15;
     if (fiveBits)
       q = q | (((byteAt(base + 16 + e, n) >> s) & 1) << 4);
-    return halfAt(base, n) * cast<float>(scale) * cast<float>(q) -
-           halfAt(base + 2, n) * cast<float>(min);
+    return blockScale(0) * cast<float>(scale) * cast<float>(q) -
+           blockScale(1) * cast<float>(min);
   }
   case BlockFormat::Q6_K: {
     // ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
@@ -126,7 +147,7 @@ Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {
     Expr high = (byteAt(base + 128 + h * 32 + l, n) >> (quarter * 2)) & 3;
     Expr q = (low | (high << 4)) - 32;
     Expr scale = cast<float>(reinterpret(Int(8), image_(base + 192 + s, n)));
-    return halfAt(base + 208, n) * scale * cast<float>(q);
+    return blockScale(0) * scale * cast<float>(q);
   }
   }
   throw std::logic_error("unhandled block format");

@@ -20,6 +20,7 @@
 
 #include "Halide.h"
 
+#include <functional>
 #include <string>
 
 namespace tfm::kernels {
@@ -40,6 +41,17 @@ public:
   Halide::Expr at(Halide::Expr k, Halide::Expr n) const;
   /// The value of element `e` of sub-block `s` of block `b` of row `n`.
   Halide::Expr at(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
+  /// The same, with the block's f16 scales (scale(i, b, n) for i below
+  /// scaleCount()) taken from `blockScale(i)`: a schedule may then decode
+  /// a row's scales apart, as vectors, instead of one per block.
+  Halide::Expr at(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n,
+                  const std::function<Halide::Expr(int)> &blockScale) const;
+
+  /// f16 scales per block: 1 (d), 2 for q4_k and q5_k (d, dmin); 0 for a
+  /// plain type.
+  int scaleCount() const;
+  /// Scale `i` of block `b` of row `n`, as f32.
+  Halide::Expr scale(int i, Halide::Expr b, Halide::Expr n) const;
 
   /// A row as blocks of sub-blocks (1 sub-block of the whole row for a
   /// plain type).
