@@ -50,8 +50,9 @@ struct Value {
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
   Halide::Func activations;           // linear: x [T,K]
-  Halide::Func decodedWeights;        // linear on a block format: the weight's
-                                      // values (element, sub-block, block, col)
+  Halide::Func decodedWeights;        // linear on f16, bf16 or a block format: the
+                                      // weight's values (k, col), or (element,
+                                      // sub-block, block, col) for blocks
   Halide::Func blockScales;           // and its blocks' f16 scales (i, block, col)
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`

@@ -632,4 +632,27 @@ TEST(TypedWeights, EmbeddingDecodesRows) {
   }
 }
 
+// The kernels widen f16 with their own bit arithmetic: subnormals, signed
+// zero and the extremes come out exactly as HalfFloat.h decodes them.
+TEST(TypedWeights, F16ExtremesDecodeExactly) {
+  constexpr int kWidth = 16;
+  const uint16_t halves[] = {0x0001, 0x03ff, 0x0400, 0x3c00, 0xc000, 0x8000, 0x7bff, 0xfbff};
+  KernelParam table = param("table", {kGVocab, kWidth});
+  table.type = ElementEncoding{DType::F16, std::nullopt};
+  KernelParam tokens = param("tokens", {kDynamicRows}, true);
+  tokens.type.plain = DType::I32;
+  Kernel k = single(EmbeddingAttrs{}, {table, tokens}, kDynamicRows, kWidth);
+  Fill extremes = [&](const Kernel &, Buffers &b) {
+    for (size_t i = 0; i < b.data[0].size(); ++i) {
+      uint16_t h = halves[i % std::size(halves)];
+      std::memcpy(b.bytes[0].data() + 2 * i, &h, 2);
+      b.data[0][i] = halfToFloat(h);
+    }
+  };
+  Reference ref = [](const Buffers &b, int r, int c) {
+    return double(b.data[0][b.ints[1][r] * kWidth + c]);
+  };
+  expectMatchesReference(k, 2, 5, ref, 0.0, 0.0, extremes);
+}
+
 } // namespace

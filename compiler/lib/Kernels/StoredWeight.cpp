@@ -62,22 +62,34 @@ Expr StoredWeight::byteAt(Expr offset, Expr n) const {
   return cast<int32_t>(image_(offset, n));
 }
 
-/// An f16 stored little-endian at `offset` (a block's scale, one per block).
-/// Halide emulates scalar f16 casts with a dozen integer operations; this is
-/// the exact conversion in five: the f16's exponent and mantissa placed in
-/// an f32's, rescaled by 2^112 (which also normalises subnormals), the sign
-/// put back, and an all-ones exponent kept as infinity or NaN.
-Expr StoredWeight::halfAt(Expr offset, Expr n) const {
-  Expr bits = cast<uint32_t>(image_(offset, n)) | (cast<uint32_t>(image_(offset + 1, n)) << 8);
-  Expr magnitude = reinterpret(Float(32), (bits & 0x7fff) << 13) * 5.192296858534828e+33f;
-  magnitude = select((bits & 0x7c00) == 0x7c00,
-                     reinterpret(Float(32), ((bits & 0x7fff) << 13) | 0x7f800000), magnitude);
+namespace {
+
+/// The f32 value of f16 `bits` (a u32 holding them). Halide 14 emulates f16
+/// casts with a dozen integer operations, even where the CPU has F16C; this
+/// is the exact conversion in fewer: the f16's exponent and mantissa placed
+/// in an f32's, rescaled by 2^112 (which also normalises subnormals), the
+/// sign put back, and an all-ones exponent kept as infinity or NaN.
+Expr halfToFloat(Expr bits) {
+  Expr shifted = (bits & 0x7fff) << 13;
+  Expr magnitude = reinterpret(Float(32), shifted) * 5.192296858534828e+33f;
+  magnitude = select((bits & 0x7c00) == 0x7c00, reinterpret(Float(32), shifted | 0x7f800000),
+                     magnitude);
   return reinterpret(Float(32), reinterpret(UInt(32), magnitude) | ((bits & 0x8000) << 16));
+}
+
+} // namespace
+
+/// An f16 stored little-endian at `offset` (a block's scale).
+Expr StoredWeight::halfAt(Expr offset, Expr n) const {
+  return halfToFloat(cast<uint32_t>(image_(offset, n)) |
+                     (cast<uint32_t>(image_(offset + 1, n)) << 8));
 }
 
 Expr StoredWeight::at(Expr k, Expr n) const {
   if (!isBlocked()) {
     Expr v = image_.dimensions() == 1 ? image_(k) : image_(k, n);
+    if (encoding_.plain == DType::F16)
+      return halfToFloat(cast<uint32_t>(reinterpret(UInt(16), v)));
     return encoding_.plain == DType::F32 ? v : cast<float>(v);
   }
   int perBlock = subBlockSize_ * subBlocks_;

@@ -31,6 +31,14 @@ void defineLinear(OpDefinition &d) {
     Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
     product(c, r) += x.func(k, r) * decoded(over.x, over.y, over.z, c);
     d.result.decodedWeights = decoded;
+  } else if (w.stored && w.stored->encoding() != ElementEncoding{}) {
+    // f16 or bf16: decoded values of their own too (see above).
+    Var k("k");
+    Func decoded(d.name + "_decoded");
+    decoded(k, c) = w.func(k, c);
+    over = RDom(0, inDim, d.name + "_k");
+    product(c, r) += x.func(over, r) * decoded(over, c);
+    d.result.decodedWeights = decoded;
   } else {
     over = RDom(0, inDim, d.name + "_k");
     product(c, r) += x.func(over, r) * w.func(over, c);

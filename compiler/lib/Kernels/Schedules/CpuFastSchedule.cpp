@@ -214,17 +214,28 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
         .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
         .vectorize(rvi);
     std::vector<VarOrRVar> order = {rvi, rvo, a.col};
-    for (const VarOrRVar &k : reductionLoops(*lin))
-      order.push_back(k);
-    prod.update()
-        .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
-        .reorder(order)
-        .vectorize(rvi)
-        .unroll(rvo)
-        .unroll(a.col);
-    if (blockedWeight(*lin)) // each sub-block's columns decoded once per row tile
+    Stage update = prod.update();
+    update.split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf);
+    if (blockedWeight(*lin)) {
+      // Each sub-block's columns decoded once per row tile, as vectors.
+      for (const VarOrRVar &k : reductionLoops(*lin))
+        order.push_back(k);
       lin->decodedWeights.compute_at(prod, lin->reduction.y)
           .vectorize(lin->decodedWeights.args()[0]);
+    } else if (decodesWeight(a, *lin)) {
+      // f16, bf16: a run of each column decoded once per row tile, as
+      // vectors (one at a time, each broadcast weight cost a dozen
+      // scalar operations).
+      RVar run("run"), rest("rest");
+      int rowLength = static_cast<int>(weightOf(a, *lin).shape[1]);
+      update.split(lin->reduction.x, rest, run, lanesDividing(rowLength, 2 * lanes));
+      order.push_back(run);
+      order.push_back(rest);
+      lin->decodedWeights.compute_at(prod, rest).vectorize(lin->decodedWeights.args()[0]);
+    } else {
+      order.push_back(lin->reduction.x);
+    }
+    update.reorder(order).vectorize(rvi).unroll(rvo).unroll(a.col);
     auto &group = byActivations[lin->activations.name()];
     group.first = lin->activations;
     group.second.push_back(prod);
