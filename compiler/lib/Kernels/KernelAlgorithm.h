@@ -53,7 +53,8 @@ struct Value {
   Halide::Func decodedWeights;        // linear on f16, bf16 or a block format: the
                                       // weight's values (k, col), or (element,
                                       // sub-block, block, col) for blocks
-  Halide::Func blockScales;           // and its blocks' f16 scales (i, block, col)
+  Halide::Func subBlockAffine;        // and its sub-blocks' multipliers and
+                                      // offsets (i, sub-block, block, col)
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only

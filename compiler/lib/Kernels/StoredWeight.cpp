@@ -96,70 +96,85 @@ Expr StoredWeight::at(Expr k, Expr n) const {
   return at(k / perBlock, (k % perBlock) / subBlockSize_, k % subBlockSize_, n);
 }
 
-int StoredWeight::scaleCount() const {
+int StoredWeight::affineCount() const {
   if (!isBlocked())
     return 0;
   BlockFormat f = *encoding_.block;
   return f == BlockFormat::Q4_K || f == BlockFormat::Q5_K ? 2 : 1;
 }
 
-Expr StoredWeight::scale(int i, Expr b, Expr n) const {
+Expr StoredWeight::affine(int i, Expr b, Expr s, Expr n) const {
   const BlockLayout &layout = blockLayout(*encoding_.block);
   Expr base = b * static_cast<int>(layout.blockBytes);
-  // q6_K keeps its d after the levels and sub-block scales; the others
-  // open with d (and the k-quants' dmin).
-  int offset = *encoding_.block == BlockFormat::Q6_K ? 208 : 2 * i;
-  return halfAt(base + offset, n);
+  switch (*encoding_.block) {
+  case BlockFormat::Q8_0: // f16 d first
+  case BlockFormat::Q4_0:
+    return halfAt(base, n);
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K: {
+    // f16 d, f16 dmin, then 12 bytes of 6-bit scales and minimums: those of
+    // sub-blocks 0..3 in the low bits of bytes 0..3 and 4..7, those of 4..7
+    // in the nibbles of bytes 8..11 with their top bits in bytes' 0..7 top
+    // bits. The value is d*scale*q - dmin*min.
+    Expr packed = base + 4;
+    if (i == 0) {
+      Expr low = byteAt(packed + s, n) & 63;
+      Expr high = (byteAt(packed + s + 4, n) & 15) | ((byteAt(packed + s - 4, n) >> 6) << 4);
+      return halfAt(base, n) * cast<float>(select(s < 4, low, high));
+    }
+    Expr low = byteAt(packed + s + 4, n) & 63;
+    Expr high = (byteAt(packed + s + 4, n) >> 4) | ((byteAt(packed + s, n) >> 6) << 4);
+    return -halfAt(base + 2, n) * cast<float>(select(s < 4, low, high));
+  }
+  case BlockFormat::Q6_K: // int8 scales[16] at 192, f16 d at 208
+    return halfAt(base + 208, n) * cast<float>(reinterpret(Int(8), image_(base + 192 + s, n)));
+  }
+  throw std::logic_error("unhandled block format");
 }
 
 Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {
   if (!isBlocked())
     return at(e, n);
-  return at(b, s, e, n, [&](int i) { return scale(i, b, n); });
+  return at(b, s, e, n, [&](int i) { return affine(i, b, s, n); });
 }
 
 Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n,
-                      const std::function<Expr(int)> &blockScale) const {
+                      const std::function<Expr(int)> &subBlockAffine) const {
+  Expr value = subBlockAffine(0) * level(b, s, e, n);
+  return affineCount() == 2 ? value + subBlockAffine(1) : value;
+}
+
+Expr StoredWeight::level(Expr b, Expr s, Expr e, Expr n) const {
   const BlockLayout &layout = blockLayout(*encoding_.block);
   Expr base = b * static_cast<int>(layout.blockBytes);
   switch (*encoding_.block) {
   case BlockFormat::Q8_0: // f16 d, int8 q[32]
-    return blockScale(0) * cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
+    return cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
   case BlockFormat::Q4_0: { // f16 d; byte j: q[j] low nibble, q[j + 16] high
     Expr packed = byteAt(base + 2 + e % 16, n);
-    Expr q = (packed >> ((e / 16) * 4)) & 15;
-    return blockScale(0) * cast<float>(q - 8);
+    return cast<float>(((packed >> ((e / 16) * 4)) & 15) - 8);
   }
   case BlockFormat::Q4_K:
   case BlockFormat::Q5_K: {
-    // f16 d, f16 dmin, 12 bytes of 6-bit scales and minimums; q5_K then the
-    // fifth bits qh[32]; then 4-bit q: sub-blocks 2i and 2i+1 share the
-    // bytes 32i.., low and high nibbles.
-    Expr scales = base + 4;
-    Expr lowScale = byteAt(scales + s, n) & 63, lowMin = byteAt(scales + s + 4, n) & 63;
-    Expr highScale = (byteAt(scales + s + 4, n) & 15) | ((byteAt(scales + s - 4, n) >> 6) << 4);
-    Expr highMin = (byteAt(scales + s + 4, n) >> 4) | ((byteAt(scales + s, n) >> 6) << 4);
-    Expr scale = select(s < 4, lowScale, highScale), min = select(s < 4, lowMin, highMin);
+    // After the 16-byte header, q5_K's fifth bits qh[32]; then 4-bit q:
+    // sub-blocks 2i and 2i+1 share the bytes 32i.., low and high nibbles.
     bool fiveBits = *encoding_.block == BlockFormat::Q5_K;
     Expr qs = base + (fiveBits ? 48 : 16);
     Expr q = (byteAt(qs + (s / 2) * 32 + e, n) >> ((s % 2) * 4)) & 15;
     if (fiveBits)
       q = q | (((byteAt(base + 16 + e, n) >> s) & 1) << 4);
-    return blockScale(0) * cast<float>(scale) * cast<float>(q) -
-           blockScale(1) * cast<float>(min);
+    return cast<float>(q);
   }
   case BlockFormat::Q6_K: {
-    // ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
-    // Sub-block s (16 values) lies in half h = s/8 of the block, quarter
-    // quarter = (s%8)/2 of that half, at l = 16*(s%2) + e: the low bits in
-    // ql[64h + l + 32*(quarter&1)] (high nibble for quarters 2 and 3), the
-    // high bits in qh[32h + l] at bit 2*quarter; its scale is scales[s].
+    // ql[128] low 4 bits, qh[64] high 2 bits. Sub-block s (16 values) lies
+    // in half h = s/8 of the block, quarter quarter = (s%8)/2 of that half,
+    // at l = 16*(s%2) + e: the low bits in ql[64h + l + 32*(quarter&1)]
+    // (high nibble for quarters 2 and 3), the high bits in qh[32h + l] at
+    // bit 2*quarter.
     Expr h = s / 8, quarter = (s % 8) / 2, l = (s % 2) * 16 + e;
     Expr low = (byteAt(base + h * 64 + l + (quarter % 2) * 32, n) >> ((quarter / 2) * 4)) & 15;
     Expr high = (byteAt(base + 128 + h * 32 + l, n) >> (quarter * 2)) & 3;
-    Expr q = (low | (high << 4)) - 32;
-    Expr scale = cast<float>(reinterpret(Int(8), image_(base + 192 + s, n)));
-    return blockScale(0) * scale * cast<float>(q);
+    return cast<float>((low | (high << 4)) - 32);
   }
   }
   throw std::logic_error("unhandled block format");

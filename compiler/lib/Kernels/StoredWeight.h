@@ -41,17 +41,21 @@ public:
   Halide::Expr at(Halide::Expr k, Halide::Expr n) const;
   /// The value of element `e` of sub-block `s` of block `b` of row `n`.
   Halide::Expr at(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
-  /// The same, with the block's f16 scales (scale(i, b, n) for i below
-  /// scaleCount()) taken from `blockScale(i)`: a schedule may then decode
-  /// a row's scales apart, as vectors, instead of one per block.
+  /// The same, with the sub-block's affine map (affine(i, b, s, n) for i
+  /// below affineCount()) taken from `subBlockAffine(i)`: a schedule may
+  /// then decode a row's maps apart, as vectors, instead of one per
+  /// sub-block inside the dot product.
   Halide::Expr at(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n,
-                  const std::function<Halide::Expr(int)> &blockScale) const;
+                  const std::function<Halide::Expr(int)> &subBlockAffine) const;
 
-  /// f16 scales per block: 1 (d), 2 for q4_k and q5_k (d, dmin); 0 for a
-  /// plain type.
-  int scaleCount() const;
-  /// Scale `i` of block `b` of row `n`, as f32.
-  Halide::Expr scale(int i, Halide::Expr b, Halide::Expr n) const;
+  /// Every block format stores value = multiplier * level (+ offset) with
+  /// one multiplier (and offset) per sub-block: affineCount() is 2 for
+  /// q4_k and q5_k, which have offsets, else 1 (0 for a plain type).
+  int affineCount() const;
+  /// The multiplier (i = 0) or offset (i = 1) of sub-block `s` of block `b`.
+  Halide::Expr affine(int i, Halide::Expr b, Halide::Expr s, Halide::Expr n) const;
+  /// The integer level of element `e` of sub-block `s` of block `b`, as f32.
+  Halide::Expr level(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
 
   /// A row as blocks of sub-blocks (1 sub-block of the whole row for a
   /// plain type).

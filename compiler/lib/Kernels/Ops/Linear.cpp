@@ -19,14 +19,14 @@ void defineLinear(OpDefinition &d) {
     // decode a tile of them once for many rows.
     const StoredWeight &sw = *w.stored;
     Var e("e"), s("s"), b("b"), i("i");
-    Func scales(d.name + "_scales"); // (i, block, col)
-    Expr scale = sw.scale(0, b, c);
-    if (sw.scaleCount() == 2)
-      scale = select(i == 0, scale, sw.scale(1, b, c));
-    scales(i, b, c) = scale;
+    Func affine(d.name + "_affine"); // (i, sub-block, block, col)
+    Expr map = sw.affine(0, b, s, c);
+    if (sw.affineCount() == 2)
+      map = select(i == 0, map, sw.affine(1, b, s, c));
+    affine(i, s, b, c) = map;
     Func decoded(d.name + "_decoded");
-    decoded(e, s, b, c) = sw.at(b, s, e, c, [&](int index) { return scales(index, b, c); });
-    d.result.blockScales = scales;
+    decoded(e, s, b, c) = sw.at(b, s, e, c, [&](int index) { return affine(index, s, b, c); });
+    d.result.subBlockAffine = affine;
     over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
     Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
     product(c, r) += x.func(k, r) * decoded(over.x, over.y, over.z, c);

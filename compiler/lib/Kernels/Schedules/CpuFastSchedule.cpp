@@ -136,16 +136,17 @@ void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<
     // (a chain of 32 dependent adds per column took a third of the time).
     lin->product.update().atomic().vectorize(run);
     if (blockedWeight(*lin)) {
-      // A row's block scales decoded together, a vector of blocks at a
-      // time, before its dot product (one at a time they cost as much as
-      // the blocks' values).
-      Func scales = lin->blockScales;
-      Var i = scales.args()[0], block = scales.args()[1];
-      int blocks = static_cast<int>(weightOf(a, *lin).shape[1] /
-                                    weightOf(a, *lin).stored->encoding().blockElements());
-      scales.compute_at(lin->product, a.col)
-          .unroll(i)
-          .vectorize(block, lanesDividing(blocks, ctx.vectorLanes));
+      // A row's sub-block multipliers and offsets decoded together, as
+      // vectors, before its dot product (one at a time they cost as much
+      // as the values).
+      Func affine = lin->subBlockAffine;
+      Var i = affine.args()[0], sub = affine.args()[1], block = affine.args()[2];
+      const StoredWeight &weight = *weightOf(a, *lin).stored;
+      affine.compute_at(lin->product, a.col).unroll(i);
+      if (weight.subBlocks() > 1)
+        affine.vectorize(sub, lanesDividing(weight.subBlocks(), ctx.vectorLanes));
+      else
+        affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
     }
   }
 }
