@@ -61,8 +61,10 @@ ElementEncoding tfm::tensorEncoding(const WeightFileType &type, const std::strin
                                     const std::vector<int64_t> &shape, int64_t nLayers,
                                     bool tiedHead, std::string &fallback) {
   fallback.clear();
+  // Vectors (norm gains, biases) stay f32 in every type, as llama.cpp's
+  // converters write them: ggml's CPU ops refuse an f16 norm weight.
   if (!type.matrices.block)
-    return type.matrices;
+    return shape.size() == 2 ? type.matrices : ElementEncoding{};
   llvm::StringRef n(name);
   // As llama.cpp: vectors and the learned position table stay f32.
   if (shape.size() != 2 || n == "position_embd.weight")

@@ -16,8 +16,10 @@ std::string encodingOf(const std::string &type, const std::string &tensor,
   return fallback.empty() ? encoding.name() : "fallback: " + fallback;
 }
 
-TEST(WeightFileType, PlainTypesApplyToEveryTensor) {
-  EXPECT_EQ(encodingOf("f16", "blk.0.attn_norm.weight", {256}), "f16");
+TEST(WeightFileType, PlainTypesApplyToMatrices) {
+  EXPECT_EQ(encodingOf("f16", "blk.0.attn_norm.weight", {256}), "f32");
+  EXPECT_EQ(encodingOf("bf16", "blk.0.attn_qkv.bias", {768}), "f32");
+  EXPECT_EQ(encodingOf("f16", "position_embd.weight", {1024, 768}), "f16");
   EXPECT_EQ(encodingOf("bf16", "token_embd.weight"), "bf16");
   EXPECT_EQ(encodingOf("f32", "output.weight", {512, 100}), "f32");
 }

@@ -3,7 +3,9 @@
 // The type a user asks a weight file to be written in (tfm-weights --dtype,
 // tfm-quantize --type) and the element encoding it gives each tensor:
 //
-//   f32, f16, bf16        every tensor in that type;
+//   f32, f16, bf16        every matrix in that type, vectors (norms,
+//                         biases) in f32, as llama.cpp's converters write
+//                         GGUF files (ggml refuses an f16 norm weight);
 //   q8_0 ... q6_k         every matrix in that block format, the rest
 //                         (norms, biases, learned positions) in f32, as
 //                         llama.cpp quantizes;
