@@ -291,9 +291,9 @@ TEST(WeightLoader, BlockFormatsBoundInPlaceOrDecoded) {
     std::vector<uint8_t> blocks(encoding.tensorBytes({3, 256}));
     std::vector<float> decoded(values.size());
     for (int r = 0; r < 3; ++r) {
-      quantizeRow(*encoding.block, values.data() + 256 * r, 256, blocks.data() + r * blocks.size() / 3);
-      dequantizeRow(*encoding.block, blocks.data() + r * blocks.size() / 3, 256,
-                    decoded.data() + 256 * r);
+      uint8_t *row = blocks.data() + r * blocks.size() / 3;
+      quantizeRow(*encoding.block, values.data() + 256 * r, 256, row);
+      dequantizeRow(*encoding.block, row, 256, decoded.data() + 256 * r);
     }
     GgufWriter w;
     w.addTensor("token_embd.weight", {3, 256}, blockLayout(*encoding.block).ggmlType);
@@ -417,9 +417,10 @@ TEST(WeightLoader, RefusesDtypesItCannotConvert) {
   m.tensors.push_back({"token_embd.weight", {2, 32}, ElementEncoding{}});
   GgufWriter w;
   w.addTensor("token_embd.weight", {2, 32}, 6); // q5_0, which tfm does not read
-  std::string path = writeTensorFile(tempPath("q5_0.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
-    out.write_zeros(w.tensorBytes(i));
-  });
+  std::string path =
+      writeTensorFile(tempPath("q5_0.gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
+        out.write_zeros(w.tensorBytes(i));
+      });
   EXPECT_EQ(bindError(path, m),
             path + ": tensor 'token_embd.weight' is q5_0; this library was compiled to read it "
                    "as f32, and tfm reads f32, f16, bf16, q8_0, q4_0, q4_K, q5_K and q6_K");
@@ -429,9 +430,10 @@ TEST(WeightLoader, RefusesDtypesItCannotConvert) {
   q8.tensors[0].dtype = *parseElementEncoding("q8_0");
   GgufWriter f16;
   f16.addTensor("token_embd.weight", {2, 32}, GgmlF16);
-  std::string hpath = writeTensorFile(tempPath("f16.gguf"), f16, [&](size_t i, llvm::raw_ostream &out) {
-    out.write_zeros(f16.tensorBytes(i));
-  });
+  std::string hpath =
+      writeTensorFile(tempPath("f16.gguf"), f16, [&](size_t i, llvm::raw_ostream &out) {
+        out.write_zeros(f16.tensorBytes(i));
+      });
   EXPECT_EQ(bindError(hpath, q8),
             hpath + ": tensor 'token_embd.weight' is f16; this library was compiled to read it "
                     "as q8_0 in place (nothing is quantized at load); compile for this file's "

@@ -84,7 +84,8 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
         view2(base, "0", "pos + T", ctx, 1);
     } else {
       if (param.isOutput)
-        view2(base + " + " + std::to_string(elementBytes * cols) + " * (int64_t)pos", "pos", "T", 1, cols);
+        view2(base + " + " + std::to_string(elementBytes * cols) + " * (int64_t)pos", "pos", "T",
+              1, cols);
       else
         view2(base, "0", "pos + T", 1, cols);
     }

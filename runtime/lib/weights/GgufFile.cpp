@@ -415,13 +415,14 @@ uint32_t tfm::rt::ggmlTypeOf(const ElementEncoding &encoding) {
 }
 
 std::optional<tfm::ElementEncoding> tfm::rt::encodingOfGgmlType(uint32_t type) {
-  for (tfm::BlockFormat format : {tfm::BlockFormat::Q8_0, tfm::BlockFormat::Q4_0, tfm::BlockFormat::Q4_K,
-                             tfm::BlockFormat::Q5_K, tfm::BlockFormat::Q6_K})
+  using tfm::BlockFormat, tfm::DType, tfm::ElementEncoding;
+  for (BlockFormat format : {BlockFormat::Q8_0, BlockFormat::Q4_0, BlockFormat::Q4_K,
+                             BlockFormat::Q5_K, BlockFormat::Q6_K})
     if (blockLayout(format).ggmlType == type)
-      return tfm::ElementEncoding{tfm::DType::F32, format};
-  for (tfm::DType plain : {tfm::DType::F32, tfm::DType::F16, tfm::DType::BF16})
-    if (ggmlTypeOf(tfm::ElementEncoding{plain, std::nullopt}) == type)
-      return tfm::ElementEncoding{plain, std::nullopt};
+      return ElementEncoding{DType::F32, format};
+  for (DType plain : {DType::F32, DType::F16, DType::BF16})
+    if (ggmlTypeOf(ElementEncoding{plain, std::nullopt}) == type)
+      return ElementEncoding{plain, std::nullopt};
   return std::nullopt;
 }
 
