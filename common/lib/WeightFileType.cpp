@@ -88,7 +88,7 @@ ElementEncoding tfm::tensorEncoding(const WeightFileType &type, const std::strin
   ElementEncoding fitting = blocksOf32 ? block(BlockFormat::Q8_0) : ElementEncoding{DType::F16};
   fallback = "tensor '" + name + "': rows of " + std::to_string(shape[1]) +
              " elements are not a multiple of " + layout.name + "'s block of " +
-             std::to_string(layout.blockElements) + "; stored as " + fitting.name();
+             std::to_string(layout.blockElements);
   return fitting;
 }
 
@@ -100,10 +100,10 @@ llvm::Expected<WeightTypes> tfm::compiledWeightTypes(const ModelSpec &spec,
     ElementEncoding encoding =
         tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
     if (!fallback.empty())
-      return llvm::createStringError(
-          "--dtype " + type.name + ": " + fallback.substr(0, fallback.find("; stored as")) +
-          "; compile for a type whose blocks fit (q8_0 and q4_0 take rows of 32), or for the "
-          "types of a weight file that has them (--weights-like FILE)");
+      return llvm::createStringError("--dtype " + type.name + ": " + fallback +
+                                     "; compile for a type whose blocks fit (q8_0 and q4_0 "
+                                     "take rows of 32), or for the types of a weight file "
+                                     "that has them (--weights-like FILE)");
     if (encoding != ElementEncoding{})
       types[t.name] = encoding;
   }

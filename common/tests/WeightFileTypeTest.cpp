@@ -13,7 +13,8 @@ std::string encodingOf(const std::string &type, const std::string &tensor,
   std::string fallback;
   ElementEncoding encoding =
       tensorEncoding(*parseWeightFileType(type), tensor, shape, layers, tied, fallback);
-  return fallback.empty() ? encoding.name() : "fallback: " + fallback;
+  return fallback.empty() ? encoding.name()
+                          : "fallback: " + fallback + "; stored as " + encoding.name();
 }
 
 TEST(WeightFileType, PlainTypesApplyToMatrices) {

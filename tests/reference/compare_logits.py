@@ -3,7 +3,7 @@ and one weight file format.
 
 usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
                          [--dtype TYPE] [--read-as f32|dtype|file]
-                         [--kv-dtype f32|f16|bf16] [--shards N]
+                         [--kv-dtype f32|f16|bf16] [--schedule NAME] [--shards N]
                          [--seed S] [--skip-passes PASSES]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
@@ -151,6 +151,7 @@ def main():
                                  "q4_k_m", "q5_k_m"])
     parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
                         help="what the compiled kernels read (see above)")
+    parser.add_argument("--schedule", help="with --read-as dtype: tfmc --schedule NAME")
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
@@ -169,8 +170,10 @@ def main():
             ("--skip-passes", args.skip_passes))
         weights = write_weights(args, model_dir, work)
     elif args.read_as == "dtype":
-        model_dir = testlib.compile_model(args.config, os.path.join(work, "model-" + args.dtype),
-                                          ("--dtype", args.dtype))
+        extra = ("--dtype", args.dtype) + (("--schedule", args.schedule) if args.schedule else ())
+        model_dir = testlib.compile_model(
+            args.config, os.path.join(work, "-".join(["model", args.dtype, args.schedule or ""])),
+            extra)
         weights = write_weights(args, model_dir, work)
     elif args.read_as == "file":
         weights = write_weights(args, None, work)
@@ -200,7 +203,26 @@ def main():
     results = [run_case(model_dir, weights, tokens, p, k, reference,
                         os.path.join(work, f"logits-{args.format}-p{p}-k{k}.npy"))
                for p, k in CASES]
+    if args.kv_dtype != "f32":
+        results.append(cache_is_rounded(args, weights, tokens, reference,
+                                        os.path.join(work, f"logits-{args.format}-p0-k96.npy")))
     return 0 if all(results) else 1
+
+
+def cache_is_rounded(args, weights, tokens, reference, scored_path):
+    """The tolerance alone cannot tell a rounded cache from an f32 one (their
+    logits differ by about 1e-5): the scored logits must also be several
+    times closer to the oracle that rounds its cache than to one that does
+    not, so that a cache left in f32 fails."""
+    _, unrounded = make_oracle(args.config, args.format, weights, "f32")
+    plain = unrounded.logits(tokens).numpy()
+    ours = np.load(scored_path).astype(np.float64)
+    rounded_error = max(relative_error(ours[i], reference[i]) for i in range(len(ours)))
+    plain_error = max(relative_error(ours[i], plain[i]) for i in range(len(ours)))
+    ok = rounded_error * 4 <= plain_error
+    print(f"cache rounding: error {rounded_error:.3e} against the {args.kv_dtype} cache oracle, "
+          f"{plain_error:.3e} against an f32 cache ({'ok' if ok else 'FAIL'})", flush=True)
+    return ok
 
 
 if __name__ == "__main__":

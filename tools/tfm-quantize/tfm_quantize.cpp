@@ -121,7 +121,8 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     ElementEncoding encoding =
         tensorEncoding(type, t.name, t.shape, spec->nLayers, spec->tiedEmbeddings, fallback);
     if (!fallback.empty())
-      errs() << "tfm-quantize: note: " << fallback << "\n";
+      errs() << "tfm-quantize: note: " << fallback << "; stored as " << encoding.name()
+             << "\n";
     totalBytes += encoding.bytes(t.elementCount());
     encodings.push_back(encoding);
   }

@@ -65,7 +65,8 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
                    : tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings,
                                     fallback);
     if (!fallback.empty())
-      llvm::errs() << "tfm-weights: note: " << fallback << "\n";
+      llvm::errs() << "tfm-weights: note: " << fallback << "; stored as " << stored.name()
+                   << "\n";
     w.addTensor(t.name, t.shape, rt::ggmlTypeOf(stored));
     totalBytes += stored.bytes(t.numElements());
     encodings.push_back(stored);

@@ -50,9 +50,9 @@ struct Value {
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
   Halide::Func activations;           // linear: x [T,K]
-  Halide::Func decodedWeights;        // linear on f16, bf16 or a block format: the
-                                      // weight's values (k, col), or (element,
-                                      // sub-block, block, col) for blocks
+  Halide::Func decodedWeights;        // linear: the weight's values (k, col), or
+                                      // (element, sub-block, block, col) for a
+                                      // block format
   Halide::Func subBlockAffine;        // and its sub-blocks' multipliers and
                                       // offsets (i, sub-block, block, col)
   Halide::ImageParam image;           // input parameters: the buffer

@@ -53,8 +53,8 @@ std::optional<WeightFileType> parseWeightFileType(const std::string &name);
 
 /// The encoding of tensor `name` of `shape` in a file of `type` for a model
 /// of `nLayers` layers whose output head is `tiedHead` (the token embedding).
-/// A fallback sets `fallback` to why, naming the tensor, its row length and
-/// the formats.
+/// A fallback (the encoding returned is then not the type's) sets `fallback`
+/// to why, naming the tensor, its row length and the block it lacks.
 ElementEncoding tensorEncoding(const WeightFileType &type, const std::string &name,
                                const std::vector<int64_t> &shape, int64_t nLayers,
                                bool tiedHead, std::string &fallback);

@@ -12,11 +12,11 @@ void defineLinear(OpDefinition &d) {
   Func product(d.name + "_product");
   product(c, r) = 0.0f;
   RDom over;
+  // The weight's decoded values are a Func of their own, so that a schedule
+  // can decode a tile of them once for many rows.
   if (w.stored && w.stored->isBlocked()) {
-    // Element, sub-block, block: each sub-block's scales are invariants of
-    // its inner loop, and its bytes are contiguous.
-    // The decoded values are a Func of their own, so that a schedule can
-    // decode a tile of them once for many rows.
+    // Element, sub-block, block: each sub-block's multiplier and offset are
+    // invariants of its inner loop, and its bytes are contiguous.
     const StoredWeight &sw = *w.stored;
     Var e("e"), s("s"), b("b"), i("i");
     Func affine(d.name + "_affine"); // (i, sub-block, block, col)
@@ -31,17 +31,13 @@ void defineLinear(OpDefinition &d) {
     Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
     product(c, r) += x.func(k, r) * decoded(over.x, over.y, over.z, c);
     d.result.decodedWeights = decoded;
-  } else if (w.stored && w.stored->encoding() != ElementEncoding{}) {
-    // f16 or bf16: decoded values of their own too (see above).
+  } else {
     Var k("k");
     Func decoded(d.name + "_decoded");
     decoded(k, c) = w.func(k, c);
     over = RDom(0, inDim, d.name + "_k");
     product(c, r) += x.func(over, r) * decoded(over, c);
     d.result.decodedWeights = decoded;
-  } else {
-    over = RDom(0, inDim, d.name + "_k");
-    product(c, r) += x.func(over, r) * w.func(over, c);
   }
   Func f(d.name);
   if (d.op.operands.size() > 2) {
