@@ -1,5 +1,6 @@
 //===- ModelSpec.cpp - Parse and validate a model config ------------------===//
 #include "tfm/common/ModelSpec.h"
+#include "ConfigParsing.h"
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
@@ -20,6 +21,7 @@
 #include <sstream>
 
 using namespace tfm;
+using tfm::config::FieldNames;
 namespace json = llvm::json;
 
 namespace {
@@ -51,7 +53,9 @@ void checkTokenId(FieldReader &r, const char *field, int64_t id, int64_t vocabSi
 /// tokens as eos_token_id); generation stops at one id, so the first is taken.
 /// An id the config gives must index the vocabulary (the runtime looks it up
 /// in the token table); `fallback` stands for an absent or null one.
-int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t vocabSize) {
+} // namespace
+
+int64_t config::tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t vocabSize) {
   const json::Value *v = r.raw(field);
   const json::Array *list = v ? v->getAsArray() : nullptr;
   int64_t id = fallback;
@@ -80,7 +84,7 @@ int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t voc
 /// A number that must be finite and above zero (an epsilon, a RoPE base):
 /// -0 or a negative epsilon is no norm, and -0 would not survive the trip
 /// through the canonical JSON (it reads back as 0).
-double positiveNumber(FieldReader &r, const char *field, double fallback) {
+double config::positiveNumber(FieldReader &r, const char *field, double fallback) {
   double value = r.number(field, fallback);
   if (!r.failed() && !(std::isfinite(value) && value > 0))
     r.fail(field, "found " + FieldReader::describe(llvm::json::Value(value)) +
@@ -88,19 +92,7 @@ double positiveNumber(FieldReader &r, const char *field, double fallback) {
   return value;
 }
 
-/// The names a family's config gives its sizes, for messages.
-struct SizeFields {
-  const char *dim, *hiddenDim, *nLayers, *nHeads, *nKvHeads, *headDim, *vocabSize,
-      *contextLength;
-};
-constexpr SizeFields kLlamaSizeFields{"hidden_size",         "intermediate_size",
-                                      "num_hidden_layers",   "num_attention_heads",
-                                      "num_key_value_heads", "head_dim",
-                                      "vocab_size",          "max_position_embeddings"};
-constexpr SizeFields kGpt2SizeFields{"n_embd", "n_inner",    "n_layer",    "n_head",
-                                     "n_head", "n_embd",     "vocab_size", "n_positions"};
-constexpr SizeFields kCanonicalSizeFields{"dim",      "hidden_dim", "n_layers",   "n_heads",
-                                          "n_kv_heads", "head_dim", "vocab_size", "context_length"};
+namespace {
 
 /// Generated kernels index every buffer with int32 element offsets (Halide's
 /// buffer indexing), and the driver declares sizes as int32.
@@ -111,7 +103,7 @@ constexpr int64_t kMaxLayers = 1024;
 
 /// Refuses sizes whose buffers the generated code cannot index: each size,
 /// and the products that size a weight, a cache or an activation.
-void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const SizeFields &f) {
+void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
   if (r.failed())
     return;
   if (s.nLayers > kMaxLayers)
@@ -152,136 +144,90 @@ void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const SizeFields &f
   }
 }
 
-void parseLlama(FieldReader &r, ModelSpec &s) {
-  s.family = "llama";
-  s.norm = "rms_norm";
-  s.activation = "silu";
-  s.positions = "rope";
-  s.projectionBias = false;
-  s.dim = r.positive("hidden_size", true);
-  s.hiddenDim = r.positive("intermediate_size", true);
-  s.nLayers = r.positive("num_hidden_layers", true);
-  s.nHeads = r.positive("num_attention_heads", true);
-  s.nKvHeads = r.positive("num_key_value_heads", false, s.nHeads);
-  s.vocabSize = r.positive("vocab_size", true);
-  s.contextLength = r.positive("max_position_embeddings", true);
-  s.normEps = positiveNumber(r, "rms_norm_eps", 1e-6);
-  s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
-  s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
-  s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
-  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+
+/// Switches that contradict each other or the sizes; each message names both
+/// fields as the family's config spells them.
+void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
   if (r.failed())
     return;
-
-  // Features this family can carry that tfmc does not compile yet: refuse
-  // them rather than silently compiling a different model.
-  std::string act = r.string("hidden_act", false, "silu");
-  if (!r.failed() && act != "silu")
-    r.fail("hidden_act", "found " + quoted(act) + ", expected \"silu\" (the only Llama activation supported)");
-  if (r.boolean("attention_bias", false))
-    r.fail("attention_bias", "found true, expected false (biased Llama projections are not supported)");
-  if (r.boolean("mlp_bias", false))
-    r.fail("mlp_bias", "found true, expected false (biased Llama projections are not supported)");
-  if (const json::Value *rs = r.raw("rope_scaling"))
-    if (rs->kind() != json::Value::Null)
-      r.fail("rope_scaling", "found " + FieldReader::describe(*rs) +
-                                 ", expected null (RoPE scaling is not supported)");
-  if (r.failed())
-    return;
-
-  // An explicit head_dim decouples the heads from the hidden size (q is
-  // n_heads*head_dim wide, attn_output maps it back to hidden_size).
-  if (r.has("head_dim")) {
-    s.headDim = r.positive("head_dim", true);
-  } else if (s.dim % s.nHeads != 0) {
-    r.fail("hidden_size", "found " + std::to_string(s.dim) +
-                              ", expected a multiple of num_attention_heads (" +
-                              std::to_string(s.nHeads) + ") or an explicit head_dim");
-    return;
-  } else {
-    s.headDim = s.dim / s.nHeads;
+  if (s.alibi && s.positions == "rope")
+    r.fail(f.alibi, std::string("found true together with RoPE (") +
+                        (f.positions ? f.positions : "the family's positions") +
+                        "), expected one of them: ALiBi and RoPE both encode positions");
+  if (s.positions == "rope" && !r.failed()) {
+    const char *rotary = f.rotaryDim ? f.rotaryDim : f.headDim;
+    if (s.rotaryDim <= 0 || s.rotaryDim > s.headDim)
+      r.fail(rotary, "gives a rotary width of " + std::to_string(s.rotaryDim) +
+                         " columns, expected 1 to " + f.headDim + " (" +
+                         std::to_string(s.headDim) + ")");
+    else if (s.rotaryDim % 2 != 0)
+      r.fail(rotary, "gives a rotary width of " + std::to_string(s.rotaryDim) + " of " +
+                         f.headDim + " (" + std::to_string(s.headDim) +
+                         ") columns, expected an even number (RoPE rotates pairs)");
   }
-  if (r.failed())
-    return;
-  if (s.headDim % 2 != 0)
-    r.fail("head_dim", "found " + std::to_string(s.headDim) +
-                           ", expected an even number (RoPE rotates pairs)");
-  if (s.nHeads % s.nKvHeads != 0)
-    r.fail("num_key_value_heads",
-           "found " + std::to_string(s.nKvHeads) +
-               ", expected a divisor of num_attention_heads (" +
-               std::to_string(s.nHeads) + ")");
-  checkIndexableSizes(r, s, kLlamaSizeFields);
+  if (!r.failed() && (s.nKvHeads > s.nHeads || s.nHeads % s.nKvHeads != 0))
+    r.fail(f.nKvHeads, "found " + std::to_string(s.nKvHeads) + ", expected a divisor of " +
+                           f.nHeads + " (" + std::to_string(s.nHeads) + ")");
+  if (!r.failed() && s.parallelResidual && s.postNorm)
+    r.fail(f.parallelResidual, std::string("found true together with post-LN (") +
+                                   (f.postNorm ? f.postNorm : "the family's blocks") +
+                                   "), expected one of them: a parallel block adds both "
+                                   "branches to its input, a post-LN block normalises "
+                                   "each sum");
 }
 
-/// GPT-2 as Hugging Face's GPT2Config describes it. Fields that do not change
-/// the forward pass (dropout rates, summary_* of the classification head,
-/// task_specific_params, use_cache, reorder_and_upcast_attn, which only moves
-/// an upcast that f32 does not need) are not read.
-void parseGpt2(FieldReader &r, ModelSpec &s) {
-  s.family = "gpt2";
-  s.norm = "layer_norm";
-  s.positions = "learned";
-  s.ropeTheta = 0.0;
-  s.projectionBias = true;
-  s.dim = r.positive("n_embd", true);
-  s.nLayers = r.positive("n_layer", true);
-  s.nHeads = r.positive("n_head", true);
-  s.nKvHeads = s.nHeads;
-  s.vocabSize = r.positive("vocab_size", true);
-  // n_ctx is the older name of n_positions; configs carry both, equal.
-  s.contextLength = r.positive("n_positions", !r.has("n_ctx"));
-  if (r.has("n_ctx") && !r.failed()) {
-    int64_t nCtx = r.positive("n_ctx", true);
-    if (!r.has("n_positions"))
-      s.contextLength = nCtx;
-    else if (!r.failed() && nCtx != s.contextLength)
-      r.fail("n_ctx", "found " + std::to_string(nCtx) + ", expected n_positions (" +
-                          std::to_string(s.contextLength) +
-                          "): the attention window and the position table must agree");
-  }
-  // null: 4 * n_embd; a huge n_embd saturates, for the size checks to refuse.
-  const int64_t fourTimesDim = s.dim > 0 && s.dim <= std::numeric_limits<int64_t>::max() / 4
-                                   ? 4 * s.dim
-                                   : std::numeric_limits<int64_t>::max();
-  s.hiddenDim = r.positive("n_inner", false, fourTimesDim);
-  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
-  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
-  s.bosTokenId = tokenId(r, "bos_token_id", 50256, s.vocabSize);
-  s.eosTokenId = tokenId(r, "eos_token_id", 50256, s.vocabSize);
-  if (r.failed())
-    return;
+} // namespace
 
-  std::string act = r.string("activation_function", false, "gelu_new");
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh")
-    s.activation = "gelu_tanh";
-  else if (act == "gelu")
-    s.activation = "gelu";
-  else if (!r.failed())
-    r.fail("activation_function",
-           "found " + quoted(act) +
-               ", expected \"gelu_new\" or \"gelu_pytorch_tanh\" (tanh GELU) or \"gelu\" "
-               "(exact GELU)");
-  if (!r.boolean("scale_attn_weights", true) && !r.failed())
-    r.fail("scale_attn_weights",
-           "found false, expected true (attention scores are scaled by 1/sqrt(head_dim))");
-  if (r.boolean("scale_attn_by_inverse_layer_idx", false))
-    r.fail("scale_attn_by_inverse_layer_idx",
-           "found true, expected false (per-layer score scaling is not supported)");
-  if (r.boolean("add_cross_attention", false))
-    r.fail("add_cross_attention",
-           "found true, expected false (cross-attention is not supported)");
-  if (r.failed())
+void config::requireValue(FieldReader &r, const char *field, const json::Value &expected,
+                          const char *why) {
+  const json::Value *v = r.raw(field);
+  if (r.failed() || !v || v->kind() == json::Value::Null || *v == expected)
     return;
-
-  if (s.dim % s.nHeads != 0) {
-    r.fail("n_embd", "found " + std::to_string(s.dim) + ", expected a multiple of n_head (" +
-                         std::to_string(s.nHeads) + ")");
-    return;
-  }
-  s.headDim = s.dim / s.nHeads;
-  checkIndexableSizes(r, s, kGpt2SizeFields);
+  r.fail(field, "found " + FieldReader::describe(*v) + ", expected " +
+                    FieldReader::describe(expected) + " (" + why + ")");
 }
+
+double config::linearRopeScale(FieldReader &r, const char *field) {
+  const json::Value *v = r.raw(field);
+  if (r.failed() || !v || v->kind() == json::Value::Null)
+    return 1.0;
+  const json::Object *o = v->getAsObject();
+  std::optional<llvm::StringRef> kind;
+  if (o)
+    kind = o->getString("rope_type") ? o->getString("rope_type") : o->getString("type");
+  std::optional<double> factor = o ? o->getNumber("factor") : std::nullopt;
+  if (!kind || *kind != "linear" || !factor || !(*factor >= 1.0) || !std::isfinite(*factor))
+    r.fail(field, "found " + FieldReader::describe(*v) +
+                      ", expected null or {\"type\": \"linear\", \"factor\": F >= 1} "
+                      "(linear position scaling is the RoPE scaling tfm compiles)");
+  return factor.value_or(1.0);
+}
+
+void config::checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
+  checkVariants(r, s, f);
+  checkIndexableSizes(r, s, f);
+}
+
+std::vector<float> tfm::alibiSlopes(const ModelSpec &spec) {
+  if (!spec.alibi)
+    return {};
+  // The paper's slopes for n heads, n a power of two, are the geometric
+  // sequence 2^(-maxBias/n * k), k = 1..n. Otherwise the n2 = 2^floor(log2 n)
+  // slopes of n2 heads come first, then every other slope of 2*n2 heads.
+  int64_t n = spec.nHeads, n2 = 1;
+  while (n2 * 2 <= n)
+    n2 *= 2;
+  std::vector<float> slopes;
+  double scale = spec.family == "falcon" ? 1.0 / std::sqrt(double(spec.headDim)) : 1.0;
+  for (int64_t h = 0; h < n; ++h) {
+    double exponent = h < n2 ? (h + 1) * spec.alibiMaxBias / n2
+                             : (2 * (h - n2) + 1) * spec.alibiMaxBias / (2 * n2);
+    slopes.push_back(static_cast<float>(std::pow(2.0, -exponent) * scale));
+  }
+  return slopes;
+}
+
+namespace {
 
 /// The canonical fields, one list: canonicalJson() writes them and
 /// parseCanonicalSpec() reads every one back. `positive` marks sizes.
@@ -297,12 +243,28 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("head_dim", s.headDim, true);
   visit("vocab_size", s.vocabSize, true);
   visit("context_length", s.contextLength, true);
-  visit("norm", s.norm, false);
-  visit("norm_eps", s.normEps, false);
-  visit("activation", s.activation, false);
   visit("positions", s.positions, false);
   visit("rope_theta", s.ropeTheta, false);
-  visit("projection_bias", s.projectionBias, false);
+  visit("rope_interleaved", s.ropeInterleaved, false);
+  visit("rotary_dim", s.rotaryDim, false);
+  visit("rope_scale", s.ropeScale, false);
+  visit("alibi", s.alibi, false);
+  visit("alibi_max_bias", s.alibiMaxBias, false);
+  visit("norm", s.norm, false);
+  visit("norm_bias", s.normBias, false);
+  visit("norm_eps", s.normEps, false);
+  visit("post_norm", s.postNorm, false);
+  visit("parallel_residual", s.parallelResidual, false);
+  visit("parallel_norms", s.parallelNorms, false);
+  visit("embedding_norm", s.embeddingNorm, false);
+  visit("activation", s.activation, false);
+  visit("gated_ffn", s.gatedFfn, false);
+  visit("fused_qkv", s.fusedQkv, false);
+  visit("qkv_bias", s.qkvBias, false);
+  visit("attn_out_bias", s.attnOutBias, false);
+  visit("ffn_bias", s.ffnBias, false);
+  visit("clip_qkv", s.clipQkv, false);
+  visit("embedding_scale", s.embeddingScale, false);
   visit("tied_embeddings", s.tiedEmbeddings, false);
   visit("bos_token_id", s.bosTokenId, false);
   visit("eos_token_id", s.eosTokenId, false);
@@ -365,7 +327,13 @@ llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
   forEachCanonicalField(spec, CanonicalFieldReader{r, *obj});
   checkTokenId(r, "bos_token_id", spec.bosTokenId, spec.vocabSize);
   checkTokenId(r, "eos_token_id", spec.eosTokenId, spec.vocabSize);
-  checkIndexableSizes(r, spec, kCanonicalSizeFields);
+  // The canonical names: a manifest or IR that was edited is checked as a
+  // config would be.
+  config::FieldNames names{"dim",      "hidden_dim", "n_layers",   "n_heads",
+                           "n_kv_heads", "head_dim", "vocab_size", "context_length"};
+  names.positions = "positions", names.alibi = "alibi", names.rotaryDim = "rotary_dim";
+  names.parallelResidual = "parallel_residual", names.postNorm = "post_norm";
+  config::checkSpec(r, spec, names);
   if (r.failed())
     return failure(r.message());
   return spec;
@@ -385,11 +353,23 @@ llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const st
   if (r.failed())
     return failure(r.message());
   if (type == "llama")
-    parseLlama(r, s);
+    config::parseLlama(r, s);
   else if (type == "gpt2")
-    parseGpt2(r, s);
+    config::parseGpt2(r, s);
+  else if (type == "bloom")
+    config::parseBloom(r, s);
+  else if (type == "mpt")
+    config::parseMpt(r, path, s);
+  else if (type == "gpt_neox")
+    config::parseGptNeox(r, s);
+  else if (type == "falcon")
+    config::parseFalcon(r, s);
+  else if (type == "transformer")
+    config::parseTransformer(r, s);
   else
-    r.fail("model_type", "found " + quoted(type) + ", expected one of: \"llama\", \"gpt2\"");
+    r.fail("model_type", "found " + quoted(type) +
+                             ", expected one of: \"llama\", \"gpt2\", \"bloom\", \"mpt\", "
+                             "\"gpt_neox\", \"falcon\", \"transformer\"");
 
   std::string name = r.string("name", false);
   if (name.empty())

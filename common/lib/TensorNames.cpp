@@ -20,15 +20,20 @@ struct FamilyNames {
 constexpr FamilyNames kFamilies[] = {
     {"llama", "model.layers.", ""},
     {"gpt2", "h.", "transformer."},
+    {"bloom", "h.", "transformer."},
+    {"mpt", "transformer.blocks.", ""},
+    {"gpt_neox", "gpt_neox.layers.", ""},
+    {"falcon", "transformer.h.", ""},
 };
 constexpr size_t kFamilyCount = std::size(kFamilies);
 
 /// A role's Hugging Face module in one family (null: the family has none).
 /// `layout` applies to the ".weight" tensor; biases of permuted projections
-/// are permuted too.
+/// are permuted too. `alias`: another module name a file may use.
 struct HfModule {
   const char *module;
   HfLayout layout;
+  const char *alias = nullptr;
 };
 
 struct RoleRow {
@@ -40,34 +45,57 @@ struct RoleRow {
 };
 
 constexpr HfModule kNone{nullptr, HfLayout::Same};
+constexpr HfLayout kSame = HfLayout::Same, kT = HfLayout::Transposed,
+                   kRope = HfLayout::RopePermuted, kGrouped = HfLayout::QkvGrouped;
 
-// One row per TensorRole, in enum order.
+// One row per TensorRole, in enum order; columns as kFamilies.
 constexpr RoleRow kRoles[] = {
     {TensorRole::TokenEmbedding, "token_embd", false, "logits",
-     {{"model.embed_tokens", HfLayout::Same}, {"wte", HfLayout::Same}}},
-    {TensorRole::PositionEmbedding, "position_embd", false, "", {kNone, {"wpe", HfLayout::Same}}},
+     {{"model.embed_tokens", kSame}, {"wte", kSame}, {"word_embeddings", kSame},
+      {"transformer.wte", kSame}, {"gpt_neox.embed_in", kSame},
+      {"transformer.word_embeddings", kSame}}},
+    {TensorRole::PositionEmbedding, "position_embd", false, "",
+     {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone}},
+    {TensorRole::TokenEmbeddingNorm, "token_embd_norm", false, "",
+     {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone}},
+    // Falcon's new architecture names the attention norm ln_attn.
     {TensorRole::AttnNorm, "attn_norm", true, "",
-     {{"input_layernorm", HfLayout::Same}, {"ln_1", HfLayout::Same}}},
+     {{"input_layernorm", kSame}, {"ln_1", kSame}, {"input_layernorm", kSame},
+      {"norm_1", kSame}, {"input_layernorm", kSame},
+      {"input_layernorm", kSame, "ln_attn"}}},
+    {TensorRole::AttnNorm2, "attn_norm_2", true, "",
+     {kNone, kNone, kNone, kNone, kNone, {"ln_mlp", kSame}}},
     {TensorRole::AttnQ, "attn_q", true, "attn_in",
-     {{"self_attn.q_proj", HfLayout::RopePermuted}, kNone}},
+     {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::AttnK, "attn_k", true, "attn_in",
-     {{"self_attn.k_proj", HfLayout::RopePermuted}, kNone}},
-    {TensorRole::AttnV, "attn_v", true, "attn_in", {{"self_attn.v_proj", HfLayout::Same}, kNone}},
+     {{"self_attn.k_proj", kRope}, kNone, kNone, kNone, kNone, kNone}},
+    {TensorRole::AttnV, "attn_v", true, "attn_in",
+     {{"self_attn.v_proj", kSame}, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::AttnQkv, "attn_qkv", true, "attn_in",
-     {kNone, {"attn.c_attn", HfLayout::Transposed}}},
+     {kNone, {"attn.c_attn", kT}, {"self_attention.query_key_value", kGrouped},
+      {"attn.Wqkv", kSame}, {"attention.query_key_value", kGrouped},
+      {"self_attention.query_key_value", kGrouped}}},
     {TensorRole::AttnOutput, "attn_output", true, "attn_out",
-     {{"self_attn.o_proj", HfLayout::Same}, {"attn.c_proj", HfLayout::Transposed}}},
+     {{"self_attn.o_proj", kSame}, {"attn.c_proj", kT}, {"self_attention.dense", kSame},
+      {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}}},
     {TensorRole::FfnNorm, "ffn_norm", true, "",
-     {{"post_attention_layernorm", HfLayout::Same}, {"ln_2", HfLayout::Same}}},
-    {TensorRole::FfnGate, "ffn_gate", true, "ffn_in", {{"mlp.gate_proj", HfLayout::Same}, kNone}},
+     {{"post_attention_layernorm", kSame}, {"ln_2", kSame}, {"post_attention_layernorm", kSame},
+      {"norm_2", kSame}, {"post_attention_layernorm", kSame},
+      {"post_attention_layernorm", kSame}}},
+    {TensorRole::FfnGate, "ffn_gate", true, "ffn_in",
+     {{"mlp.gate_proj", kSame}, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::FfnUp, "ffn_up", true, "ffn_in",
-     {{"mlp.up_proj", HfLayout::Same}, {"mlp.c_fc", HfLayout::Transposed}}},
+     {{"mlp.up_proj", kSame}, {"mlp.c_fc", kT}, {"mlp.dense_h_to_4h", kSame},
+      {"ffn.up_proj", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.dense_h_to_4h", kSame}}},
     {TensorRole::FfnDown, "ffn_down", true, "ffn_out",
-     {{"mlp.down_proj", HfLayout::Same}, {"mlp.c_proj", HfLayout::Transposed}}},
+     {{"mlp.down_proj", kSame}, {"mlp.c_proj", kT}, {"mlp.dense_4h_to_h", kSame},
+      {"ffn.down_proj", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.dense_4h_to_h", kSame}}},
     {TensorRole::OutputNorm, "output_norm", false, "",
-     {{"model.norm", HfLayout::Same}, {"ln_f", HfLayout::Same}}},
+     {{"model.norm", kSame}, {"ln_f", kSame}, {"ln_f", kSame}, {"transformer.norm_f", kSame},
+      {"gpt_neox.final_layer_norm", kSame}, {"transformer.ln_f", kSame}}},
     {TensorRole::Output, "output", false, "logits",
-     {{"lm_head", HfLayout::Same}, {"lm_head", HfLayout::Same}}},
+     {{"lm_head", kSame}, {"lm_head", kSame}, {"lm_head", kSame}, {"lm_head", kSame},
+      {"embed_out", kSame}, {"lm_head", kSame}}},
 };
 
 constexpr bool rolesInEnumOrder() {
@@ -126,41 +154,51 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
     TensorId id{role, layer, part};
     tensors.push_back({id, id.name(), std::move(shape)});
   };
-  bool layerNorm = spec.norm == "layer_norm";
   auto norm = [&](TensorRole role, int64_t layer) {
     add(role, layer, TensorPart::Weight, {spec.dim});
-    if (layerNorm)
+    if (spec.normBias)
       add(role, layer, TensorPart::Bias, {spec.dim});
   };
-  auto projection = [&](TensorRole role, int64_t layer, int64_t out, int64_t in) {
+  auto projection = [&](TensorRole role, int64_t layer, int64_t out, int64_t in, bool bias) {
     add(role, layer, TensorPart::Weight, {out, in});
-    if (spec.projectionBias)
+    if (bias)
       add(role, layer, TensorPart::Bias, {out});
   };
 
   add(TensorRole::TokenEmbedding, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
+  if (spec.embeddingNorm)
+    norm(TensorRole::TokenEmbeddingNorm, -1);
   if (spec.positions == "learned")
     add(TensorRole::PositionEmbedding, -1, TensorPart::Weight, {spec.contextLength, spec.dim});
   for (int64_t l = 0; l < spec.nLayers; ++l) {
     norm(TensorRole::AttnNorm, l);
-    if (spec.fusedQkv()) {
-      projection(TensorRole::AttnQkv, l, spec.qDim() + 2 * spec.kvDim(), spec.dim);
+    if (spec.parallelNorms == 2)
+      norm(ffnNormRole(spec), l);
+    if (spec.fusedQkv) {
+      projection(TensorRole::AttnQkv, l, spec.qDim() + 2 * spec.kvDim(), spec.dim, spec.qkvBias);
     } else {
-      projection(TensorRole::AttnQ, l, spec.qDim(), spec.dim);
-      projection(TensorRole::AttnK, l, spec.kvDim(), spec.dim);
-      projection(TensorRole::AttnV, l, spec.kvDim(), spec.dim);
+      projection(TensorRole::AttnQ, l, spec.qDim(), spec.dim, spec.qkvBias);
+      projection(TensorRole::AttnK, l, spec.kvDim(), spec.dim, spec.qkvBias);
+      projection(TensorRole::AttnV, l, spec.kvDim(), spec.dim, spec.qkvBias);
     }
-    projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim());
-    norm(TensorRole::FfnNorm, l);
-    if (spec.gatedFfn())
-      projection(TensorRole::FfnGate, l, spec.hiddenDim, spec.dim);
-    projection(TensorRole::FfnUp, l, spec.hiddenDim, spec.dim);
-    projection(TensorRole::FfnDown, l, spec.dim, spec.hiddenDim);
+    projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
+    if (!spec.parallelResidual)
+      norm(TensorRole::FfnNorm, l);
+    if (spec.gatedFfn)
+      projection(TensorRole::FfnGate, l, spec.hiddenDim, spec.dim, spec.ffnBias);
+    projection(TensorRole::FfnUp, l, spec.hiddenDim, spec.dim, spec.ffnBias);
+    projection(TensorRole::FfnDown, l, spec.dim, spec.hiddenDim, spec.ffnBias);
   }
-  norm(TensorRole::OutputNorm, -1);
-  if (!spec.tiedEmbeddings) // the output head has no bias in either family
+  if (spec.outputNorm())
+    norm(TensorRole::OutputNorm, -1);
+  if (!spec.tiedEmbeddings) // no family biases its output head
     add(TensorRole::Output, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
   return tensors;
+}
+
+TensorRole tfm::ffnNormRole(const ModelSpec &spec) {
+  return spec.family == "falcon" && spec.parallelNorms == 2 ? TensorRole::AttnNorm2
+                                                             : TensorRole::FfnNorm;
 }
 
 llvm::ArrayRef<TensorRole> tfm::llama2cLayerOrder() {
@@ -174,31 +212,59 @@ llvm::ArrayRef<TensorRole> tfm::llama2cLayerOrder() {
 
 llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
                                                llvm::StringRef manifestName) {
+  // tfm's own family has no other names: its files use the manifest's.
+  if (config.family == "transformer") {
+    if (!parseTensorName(manifestName))
+      return failure("tensor '" + manifestName.str() + "' is not a manifest tensor name");
+    return HfTensorName{{manifestName.str()}, HfLayout::Same};
+  }
   size_t family = 0;
   while (family < kFamilyCount && config.family != kFamilies[family].family)
     ++family;
   if (family == kFamilyCount)
     return failure("model family '" + config.family +
-                   "' has no Hugging Face tensor names here (known: llama, gpt2)");
+                   "' has no Hugging Face tensor names here (known: llama, gpt2, bloom, mpt, "
+                   "gpt_neox, falcon, transformer)");
   std::optional<TensorId> id = parseTensorName(manifestName);
   const HfModule *module = id ? &row(id->role).hf[family] : nullptr;
   if (!module || !module->module)
     return failure("tensor '" + manifestName.str() + "' has no Hugging Face name in the " +
                    config.family + " table");
   const FamilyNames &names = kFamilies[family];
-  std::string name = (id->layer >= 0 ? names.layerPrefix + std::to_string(id->layer) + "." : "") +
-                     module->module + "." + partSuffix(id->part);
+  std::vector<const char *> modules{module->module};
+  if (module->alias) // Falcon's two-norm blocks name the attention norm ln_attn
+    modules.insert(config.parallelNorms == 2 ? modules.begin() : modules.end(), module->alias);
   HfTensorName out;
-  out.names.push_back(name);
-  if (*names.optionalPrefix)
-    out.names.push_back(names.optionalPrefix + name);
-  if (id->part == TensorPart::Weight || module->layout == HfLayout::RopePermuted)
+  for (const char *m : modules) {
+    std::string name = (id->layer >= 0 ? names.layerPrefix + std::to_string(id->layer) + "." : "") +
+                       m + "." + partSuffix(id->part);
+    out.names.push_back(name);
+    if (*names.optionalPrefix)
+      out.names.push_back(names.optionalPrefix + name);
+  }
+  if (id->part == TensorPart::Weight || module->layout != HfLayout::Transposed)
     out.layout = module->layout;
   return out;
 }
 
-int64_t tfm::ropeHfRow(int64_t manifestRow, int64_t headDim) {
-  int64_t head = manifestRow / headDim;
-  int64_t within = manifestRow % headDim;
-  return head * headDim + (within % 2) * (headDim / 2) + within / 2;
+int64_t tfm::hfRow(HfLayout layout, int64_t manifestRow, const ModelSpec &spec) {
+  const int64_t headDim = spec.headDim;
+  if (layout == HfLayout::RopePermuted) {
+    int64_t head = manifestRow / headDim, within = manifestRow % headDim;
+    if (within >= spec.rotaryDim)
+      return manifestRow;
+    return head * headDim + (within % 2) * (spec.rotaryDim / 2) + within / 2;
+  }
+  if (layout != HfLayout::QkvGrouped)
+    return manifestRow;
+  const int64_t group = spec.nHeads / spec.nKvHeads, groupRows = (group + 2) * headDim;
+  const int64_t within = manifestRow % headDim;
+  if (manifestRow < spec.qDim()) {
+    int64_t head = manifestRow / headDim;
+    return (head / group) * groupRows + (head % group) * headDim + within;
+  }
+  int64_t kv = manifestRow - spec.qDim();
+  bool value = kv >= spec.kvDim();
+  int64_t kvHead = (kv % spec.kvDim()) / headDim;
+  return kvHead * groupRows + (group + (value ? 1 : 0)) * headDim + within;
 }

@@ -15,7 +15,11 @@ const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash"
             "vocab_size":16,"context_length":4,"norm_eps":1e-5,"rope_theta":10000,
             "tied_embeddings":true,"dtype":"f32","bos_token_id":1,"eos_token_id":2,
             "family":"llama","name":"tiny","norm":"rms_norm","activation":"silu",
-            "positions":"rope","projection_bias":false},
+            "positions":"rope","rope_interleaved":true,"rotary_dim":4,"rope_scale":1,
+            "alibi":false,"alibi_max_bias":0,"norm_bias":false,"post_norm":false,
+            "parallel_residual":false,"parallel_norms":0,"embedding_norm":false,
+            "gated_ffn":true,"fused_qkv":false,"qkv_bias":false,"attn_out_bias":false,
+            "ffn_bias":false,"clip_qkv":0,"embedding_scale":1},
  "tensors": [{"name": "token_embd.weight", "shape": [16, 8], "dtype": "f32"},
              {"name": "output_norm.weight", "shape": [8], "dtype": "f32"}]})";
 

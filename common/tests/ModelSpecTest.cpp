@@ -158,9 +158,11 @@ TEST(ModelSpecTest, LlamaFeatures) {
   EXPECT_EQ(parsed.spec.norm, "rms_norm");
   EXPECT_EQ(parsed.spec.activation, "silu");
   EXPECT_EQ(parsed.spec.positions, "rope");
-  EXPECT_FALSE(parsed.spec.projectionBias);
-  EXPECT_TRUE(parsed.spec.gatedFfn());
-  EXPECT_FALSE(parsed.spec.fusedQkv());
+  EXPECT_FALSE(parsed.spec.qkvBias || parsed.spec.attnOutBias || parsed.spec.ffnBias);
+  EXPECT_TRUE(parsed.spec.gatedFfn);
+  EXPECT_FALSE(parsed.spec.fusedQkv);
+  EXPECT_TRUE(parsed.spec.ropeInterleaved);
+  EXPECT_EQ(parsed.spec.rotaryDim, parsed.spec.headDim);
 }
 
 TEST(ModelSpecTest, RefusesKvHeadsThatDoNotDivideHeads) {
@@ -241,10 +243,10 @@ TEST(ModelSpecTest, RefusesUnknownModelType) {
 
 TEST(ModelSpecTest, RefusesFeaturesItDoesNotCompile) {
   const std::pair<const char *, llvm::json::Value> unsupported[] = {
-      {"hidden_act", "gelu"},
-      {"attention_bias", true},
-      {"mlp_bias", true},
-      {"rope_scaling", llvm::json::Object{{"type", "linear"}, {"factor", 2.0}}},
+      {"hidden_act", "swiglu_oai"},
+      {"rope_scaling", llvm::json::Object{{"type", "dynamic"}, {"factor", 2.0}}},
+      {"rope_scaling", llvm::json::Object{{"rope_type", "llama3"}, {"factor", 8.0}}},
+      {"partial_rotary_factor", 1.5},
   };
   for (const auto &[field, value] : unsupported) {
     SCOPED_TRACE(field);
@@ -252,6 +254,31 @@ TEST(ModelSpecTest, RefusesFeaturesItDoesNotCompile) {
     obj[field] = value;
     expectRefusal(parse(std::move(obj)), field);
   }
+}
+
+TEST(ModelSpecTest, LlamaVariants) {
+  llvm::json::Object obj = validConfig();
+  obj["attention_bias"] = true;
+  obj["mlp_bias"] = true;
+  obj["hidden_act"] = "gelu_pytorch_tanh"; // GeGLU
+  obj["rope_scaling"] = llvm::json::Object{{"type", "linear"}, {"factor", 4.0}};
+  obj["partial_rotary_factor"] = 0.5;
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  EXPECT_TRUE(parsed.spec.qkvBias && parsed.spec.attnOutBias && parsed.spec.ffnBias);
+  EXPECT_EQ(parsed.spec.activation, "gelu_tanh");
+  EXPECT_TRUE(parsed.spec.gatedFfn);
+  EXPECT_DOUBLE_EQ(parsed.spec.ropeScale, 4.0);
+  EXPECT_EQ(parsed.spec.rotaryDim, 16);
+}
+
+TEST(ModelSpecTest, RefusesAnOddRotaryWidthNamingBothFields) {
+  llvm::json::Object obj = validConfig();
+  obj["head_dim"] = 10;
+  obj["partial_rotary_factor"] = 0.5; // 5 columns
+  ParsedSpec parsed = parse(std::move(obj));
+  expectRefusal(parsed, "partial_rotary_factor");
+  EXPECT_NE(parsed.error.find("head_dim"), std::string::npos) << parsed.error;
 }
 
 TEST(ModelSpecTest, RefusesInvalidJson) {
@@ -417,10 +444,10 @@ TEST(ModelSpecTest, HuggingFaceGpt2ConfigParsesUnedited) {
   EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
   EXPECT_EQ(s.activation, "gelu_tanh");
   EXPECT_EQ(s.positions, "learned");
-  EXPECT_TRUE(s.projectionBias);
+  EXPECT_TRUE(s.qkvBias && s.attnOutBias && s.ffnBias && s.normBias);
   EXPECT_TRUE(s.tiedEmbeddings);
-  EXPECT_TRUE(s.fusedQkv());
-  EXPECT_FALSE(s.gatedFfn());
+  EXPECT_TRUE(s.fusedQkv);
+  EXPECT_FALSE(s.gatedFfn);
   EXPECT_EQ(s.bosTokenId, 50256);
   EXPECT_EQ(s.eosTokenId, 50256);
 }
@@ -511,9 +538,14 @@ TEST(ModelSpecTest, Gpt2ActivationForms) {
   }
   llvm::json::Object relu = minimalGpt2();
   relu["activation_function"] = "relu";
-  ParsedSpec parsed = parse(std::move(relu));
+  ParsedSpec parsedRelu = parse(std::move(relu));
+  ASSERT_TRUE(parsedRelu.ok) << parsedRelu.error;
+  EXPECT_EQ(parsedRelu.spec.activation, "relu");
+  llvm::json::Object unknown = minimalGpt2();
+  unknown["activation_function"] = "quick_gelu";
+  ParsedSpec parsed = parse(std::move(unknown));
   expectRefusal(parsed, "activation_function");
-  EXPECT_NE(parsed.error.find("\"relu\""), std::string::npos) << parsed.error;
+  EXPECT_NE(parsed.error.find("\"quick_gelu\""), std::string::npos) << parsed.error;
 }
 
 TEST(ModelSpecTest, Gpt2NCtxIsAnAliasOfNPositions) {
@@ -576,7 +608,7 @@ TEST(ModelSpecTest, CanonicalJsonRoundTrips) {
     EXPECT_EQ(back.spec.norm, parsed.spec.norm);
     EXPECT_EQ(back.spec.activation, parsed.spec.activation);
     EXPECT_EQ(back.spec.positions, parsed.spec.positions);
-    EXPECT_EQ(back.spec.projectionBias, parsed.spec.projectionBias);
+    EXPECT_EQ(back.spec.qkvBias, parsed.spec.qkvBias);
   }
 }
 

@@ -18,6 +18,7 @@ ModelSpec llama() {
   s.nHeads = 4;
   s.nKvHeads = 2;
   s.headDim = 16;
+  s.rotaryDim = 16;
   s.vocabSize = 100;
   s.contextLength = 48;
   return s;
@@ -30,7 +31,10 @@ ModelSpec gpt2() {
   s.norm = "layer_norm";
   s.activation = "gelu_tanh";
   s.positions = "learned";
-  s.projectionBias = true;
+  s.normBias = true;
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.qkvBias = s.attnOutBias = s.ffnBias = true;
   s.tiedEmbeddings = true;
   return s;
 }
@@ -115,8 +119,59 @@ TEST(TensorNames, HuggingFaceNamesAndLayouts) {
 
 TEST(TensorNames, RopeRowsInterleave) {
   // head_dim 4: manifest rows (0, 1, 2, 3) are pairs (0, 2) and (1, 3) of Hugging Face's.
-  EXPECT_EQ(ropeHfRow(0, 4), 0);
-  EXPECT_EQ(ropeHfRow(1, 4), 2);
-  EXPECT_EQ(ropeHfRow(2, 4), 1);
-  EXPECT_EQ(ropeHfRow(7, 4), 7);
+  ModelSpec s = llama();
+  s.headDim = s.rotaryDim = 4;
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 0, s), 0);
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 1, s), 2);
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 2, s), 1);
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 7, s), 7);
+  // A partial rotary width permutes its columns only: head_dim 8, width 4.
+  s.headDim = 8;
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 1, s), 2);
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 5, s), 5);
+  EXPECT_EQ(hfRow(HfLayout::RopePermuted, 9, s), 10);
+}
+
+TEST(TensorNames, FusedQkvRowsByKvGroup) {
+  // 4 query heads in 2 kv groups, head_dim 2: Hugging Face rows are
+  // [q0 q1 k0 v0 | q2 q3 k1 v1]; the manifest's [q0 q1 q2 q3 | k0 k1 | v0 v1].
+  ModelSpec s = llama();
+  s.nHeads = 4, s.nKvHeads = 2, s.headDim = 2;
+  const int64_t expected[] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+  for (int64_t r = 0; r < 16; ++r)
+    EXPECT_EQ(hfRow(HfLayout::QkvGrouped, r, s), expected[r]) << "manifest row " << r;
+  // One kv group (Falcon-7B's multi-query): the layouts agree.
+  s.nKvHeads = 1;
+  for (int64_t r = 0; r < 12; ++r)
+    EXPECT_EQ(hfRow(HfLayout::QkvGrouped, r, s), r);
+}
+
+TEST(TensorNames, NewFamiliesNameTheirModules) {
+  ModelSpec bloom = gpt2();
+  bloom.family = "bloom";
+  bloom.embeddingNorm = true;
+  auto qkv = hfTensorName(bloom, "blk.2.attn_qkv.bias");
+  ASSERT_TRUE(bool(qkv)) << llvm::toString(qkv.takeError());
+  EXPECT_EQ(qkv->names[0], "h.2.self_attention.query_key_value.bias");
+  EXPECT_EQ(qkv->layout, HfLayout::QkvGrouped); // biases follow their rows
+  auto embNorm = hfTensorName(bloom, "token_embd_norm.weight");
+  ASSERT_TRUE(bool(embNorm));
+  EXPECT_EQ(embNorm->names[0], "word_embeddings_layernorm.weight");
+
+  ModelSpec falcon = gpt2();
+  falcon.family = "falcon";
+  falcon.parallelResidual = true;
+  falcon.parallelNorms = 2;
+  EXPECT_EQ(ffnNormRole(falcon), TensorRole::AttnNorm2);
+  auto lnAttn = hfTensorName(falcon, "blk.0.attn_norm.weight");
+  ASSERT_TRUE(bool(lnAttn));
+  EXPECT_EQ(lnAttn->names, (std::vector<std::string>{"transformer.h.0.ln_attn.weight",
+                                                     "transformer.h.0.input_layernorm.weight"}));
+  auto neoxOut = hfTensorName([] {
+    ModelSpec s = gpt2();
+    s.family = "gpt_neox";
+    return s;
+  }(), "output.weight");
+  ASSERT_TRUE(bool(neoxOut));
+  EXPECT_EQ(neoxOut->names[0], "embed_out.weight");
 }

@@ -60,6 +60,8 @@ bool mapAttr(const mlir::tblgen::Attribute &attr, AttrMapping &out) {
     out = {"int64_t", "static_cast<int64_t>({0})"};
   else if (def == "BoolAttr")
     out = {"bool", "{0}"};
+  else if (def == "DenseF32ArrayAttr")
+    out = {"std::vector<float>", "std::vector<float>({0}.begin(), {0}.end())"};
   else
     return false;
   return true;

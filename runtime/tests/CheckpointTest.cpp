@@ -78,6 +78,7 @@ Manifest manifestFor(const Dims &d) {
   m.config.nHeads = d.heads;
   m.config.nKvHeads = d.kvHeads;
   m.config.headDim = d.dim / d.heads;
+  m.config.rotaryDim = m.config.headDim;
   m.config.vocabSize = d.vocab;
   m.config.contextLength = d.seqLen;
   m.config.tiedEmbeddings = d.tied;

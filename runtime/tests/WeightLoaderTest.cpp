@@ -42,6 +42,7 @@ Manifest llamaManifest(bool tied) {
   tfm::ModelSpec &c = m.config;
   c.family = "llama";
   c.dim = 8, c.hiddenDim = 12, c.nLayers = 2, c.nHeads = 2, c.nKvHeads = 1, c.headDim = 4;
+  c.rotaryDim = 4;
   c.vocabSize = 16, c.contextLength = 8, c.tiedEmbeddings = tied;
   auto add = [&](std::string name, std::vector<int64_t> shape) {
     m.tensors.push_back({std::move(name), std::move(shape), DType::F32});
@@ -71,7 +72,8 @@ Manifest gpt2Manifest() {
   c.family = "gpt2";
   c.dim = 8, c.hiddenDim = 32, c.nLayers = 1, c.nHeads = 2, c.nKvHeads = 2, c.headDim = 4;
   c.vocabSize = 16, c.contextLength = 6, c.tiedEmbeddings = true;
-  c.norm = "layer_norm", c.positions = "learned", c.projectionBias = true;
+  c.norm = "layer_norm", c.normBias = true, c.positions = "learned", c.gatedFfn = false;
+  c.fusedQkv = true, c.qkvBias = c.attnOutBias = c.ffnBias = true;
   auto add = [&](std::string name, std::vector<int64_t> shape) {
     m.tensors.push_back({std::move(name), std::move(shape), DType::F32});
   };

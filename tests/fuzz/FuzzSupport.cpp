@@ -44,7 +44,8 @@ const Manifest &fuzz::tinyManifest(llvm::StringRef family) {
   s.norm = llama ? "rms_norm" : "layer_norm";
   s.activation = llama ? "silu" : "gelu_tanh";
   s.positions = llama ? "rope" : "learned";
-  s.projectionBias = !llama;
+  s.normBias = s.fusedQkv = s.qkvBias = s.attnOutBias = s.ffnBias = !llama;
+  s.gatedFfn = llama;
   s.tiedEmbeddings = !llama;
   s.dim = 8;
   s.hiddenDim = 16;
@@ -52,6 +53,7 @@ const Manifest &fuzz::tinyManifest(llvm::StringRef family) {
   s.nHeads = 2;
   s.nKvHeads = 2;
   s.headDim = 4;
+  s.rotaryDim = llama ? 4 : 0;
   s.vocabSize = 16;
   s.contextLength = 8;
   s.bosTokenId = 1;

@@ -22,7 +22,7 @@ namespace {
 /// `values` (manifest layout, row-major `shape`) in Hugging Face's layout:
 /// the inverse of what the runtime's loader undoes.
 std::vector<float> toHfLayout(const std::vector<float> &values, const std::vector<int64_t> &shape,
-                              HfLayout layout, int64_t headDim) {
+                              HfLayout layout, const ModelSpec &spec) {
   std::vector<float> out(values.size());
   if (layout == HfLayout::Transposed) {
     const int64_t rows = shape[0], cols = shape[1];
@@ -31,11 +31,11 @@ std::vector<float> toHfLayout(const std::vector<float> &values, const std::vecto
         out[c * rows + r] = values[r * cols + c];
     return out;
   }
-  // RopePermuted: manifest row r is Hugging Face row ropeHfRow(r).
+  // Permuted rows: manifest row r is Hugging Face row hfRow(r).
   const int64_t rows = shape[0], width = static_cast<int64_t>(values.size()) / rows;
   for (int64_t r = 0; r < rows; ++r)
     std::copy_n(values.begin() + r * width, width,
-                out.begin() + ropeHfRow(r, headDim) * width);
+                out.begin() + hfRow(layout, r, spec) * width);
   return out;
 }
 
@@ -66,7 +66,7 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
       streamRandomTensor(*t.tensor, seed, ElementEncoding{type, std::nullopt}, out, progress);
     } else {
       std::vector<float> values = toHfLayout(randomTensorValues(*t.tensor, seed),
-                                             t.tensor->shape, t.layout, spec.headDim);
+                                             t.tensor->shape, t.layout, spec);
       writeElements(values.data(), values.size(), ElementEncoding{type, std::nullopt}, out);
       progress.advance(values.size() * dtypeBytes(type));
     }

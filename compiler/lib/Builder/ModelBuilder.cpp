@@ -1,10 +1,13 @@
 //===- ModelBuilder.cpp - ModelSpec -> tfm IR -----------------------------===//
 //
-// One layer structure for both families, composed from the spec's features:
-// the norm (RMSNorm or LayerNorm), the positions (RoPE on q and k, or a
-// learned table added to the embeddings), projection biases, a fused or
-// separate q/k/v projection and a gated or plain FFN. Llama follows
-// llama2.c / GGUF semantics, GPT-2 Hugging Face's GPT2LMHeadModel.
+// One layer structure for every family, composed from the spec's switches:
+// the norm (RMSNorm, LayerNorm with or without bias) and where it sits
+// (pre-LN, post-LN, a parallel block with one norm or two), the positions
+// (RoPE in either pair layout, a learned or sinusoidal table added to the
+// embeddings, or ALiBi slopes on the attention scores), projection biases,
+// a fused or separate q/k/v projection (clamped for MPT) and a gated or
+// plain FFN. Every switch is decided here, at compile time: what reaches the
+// kernels is ops and constants, never a flag read at run time.
 //
 // The weight declarations come from the one tensor table
 // (tfm/common/TensorNames.h) and every weight op takes its type from its
@@ -58,15 +61,20 @@ public:
     b.setInsertionPointToStart(fn.addEntryBlock());
 
     at("embedding");
-    Value x = EmbeddingOp::create(b, loc, weight(TensorRole::TokenEmbedding), fn.getArgument(0));
+    Value x = EmbeddingOp::create(b, loc, weight(TensorRole::TokenEmbedding), fn.getArgument(0),
+                                  b.getF64FloatAttr(spec.embeddingScale));
     if (spec.positions == "learned")
       x = AddPositionsOp::create(b, loc, x, weight(TensorRole::PositionEmbedding));
+    else if (spec.positions == "sinusoidal")
+      x = AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0));
+    if (spec.embeddingNorm)
+      x = norm(x, TensorRole::TokenEmbeddingNorm);
     for (int64_t i = 0; i < spec.nLayers; ++i)
       x = layer(x, i);
     at("output");
     if (lastRowOnly && ShapedType::isDynamic(rows))
       x = LastRowOp::create(b, loc, x);
-    Value h = norm(x, TensorRole::OutputNorm);
+    Value h = spec.outputNorm() ? norm(x, TensorRole::OutputNorm) : x;
     Value logits = spec.tiedEmbeddings
                        ? LinearOp::create(b, loc, h, weight(TensorRole::TokenEmbedding), Value())
                        : project(h, TensorRole::Output, -1, /*withBias=*/false);
@@ -77,20 +85,41 @@ private:
   /// Ops created from here on belong to `name` (a diagnostic's location).
   void at(const std::string &name) { loc = NameLoc::get(b.getStringAttr(name)); }
 
+  /// Pre-LN: x + attn(n1(x)), then + ffn(n2(.)). Post-LN: n1(x + attn(x)),
+  /// then n2(. + ffn(.)). Parallel: x + attn(n1(x)) + ffn(n2(x)), n2 = n1
+  /// with one shared norm.
   Value layer(Value x, int64_t i) {
     std::string blk = "blk." + std::to_string(i);
     at(blk + ".attn");
-    Value h = norm(x, TensorRole::AttnNorm, i);
+    Value attnIn = spec.postNorm ? x : norm(x, TensorRole::AttnNorm, i);
+    Value attended = attention(attnIn, i);
+    if (spec.parallelResidual) {
+      at(blk + ".ffn");
+      Value ffnIn = spec.parallelNorms == 2 ? norm(x, ffnNormRole(spec), i) : attnIn;
+      Value sum = AddOp::create(b, loc, x, attended);
+      return AddOp::create(b, loc, sum, feedForward(ffnIn, i));
+    }
+    x = AddOp::create(b, loc, x, attended);
+    if (spec.postNorm)
+      x = norm(x, TensorRole::AttnNorm, i);
+    at(blk + ".ffn");
+    Value ffnIn = spec.postNorm ? x : norm(x, TensorRole::FfnNorm, i);
+    x = AddOp::create(b, loc, x, feedForward(ffnIn, i));
+    return spec.postNorm ? norm(x, TensorRole::FfnNorm, i) : x;
+  }
+
+  /// The attention sublayer, its output projection included.
+  Value attention(Value h, int64_t i) {
     Value q, k, v;
-    if (spec.fusedQkv()) {
-      Value qkv = linear(h, TensorRole::AttnQkv, i);
+    if (spec.fusedQkv) {
+      Value qkv = clip(project(h, TensorRole::AttnQkv, i, spec.qkvBias));
       q = sliceCols(qkv, 0, spec.qDim());
       k = sliceCols(qkv, spec.qDim(), spec.kvDim());
       v = sliceCols(qkv, spec.qDim() + spec.kvDim(), spec.kvDim());
     } else {
-      q = linear(h, TensorRole::AttnQ, i);
-      k = linear(h, TensorRole::AttnK, i);
-      v = linear(h, TensorRole::AttnV, i);
+      q = clip(project(h, TensorRole::AttnQ, i, spec.qkvBias));
+      k = clip(project(h, TensorRole::AttnK, i, spec.qkvBias));
+      v = clip(project(h, TensorRole::AttnV, i, spec.qkvBias));
     }
     if (spec.positions == "rope") {
       q = rope(q);
@@ -103,19 +132,20 @@ private:
     Value attended = AttentionOp::create(b, loc, q, keyCache, valueCache,
                                          b.getI64IntegerAttr(spec.nHeads),
                                          b.getI64IntegerAttr(spec.nKvHeads),
-                                         b.getI64IntegerAttr(spec.headDim));
-    x = AddOp::create(b, loc, x, linear(attended, TensorRole::AttnOutput, i));
+                                         b.getI64IntegerAttr(spec.headDim),
+                                         b.getDenseF32ArrayAttr(alibiSlopes(spec)));
+    return project(attended, TensorRole::AttnOutput, i, spec.attnOutBias);
+  }
 
-    at(blk + ".ffn");
-    h = norm(x, TensorRole::FfnNorm, i);
+  Value feedForward(Value h, int64_t i) {
     Value hidden;
-    if (spec.gatedFfn()) {
-      Value gate = activate(linear(h, TensorRole::FfnGate, i));
-      hidden = MulOp::create(b, loc, gate, linear(h, TensorRole::FfnUp, i));
+    if (spec.gatedFfn) { // silu(gate) * up (SwiGLU), gelu(gate) * up (GeGLU)
+      Value gate = activate(project(h, TensorRole::FfnGate, i, spec.ffnBias));
+      hidden = MulOp::create(b, loc, gate, project(h, TensorRole::FfnUp, i, spec.ffnBias));
     } else {
-      hidden = activate(linear(h, TensorRole::FfnUp, i));
+      hidden = activate(project(h, TensorRole::FfnUp, i, spec.ffnBias));
     }
-    return AddOp::create(b, loc, x, linear(hidden, TensorRole::FfnDown, i));
+    return project(hidden, TensorRole::FfnDown, i, spec.ffnBias);
   }
 
   Value weight(TensorRole role, int64_t layer = -1, TensorPart part = TensorPart::Weight) {
@@ -131,13 +161,15 @@ private:
     FloatAttr eps = b.getF64FloatAttr(spec.normEps);
     Value w = weight(role, layer);
     if (spec.norm == "layer_norm")
-      return LayerNormOp::create(b, loc, x, w, weight(role, layer, TensorPart::Bias), eps);
+      return LayerNormOp::create(
+          b, loc, x, w, spec.normBias ? weight(role, layer, TensorPart::Bias) : Value(), eps);
     return RmsNormOp::create(b, loc, x, w, eps);
   }
 
-  /// A projection of the layer, with a bias when the family has biases.
-  Value linear(Value x, TensorRole role, int64_t layer) {
-    return project(x, role, layer, spec.projectionBias);
+  Value clip(Value x) {
+    if (spec.clipQkv == 0.0)
+      return x;
+    return ClampOp::create(b, loc, x, b.getF64FloatAttr(spec.clipQkv));
   }
 
   Value project(Value x, TensorRole role, int64_t layer, bool withBias) {
@@ -151,12 +183,16 @@ private:
 
   Value rope(Value x) {
     return RopeOp::create(b, loc, x, b.getI64IntegerAttr(spec.headDim),
-                          b.getF64FloatAttr(spec.ropeTheta));
+                          b.getI64IntegerAttr(spec.rotaryDim), b.getF64FloatAttr(spec.ropeTheta),
+                          b.getBoolAttr(spec.ropeInterleaved),
+                          b.getF64FloatAttr(spec.ropeScale));
   }
 
   Value activate(Value x) {
     if (spec.activation == "silu")
       return SiluOp::create(b, loc, x);
+    if (spec.activation == "relu")
+      return ReluOp::create(b, loc, x);
     return GeluOp::create(b, loc, x, b.getBoolAttr(spec.activation == "gelu_tanh"));
   }
 
@@ -185,22 +221,24 @@ llvm::Error checkFeature(const ModelSpec &spec, const char *field, const std::st
 /// The builder trusts ModelSpec's validation for sizes; it refuses what it
 /// has no lowering for.
 llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
-  if (llvm::Error e = checkFeature(spec, "family", spec.family, {"llama", "gpt2"}))
+  if (llvm::Error e = checkFeature(spec, "family", spec.family,
+                                   {"llama", "gpt2", "bloom", "mpt", "gpt_neox", "falcon",
+                                    "transformer"}))
     return e;
   if (llvm::Error e = checkFeature(spec, "norm", spec.norm, {"rms_norm", "layer_norm"}))
     return e;
-  if (llvm::Error e =
-          checkFeature(spec, "activation", spec.activation, {"silu", "gelu_tanh", "gelu"}))
+  if (llvm::Error e = checkFeature(spec, "activation", spec.activation,
+                                   {"silu", "gelu_tanh", "gelu", "relu"}))
     return e;
-  if (llvm::Error e = checkFeature(spec, "positions", spec.positions, {"rope", "learned"}))
+  if (llvm::Error e = checkFeature(spec, "positions", spec.positions,
+                                   {"rope", "learned", "sinusoidal", "none"}))
     return e;
   if (spec.dim <= 0 || spec.hiddenDim <= 0 || spec.nLayers <= 0 || spec.nHeads <= 0 ||
       spec.nKvHeads <= 0 || spec.headDim <= 0 || spec.vocabSize <= 0 ||
-      spec.contextLength <= 0 || spec.nHeads % spec.nKvHeads != 0 ||
-      (spec.positions == "rope" && spec.headDim % 2 != 0))
+      spec.contextLength <= 0 || spec.nHeads % spec.nKvHeads != 0)
     return llvm::createStringError("model '" + spec.name +
-                                   "': sizes must be positive, n_heads a multiple of "
-                                   "n_kv_heads and head_dim even with RoPE");
+                                   "': sizes must be positive and n_heads a multiple of "
+                                   "n_kv_heads");
   if (prefillChunk < 1 || prefillChunk > spec.contextLength)
     return llvm::createStringError("model '" + spec.name + "': prefill chunk " +
                                    std::to_string(prefillChunk) + " must be in [1, " +

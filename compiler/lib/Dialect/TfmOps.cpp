@@ -168,7 +168,11 @@ LogicalResult RmsNormOp::verify() {
 }
 
 LogicalResult LayerNormOp::verify() {
-  return checkPerColumn(*this, "weight", getWeight(), getInput());
+  if (failed(checkPerColumn(*this, "weight", getWeight(), getInput())))
+    return failure();
+  if (Value bias = getBias())
+    return checkPerColumn(*this, "bias", bias, getInput());
+  return success();
 }
 
 LogicalResult LinearOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
@@ -218,9 +222,10 @@ LogicalResult SliceColsOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult RopeOp::verify() {
-  int64_t headDim = getHeadDim();
-  if (headDim % 2 != 0)
-    return emitOpError() << "head_dim must be even (RoPE rotates pairs), found " << headDim;
+  int64_t headDim = getHeadDim(), rotaryDim = getRotaryDim();
+  if (rotaryDim % 2 != 0 || rotaryDim > headDim)
+    return emitOpError() << "rotary_dim must be even (RoPE rotates pairs) and at most head_dim "
+                         << headDim << ", found " << rotaryDim;
   if (width(getInput()) % headDim != 0)
     return emitOpError() << "input width " << width(getInput())
                          << " must be divisible by head_dim " << headDim;
@@ -243,6 +248,10 @@ LogicalResult AttentionOp::verify() {
   if (keys.getDimSize(1) != nKvHeads * headDim)
     return emitOpError() << "cache width " << keys.getDimSize(1)
                          << " must be n_kv_heads*head_dim = " << nKvHeads * headDim;
+  ArrayRef<float> slopes = getAlibiSlopes();
+  if (!slopes.empty() && static_cast<int64_t>(slopes.size()) != nHeads)
+    return emitOpError() << "alibi_slopes has " << slopes.size()
+                         << " slopes, expected none or one per head (" << nHeads << ")";
   return success();
 }
 

@@ -55,8 +55,8 @@ module attributes {tfm.prefill_chunk = 16 : i64, tfm.context_length = 48 : i64,
     // CHECK: %[[V:.*]] = tfm.linear %[[H]], %[[WV]] : tensor<?x64xf32>, tensor<32x64xf32>{{$}}
     %k = tfm.linear %h, %wk : tensor<?x64xf32>, tensor<32x64xf32>
     %v = tfm.linear %h, %wv : tensor<?x64xf32>, tensor<32x64xf32>
-    // CHECK: %[[KR:.*]] = tfm.rope %[[K]] {head_dim = 16 : i64, theta = 1.000000e+04 : f64} : tensor<?x32xf32>{{$}}
-    %kr = tfm.rope %k {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+    // CHECK: %[[KR:.*]] = tfm.rope %[[K]] {head_dim = 16 : i64, interleaved = true, position_scale = 1.000000e+00 : f64, rotary_dim = 16 : i64, theta = 1.000000e+04 : f64} : tensor<?x32xf32>{{$}}
+    %kr = tfm.rope %k {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
     // CHECK: %[[KC:.*]] = tfm.kv_cache @blk.0.key : memref<48x32xf32, strided<[1, 48]>>
     // CHECK: %[[VC:.*]] = tfm.kv_cache @blk.0.value : memref<48x32xf32>{{$}}
     %kc = tfm.kv_cache @"blk.0.key" : memref<48x32xf32, strided<[1, 48]>>

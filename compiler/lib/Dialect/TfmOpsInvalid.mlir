@@ -306,7 +306,7 @@ func.func @eps_missing(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 
 func.func @theta_zero(%x: tensor<4x64xf32>) {
   // expected-error@+1 {{'tfm.rope' op attribute 'theta' failed to satisfy constraint: 64-bit float attribute whose value is positive}}
-  %y = tfm.rope %x {head_dim = 16 : i64, theta = 0.0 : f64} : tensor<4x64xf32>
+  %y = tfm.rope %x {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 0.0 : f64} : tensor<4x64xf32>
   return
 }
 
@@ -314,7 +314,7 @@ func.func @theta_zero(%x: tensor<4x64xf32>) {
 
 func.func @head_dim_zero(%x: tensor<4x64xf32>) {
   // expected-error@+1 {{'tfm.rope' op attribute 'head_dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %y = tfm.rope %x {head_dim = 0 : i64, theta = 1.0e+04 : f64} : tensor<4x64xf32>
+  %y = tfm.rope %x {head_dim = 0 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 4 : i64, theta = 1.0e+04 : f64} : tensor<4x64xf32>
   return
 }
 
@@ -401,7 +401,7 @@ func.func @layer_norm_weight(%x: tensor<4x64xf32>, %w: tensor<32xf32>) {
 // -----
 
 func.func @layer_norm_bias(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %b: tensor<32xf32>) {
-  // expected-error@+1 {{'tfm.layer_norm' op failed to verify that all of {weight, bias} have same type}}
+  // expected-error@+1 {{'tfm.layer_norm' op bias length 32 must equal the input width 64}}
   %y = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64} : tensor<4x64xf32>, tensor<64xf32>, tensor<32xf32>
   return
 }
@@ -459,9 +459,9 @@ func.func @slice_cols_result(%x: tensor<?x96xf32>) {
 
 // -----
 
-func.func @rope_odd_head_dim(%x: tensor<4x15xf32>) {
-  // expected-error@+1 {{'tfm.rope' op head_dim must be even (RoPE rotates pairs), found 5}}
-  %y = tfm.rope %x {head_dim = 5 : i64, theta = 1.0e+04 : f64} : tensor<4x15xf32>
+func.func @rope_odd_rotary_dim(%x: tensor<4x15xf32>) {
+  // expected-error@+1 {{'tfm.rope' op rotary_dim must be even (RoPE rotates pairs) and at most head_dim 5, found 5}}
+  %y = tfm.rope %x {head_dim = 5 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 5 : i64, theta = 1.0e+04 : f64} : tensor<4x15xf32>
   return
 }
 
@@ -469,7 +469,7 @@ func.func @rope_odd_head_dim(%x: tensor<4x15xf32>) {
 
 func.func @rope_width(%x: tensor<4x40xf32>) {
   // expected-error@+1 {{'tfm.rope' op input width 40 must be divisible by head_dim 16}}
-  %y = tfm.rope %x {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<4x40xf32>
+  %y = tfm.rope %x {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<4x40xf32>
   return
 }
 

@@ -72,7 +72,7 @@ Kernel attentionInput(int64_t rows) {
               param("wv", {kKvDim, kDim}),          param("q", {rows, kHeads * kHeadDim}, true, true),
               cache("kc", CacheLayout::Transposed, true),
               cache("vc", CacheLayout::Rows, true)};
-  RopeAttrs rope{kHeadDim, 10000.0};
+  RopeAttrs rope{kHeadDim, kHeadDim, 10000.0, true, 1.0};
   k.ops = {op(RmsNormAttrs{1e-5}, {0, 1}, {rows, kDim}),
            op(LinearAttrs{}, {8, 2}, {rows, kHeads * kHeadDim}),
            op(LinearAttrs{}, {8, 3}, {rows, kKvDim}),
@@ -130,7 +130,7 @@ Kernel gpt2Embedding(int64_t rows) {
   tokens.type.plain = DType::I32;
   k.params = {param("wte", {kGVocab, kGDim}), tokens, param("wpe", {kCtx, kGDim}),
               param("x", {rows, kGDim}, true, true)};
-  k.ops = {op(EmbeddingAttrs{}, {0, 1}, {rows, kGDim}),
+  k.ops = {op(EmbeddingAttrs{1.0}, {0, 1}, {rows, kGDim}),
            op(AddPositionsAttrs{}, {4, 2}, {rows, kGDim})};
   k.outputValue = {{3, 5}};
   return k;
@@ -623,7 +623,7 @@ TEST(TypedWeights, EmbeddingDecodesRows) {
     table.type = *parseElementEncoding(name);
     KernelParam tokens = param("tokens", {kDynamicRows}, true);
     tokens.type.plain = DType::I32;
-    Kernel k = single(EmbeddingAttrs{}, {table, tokens}, kDynamicRows, kWidth);
+    Kernel k = single(EmbeddingAttrs{1.0}, {table, tokens}, kDynamicRows, kWidth);
     Reference ref = [](const Buffers &b, int r, int c) {
       return double(b.data[0][b.ints[1][r] * kWidth + c]);
     };
@@ -641,7 +641,7 @@ TEST(TypedWeights, F16ExtremesDecodeExactly) {
   table.type = ElementEncoding{DType::F16, std::nullopt};
   KernelParam tokens = param("tokens", {kDynamicRows}, true);
   tokens.type.plain = DType::I32;
-  Kernel k = single(EmbeddingAttrs{}, {table, tokens}, kDynamicRows, kWidth);
+  Kernel k = single(EmbeddingAttrs{1.0}, {table, tokens}, kDynamicRows, kWidth);
   Fill extremes = [&](const Kernel &, Buffers &b) {
     for (size_t i = 0; i < b.data[0].size(); ++i) {
       uint16_t h = halves[i % std::size(halves)];

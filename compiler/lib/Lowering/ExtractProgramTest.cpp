@@ -39,6 +39,7 @@ ModelSpec gqaSpec(int64_t layers) {
   spec.nHeads = 4;
   spec.nKvHeads = 2;
   spec.headDim = 16;
+  spec.rotaryDim = 16;
   spec.vocabSize = 100;
   spec.contextLength = 48;
   return spec;
@@ -61,7 +62,10 @@ ModelSpec gpt2Spec(int64_t layers) {
   spec.activation = "gelu_tanh";
   spec.positions = "learned";
   spec.ropeTheta = 0.0;
-  spec.projectionBias = true;
+  spec.normBias = true;
+  spec.gatedFfn = false;
+  spec.fusedQkv = true;
+  spec.qkvBias = spec.attnOutBias = spec.ffnBias = true;
   spec.tiedEmbeddings = true;
   spec.bosTokenId = spec.eosTokenId = 100;
   return spec;

@@ -62,8 +62,8 @@ module {
       %v = tfm.linear %h, %wv : tensor<?x64xf32>, tensor<32x64xf32>
       tfm.yield %q, %k, %v : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>
     }
-    %q = tfm.rope %qkv#0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
-    %k = tfm.rope %qkv#1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+    %q = tfm.rope %qkv#0 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %k = tfm.rope %qkv#1 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
     %kc = tfm.kv_cache @"blk.0.key" : memref<16x32xf32>
     %vc = tfm.kv_cache @"blk.0.value" : memref<16x32xf32>
     tfm.kv_store %k, %kc : tensor<?x32xf32>, memref<16x32xf32>

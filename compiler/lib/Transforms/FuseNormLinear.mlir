@@ -33,10 +33,10 @@ module {
     %h = tfm.rms_norm %x, %wn {eps = 1.0e-05 : f64} : tensor<1x64xf32>, tensor<64xf32>
     %wq = tfm.weight @"blk.0.attn_q.weight" : tensor<64x64xf32>
     %q0 = tfm.linear %h, %wq : tensor<1x64xf32>, tensor<64x64xf32>
-    %q = tfm.rope %q0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x64xf32>
+    %q = tfm.rope %q0 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x64xf32>
     %wk = tfm.weight @"blk.0.attn_k.weight" : tensor<32x64xf32>
     %k0 = tfm.linear %h, %wk : tensor<1x64xf32>, tensor<32x64xf32>
-    %k = tfm.rope %k0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x32xf32>
+    %k = tfm.rope %k0 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<1x32xf32>
     %wv = tfm.weight @"blk.0.attn_v.weight" : tensor<32x64xf32>
     %v = tfm.linear %h, %wv : tensor<1x64xf32>, tensor<32x64xf32>
     return %q, %k, %v : tensor<1x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>

@@ -96,10 +96,10 @@ module attributes {tfm.prefill_chunk = 8 : i64} {
       %q = tfm.linear %h, %wq0 : tensor<?x64xf32>, tensor<64x64xf32>
       %k = tfm.linear %h, %wk0 : tensor<?x64xf32>, tensor<32x64xf32>
       %v = tfm.linear %h, %wv0 : tensor<?x64xf32>, tensor<32x64xf32>
-      %kr = tfm.rope %k {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+      %kr = tfm.rope %k {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
       tfm.kv_store %kr, %kc0 : tensor<?x32xf32>, memref<16x32xf32, strided<[1, 16]>>
       tfm.kv_store %v, %vc0 : tensor<?x32xf32>, memref<16x32xf32>
-      %qr = tfm.rope %q {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+      %qr = tfm.rope %q {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
       tfm.yield %qr : tensor<?x64xf32>
     }
     %a0 = tfm.attention %q0, %kc0, %vc0 {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
@@ -121,10 +121,10 @@ module attributes {tfm.prefill_chunk = 8 : i64} {
       %q = tfm.linear %h, %wq1 : tensor<?x64xf32>, tensor<64x64xf32>
       %k = tfm.linear %h, %wk1 : tensor<?x64xf32>, tensor<32x64xf32>
       %v = tfm.linear %h, %wv1 : tensor<?x64xf32>, tensor<32x64xf32>
-      %kr = tfm.rope %k {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+      %kr = tfm.rope %k {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
       tfm.kv_store %kr, %kc1 : tensor<?x32xf32>, memref<16x32xf32, strided<[1, 16]>>
       tfm.kv_store %v, %vc1 : tensor<?x32xf32>, memref<16x32xf32>
-      %qr = tfm.rope %q {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+      %qr = tfm.rope %q {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
       tfm.yield %qr : tensor<?x64xf32>
     }
     %a1 = tfm.attention %q1, %kc1, %vc1 {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}

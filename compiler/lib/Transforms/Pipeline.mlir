@@ -313,8 +313,8 @@ module attributes {tfm.prefill_chunk = 8 : i64, tfm.context_length = 16 : i64, t
     %q0 = tfm.linear %h0, %wq0 : tensor<?x64xf32>, tensor<64x64xf32>
     %k0 = tfm.linear %h0, %wk0 : tensor<?x64xf32>, tensor<32x64xf32>
     %v0 = tfm.linear %h0, %wv0 : tensor<?x64xf32>, tensor<32x64xf32>
-    %qr0 = tfm.rope %q0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
-    %kr0 = tfm.rope %k0 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+    %qr0 = tfm.rope %q0 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %kr0 = tfm.rope %k0 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
     %kc0 = tfm.kv_cache @"blk.0.key" : memref<16x32xf32>
     %vc0 = tfm.kv_cache @"blk.0.value" : memref<16x32xf32>
     tfm.kv_store %kr0, %kc0 : tensor<?x32xf32>, memref<16x32xf32>
@@ -343,8 +343,8 @@ module attributes {tfm.prefill_chunk = 8 : i64, tfm.context_length = 16 : i64, t
     %q1 = tfm.linear %h1, %wq1 : tensor<?x64xf32>, tensor<64x64xf32>
     %k1 = tfm.linear %h1, %wk1 : tensor<?x64xf32>, tensor<32x64xf32>
     %v1 = tfm.linear %h1, %wv1 : tensor<?x64xf32>, tensor<32x64xf32>
-    %qr1 = tfm.rope %q1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
-    %kr1 = tfm.rope %k1 {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
+    %qr1 = tfm.rope %q1 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %kr1 = tfm.rope %k1 {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x32xf32>
     %kc1 = tfm.kv_cache @"blk.1.key" : memref<16x32xf32>
     %vc1 = tfm.kv_cache @"blk.1.value" : memref<16x32xf32>
     tfm.kv_store %kr1, %kc1 : tensor<?x32xf32>, memref<16x32xf32>

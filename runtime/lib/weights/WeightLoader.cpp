@@ -71,7 +71,8 @@ void convertRow(const uint8_t *from, const ElementEncoding &stored, int64_t n,
 /// in the manifest's encoding. checkTensor has ruled out what cannot be
 /// converted: a block format other than the stored one, a transposed block
 /// format.
-void rearrange(const FoundTensor &t, const TensorSpec &spec, int64_t headDim, uint8_t *out) {
+void rearrange(const FoundTensor &t, const TensorSpec &spec, const ModelSpec &model,
+               uint8_t *out) {
   const ElementEncoding &stored = *t.encoding, &target = spec.dtype;
   const int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
   const int64_t rowLength = spec.shape.back();
@@ -96,8 +97,9 @@ void rearrange(const FoundTensor &t, const TensorSpec &spec, int64_t headDim, ui
     return;
   }
   case HfLayout::RopePermuted:
+  case HfLayout::QkvGrouped:
     for (int64_t r = 0; r < rows; ++r)
-      convertRow(t.data + ropeHfRow(r, headDim) * storedRow, stored, rowLength, target,
+      convertRow(t.data + hfRow(t.layout, r, model) * storedRow, stored, rowLength, target,
                  out + r * targetRow);
     return;
   }
@@ -374,7 +376,7 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     auto copy = allocateTensor(spec.byteCount(), spec.name);
     if (!copy)
       return copy.takeError();
-    rearrange(t, spec, manifest.config.headDim, copy->get());
+    rearrange(t, spec, manifest.config, copy->get());
     bound.pointers.push_back(copy->get());
     bound.storage.push_back(std::move(*copy));
     progress.advance(spec.byteCount());

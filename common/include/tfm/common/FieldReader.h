@@ -34,6 +34,13 @@ public:
       error = path + ": field '" + prefix + field + "': " + what;
   }
 
+  /// Takes over the first problem of a reader of a nested object (whose
+  /// prefix names the object), unless this one has a problem already.
+  void adopt(const FieldReader &nested) {
+    if (error.empty())
+      error = nested.error;
+  }
+
   int64_t integer(const char *field, bool required, int64_t fallback = 0) {
     const llvm::json::Value *v = obj.get(field);
     if (!v || v->kind() == llvm::json::Value::Null) {

@@ -16,45 +16,89 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tfm {
 
 struct ModelSpec {
-  std::string name;        // identifier used for lib<name>.so and C symbols
-  std::string family;      // "llama" | "gpt2": the manifest's tensor layout
+  std::string name;   // identifier used for lib<name>.so and C symbols
+  /// The config's model_type: "llama", "gpt2", "bloom", "mpt", "gpt_neox",
+  /// "falcon", or "transformer" (every field below given by name). It picks
+  /// the Hugging Face tensor names; the fields below fix the computation.
+  std::string family;
   int64_t dim = 0;         // hidden_size / n_embd
   int64_t hiddenDim = 0;   // feed-forward width (intermediate_size / n_inner)
   int64_t nLayers = 0;
   int64_t nHeads = 0;
-  int64_t nKvHeads = 0;
+  int64_t nKvHeads = 0;    // nHeads: multi-head; 1: multi-query; else grouped
   int64_t headDim = 0;     // dim / nHeads unless the config says otherwise
   int64_t vocabSize = 0;
   /// Rows of each KV cache layer; with learned positions also the rows of
   /// the position table (GPT-2's n_positions).
   int64_t contextLength = 0;
-  std::string norm = "rms_norm";   // "rms_norm" | "layer_norm" (weight and bias)
+
+  // Positions.
+  /// "rope" (rotary, on q and k), "learned" (position_embd table added to
+  /// the embedding), "sinusoidal" (the 2017 table, added to the embedding)
+  /// or "none" (ALiBi models).
+  std::string positions = "rope";
+  double ropeTheta = 10000.0;  // RoPE base; 0 unless positions is "rope"
+  /// RoPE pairs: true rotates (2i, 2i+1) (GPT-J, GGUF Llama); false rotates
+  /// (i, i + rotary_dim/2) (GPT-NeoX, Falcon, Hugging Face's rotate_half).
+  bool ropeInterleaved = true;
+  int64_t rotaryDim = 0;       // leading columns of each head RoPE rotates; 0 unless rope
+  double ropeScale = 1.0;      // linear position scaling: angles use position / ropeScale
+  /// ALiBi: a per-head linear distance penalty on the attention scores.
+  bool alibi = false;
+  double alibiMaxBias = 0.0;   // the slopes' exponent range (8 in the paper); 0 unless alibi
+
+  // Normalisation and residuals.
+  std::string norm = "rms_norm"; // "rms_norm" | "layer_norm"
+  bool normBias = false;         // LayerNorm has a bias (always false for rms_norm)
   double normEps = 1e-5;
-  /// FFN activation: "silu" (Llama's gated FFN, silu(gate) * up), or GPT-2's
-  /// plain FFN with "gelu_tanh" (the tanh approximation) or "gelu" (exact).
+  /// Post-LN (2017): x = norm(x + sublayer(x)), and no final norm. Pre-LN:
+  /// x = x + sublayer(norm(x)), then a final norm.
+  bool postNorm = false;
+  /// GPT-NeoX / Falcon: x = x + attn(n1(x)) + ffn(n2(x)), n2 = n1 when
+  /// parallelNorms is 1. 0 unless parallelResidual.
+  bool parallelResidual = false;
+  int64_t parallelNorms = 0;
+  bool embeddingNorm = false;    // a norm right after the embedding (BLOOM)
+
+  // Feed-forward.
+  /// "silu", "gelu" (exact), "gelu_tanh" or "relu"; with gatedFfn the
+  /// activation gates an up projection (SwiGLU with silu, GeGLU with gelu).
   std::string activation = "silu";
-  std::string positions = "rope";  // "rope" | "learned" (position_embd table)
-  double ropeTheta = 10000.0;      // 0 unless positions is "rope"
-  bool projectionBias = false;     // every attention and FFN projection has a bias
+  bool gatedFfn = true;
+
+  // Attention and projections.
+  bool fusedQkv = false;     // q, k and v in one [q_dim + 2*kv_dim, dim] matrix
+  bool qkvBias = false;      // biases of the q, k, v (or fused) projections
+  bool attnOutBias = false;  // bias of the attention output projection
+  bool ffnBias = false;      // biases of the feed-forward projections
+  double clipQkv = 0.0;      // MPT: q, k, v clamped to [-clip, clip]; 0: none
+  double embeddingScale = 1.0; // the embedding is multiplied by it (2017: sqrt(dim))
   bool tiedEmbeddings = false;
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;
 
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }
-  /// GPT-2 keeps q, k and v in one [3*dim, dim] matrix (attn_qkv).
-  bool fusedQkv() const { return family == "gpt2"; }
-  /// Llama's FFN has a gate projection (ffn_gate).
-  bool gatedFfn() const { return family == "llama"; }
+  /// Pre-LN and parallel blocks end with a final norm; post-LN blocks do not.
+  bool outputNorm() const { return !postNorm; }
 
   /// Canonical JSON of every field above; its hash identifies the config in
   /// the generated library so the runtime can refuse a mismatched one.
   std::string canonicalJson() const;
 };
+
+/// ALiBi's slope per query head, the constant the score of query position i
+/// and key position j is lowered by per unit of distance: -slope * (i - j).
+/// From the paper (Press et al. 2022) with its rule for head counts that are
+/// not a power of two, as BLOOM, MPT and llama.cpp compute them; Falcon adds
+/// the bias before scaling the scores, so its slopes come out divided by
+/// sqrt(head_dim). Empty unless spec.alibi.
+std::vector<float> alibiSlopes(const ModelSpec &spec);
 
 /// Parses a Hugging Face style config.json (or one of our presets). `path`
 /// names the file in error messages, which also name the field.

@@ -13,7 +13,10 @@
 //       manifest's [out, in] (c_attn, attn.c_proj, c_fc, mlp.c_proj);
 //       Llama's q_proj and k_proj rows are ordered for "rotate_half" RoPE,
 //       which rotates the two halves of each head; tfm (like llama.cpp and
-//       llama2.c) rotates interleaved pairs, so the rows are permuted;
+//       llama2.c) rotates Llama's interleaved pairs, so the rows are
+//       permuted; BLOOM, GPT-NeoX and Falcon fuse q, k and v per kv head,
+//       where the manifest (like llama.cpp's converters) keeps all q rows,
+//       then all k rows, then all v rows;
 //   - llama2.c checkpoints store the roles in a fixed order, one role at a
 //     time across layers.
 //
@@ -37,7 +40,9 @@ namespace tfm {
 enum class TensorRole {
   TokenEmbedding,
   PositionEmbedding,
+  TokenEmbeddingNorm,
   AttnNorm,
+  AttnNorm2,
   AttnQ,
   AttnK,
   AttnV,
@@ -82,9 +87,14 @@ struct ModelTensor {
 };
 
 /// Every weight of `spec`'s model in manifest (and GGUF file) order: the
-/// embeddings, then per layer its norms and projections, then the final norm
-/// and, for an untied head, the output projection.
+/// embeddings (and their norm), then per layer its norms and projections,
+/// then the final norm and, for an untied head, the output projection.
 std::vector<ModelTensor> modelTensors(const ModelSpec &spec);
+
+/// The role of the norm in front of the feed-forward: ffn_norm, except in a
+/// Falcon parallel block with two norms, whose second llama.cpp names
+/// attn_norm_2 (Falcon's ln_mlp).
+TensorRole ffnNormRole(const ModelSpec &spec);
 
 /// The per-layer roles of a llama2.c checkpoint in file order; the token
 /// embedding precedes them, the final norm (then two unused RoPE tables and
@@ -94,8 +104,9 @@ llvm::ArrayRef<TensorRole> llama2cLayerOrder();
 /// How a Hugging Face tensor's data relates to the manifest tensor's.
 enum class HfLayout {
   Same,
-  Transposed,  // a 2-D matrix stored [in, out]
-  RopePermuted // rows in rotate-half order; see ropeHfRow
+  Transposed,   // a 2-D matrix stored [in, out]
+  RopePermuted, // q or k rows in rotate-half order; see hfRow
+  QkvGrouped    // fused q/k/v rows grouped by kv head; see hfRow
 };
 
 struct HfTensorName {
@@ -111,10 +122,15 @@ struct HfTensorName {
 /// has no entry for it.
 llvm::Expected<HfTensorName> hfTensorName(const ModelSpec &config, llvm::StringRef manifestName);
 
-/// For a RopePermuted tensor: the Hugging Face row that holds manifest row
-/// `manifestRow`. Within each head of `headDim` rows, manifest row 2*i + j
-/// (the j-th element of rotation pair i) is Hugging Face row j*headDim/2 + i.
-int64_t ropeHfRow(int64_t manifestRow, int64_t headDim);
+/// For a tensor whose rows Hugging Face orders differently: the Hugging Face
+/// row that holds manifest row `manifestRow`.
+///  - RopePermuted (Llama's q_proj, k_proj): within the first rotary_dim rows
+///    of each head, manifest row 2*i + j (the j-th element of rotation pair
+///    i) is row j*rotary_dim/2 + i; the rest of the head keeps its order.
+///  - QkvGrouped (BLOOM, GPT-NeoX, Falcon): the manifest's [q | k | v] rows
+///    lie per kv head g as [q heads of g | k_g | v_g], head_dim rows each.
+/// Any other layout keeps the rows.
+int64_t hfRow(HfLayout layout, int64_t manifestRow, const ModelSpec &spec);
 
 } // namespace tfm
 

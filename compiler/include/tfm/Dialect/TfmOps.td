@@ -97,15 +97,19 @@ def Tfm_KvCacheOp : Tfm_Op<"kv_cache",
 def Tfm_EmbeddingOp : Tfm_KernelOp<"embedding", [Pure, Tfm_FusionRoot, InferTypeOpAdaptor]> {
   let summary = "rows of the embedding table selected by token ids";
   let description = [{
-    `table` is [vocab, dim], `tokens` is [T] i32; the result is [T, dim].
-    An id outside the table reads its nearest row (the runtime refuses such
-    ids before any call).
+    `table` is [vocab, dim], `tokens` is [T] i32; the result is [T, dim],
+    multiplied by `scale` (the 2017 Transformer scales by sqrt(dim); the
+    default 1 is not printed). An id outside the table reads its nearest row
+    (the runtime refuses such ids before any call).
 
     ```mlir
     %x = tfm.embedding %table, %tokens : tensor<32000x4096xf32>, tensor<?xi32>
+    %s = tfm.embedding %table, %tokens {scale = 22.627416997969522 : f64}
+        : tensor<37000x512xf32>, tensor<?xi32>
     ```
   }];
-  let arguments = (ins Tfm_Matrix:$table, Tfm_Tokens:$tokens);
+  let arguments = (ins Tfm_Matrix:$table, Tfm_Tokens:$tokens,
+                       DefaultValuedAttr<Tfm_PositiveF64Attr, "::llvm::APFloat(1.0)">:$scale);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$table `,` $tokens attr-dict `:` type($table) `,` type($tokens)";
 }
@@ -125,23 +129,25 @@ def Tfm_RmsNormOp : Tfm_KernelOp<"rms_norm",
 }
 
 def Tfm_LayerNormOp : Tfm_KernelOp<"layer_norm",
-    [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>,
-     AllTypesMatch<["weight", "bias"]>]> {
-  let summary = "(x - mean) / sqrt(var + eps) * w + b, per row";
+    [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>]> {
+  let summary = "(x - mean) / sqrt(var + eps) * w (+ b), per row";
   let description = [{
     Mean and biased variance (divided by the width) of each row, as
-    PyTorch's LayerNorm computes them; `weight` and `bias` are [width].
+    PyTorch's LayerNorm computes them; `weight` and the optional `bias` are
+    [width] (MPT's LayerNorm has no bias).
 
     ```mlir
     %h = tfm.layer_norm %x, %w, %b {eps = 1.0e-05 : f64}
         : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>
+    %n = tfm.layer_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_Vector:$bias,
+  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Optional<Tfm_Vector>:$bias,
                        Tfm_PositiveF64Attr:$eps);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight) `,` type($bias)
+    $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
+    (`,` type($bias)^)?
   }];
   let hasVerifier = 1;
 }
@@ -182,6 +188,23 @@ def Tfm_AddPositionsOp : Tfm_KernelOp<"add_positions",
   let hasVerifier = 1;
 }
 
+def Tfm_AddSinusoidOp : Tfm_KernelOp<"add_sinusoid",
+    [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds the 2017 Transformer's sinusoidal position encoding";
+  let description = [{
+    Row r (the token at absolute position r) gets PE(r, 2i) =
+    sin(r / base^(2i/width)) and PE(r, 2i+1) = cos(r / base^(2i/width))
+    added; computed in the kernel, so it has no table and no length limit.
+
+    ```mlir
+    %y = tfm.add_sinusoid %x {base = 1.0e+04 : f64} : tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveF64Attr:$base);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Tfm_SliceColsOp : Tfm_KernelOp<"slice_cols", [Pure, Tfm_Epilogue, InferTypeOpAdaptor]> {
   let summary = "columns begin .. begin+size-1 of every row";
   let description = [{
@@ -202,17 +225,23 @@ def Tfm_SliceColsOp : Tfm_KernelOp<"slice_cols", [Pure, Tfm_Epilogue, InferTypeO
 }
 
 def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
-  let summary = "rotary position embedding on interleaved pairs";
+  let summary = "rotary position embedding";
   let description = [{
-    Each head of `head_dim` columns rotates its pairs (2i, 2i+1) by the angle
-    pos * theta^(-2i/head_dim), where pos is the row's position.
+    Each head of `head_dim` columns rotates the pairs of its first
+    `rotary_dim` columns (all of them, unless the rotary embedding is
+    partial) by the angle (pos / position_scale) * theta^(-2i/rotary_dim),
+    where pos is the row's position; the other columns pass through. Pair i
+    is the columns (2i, 2i+1) when `interleaved` (GPT-J, GGUF Llama), else
+    (i, i + rotary_dim/2) (GPT-NeoX, Falcon, Hugging Face's rotate_half).
 
     ```mlir
-    %r = tfm.rope %q {head_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %r = tfm.rope %q {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64,
+                      rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_PositiveI64Attr:$head_dim,
-                       Tfm_PositiveF64Attr:$theta);
+                       Tfm_PositiveI64Attr:$rotary_dim, Tfm_PositiveF64Attr:$theta,
+                       BoolAttr:$interleaved, Tfm_PositiveF64Attr:$position_scale);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -246,6 +275,33 @@ def Tfm_SiluOp : Tfm_KernelOp<"silu", [Pure, Tfm_Epilogue, AllTypesMatch<["input
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Tfm_ReluOp : Tfm_KernelOp<"relu", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
+  let summary = "elementwise max(x, 0)";
+  let description = [{
+    ```mlir
+    %r = tfm.relu %u : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_Rows:$input);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Tfm_ClampOp : Tfm_KernelOp<"clamp", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
+  let summary = "elementwise clamp to [-limit, limit]";
+  let description = [{
+    MPT's clip_qkv: the fused q/k/v projection is clamped before the heads
+    split.
+
+    ```mlir
+    %c = tfm.clamp %qkv {limit = 8.0 : f64} : tensor<?x192xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveF64Attr:$limit);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Tfm_GeluOp : Tfm_KernelOp<"gelu", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "elementwise GELU, exact or in its tanh approximation";
   let description = [{
@@ -268,19 +324,26 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     `query` is [T, n_heads*head_dim]; the caches are [context,
     n_kv_heads*head_dim] buffers, which it reads. The row at position p
     attends to cache rows 0..p; head h uses kv head h / (n_heads /
-    n_kv_heads). Scores are scaled by 1/sqrt(head_dim). The rows of the
-    current call must have been stored (`tfm.kv_store`) before.
+    n_kv_heads). Scores are scaled by 1/sqrt(head_dim). With ALiBi,
+    `alibi_slopes` holds one constant per query head, and the score of
+    position i for key j is lowered by slope * (i - j) after scaling; the
+    bias is computed from the indices, never stored. The rows of the current
+    call must have been stored (`tfm.kv_store`) before.
 
     ```mlir
     %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
         : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
+    %b = tfm.attention %q, %kc, %vc {alibi_slopes = array<f32: 0.25, 0.0625, 0.015625, 0.00390625>,
+                                     head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64}
+        : tensor<?x64xf32>, memref<256x64xf32, strided<[1, 256]>>, memref<256x64xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$query,
                        Arg<Tfm_CacheBuffer, "the layer's keys", [MemRead]>:$key_cache,
                        Arg<Tfm_CacheBuffer, "the layer's values", [MemRead]>:$value_cache,
                        Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
-                       Tfm_PositiveI64Attr:$head_dim);
+                       Tfm_PositiveI64Attr:$head_dim,
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

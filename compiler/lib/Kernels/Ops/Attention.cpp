@@ -32,7 +32,16 @@ void defineAttention(OpDefinition &d) {
   at.dot(s, h, r) = 0.0f;
   at.dot(s, h, r) += q.func(h * headDim + at.overDim, r) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
-  at.score(s, h, r) = at.dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
+  Expr scaled = at.dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
+  if (!attrs.alibiSlopes.empty()) {
+    // The slopes are constants of the generated code: a table Halide embeds
+    // in the object file. The bias is computed from the indices per score.
+    Halide::Buffer<float> slopes(static_cast<int>(attrs.alibiSlopes.size()), name + "_slopes");
+    for (size_t i = 0; i < attrs.alibiSlopes.size(); ++i)
+      slopes(static_cast<int>(i)) = attrs.alibiSlopes[i];
+    scaled -= slopes(h) * cast<float>(r - s);
+  }
+  at.score(s, h, r) = scaled;
   at.maxScore = Func(name + "_max");
   at.maxScore(h, r) = Float(32).min();
   at.maxScore(h, r) = max(at.maxScore(h, r), at.score(at.overKeys, h, r));

@@ -24,7 +24,7 @@ void defineRmsNorm(OpDefinition &d) {
 }
 
 void defineLayerNorm(OpDefinition &d) {
-  Value &x = d.operand(0), &w = d.operand(1), &b = d.operand(2);
+  Value &x = d.operand(0), &w = d.operand(1);
   int dim = static_cast<int>(x.shape[1]);
   float eps = static_cast<float>(d.attrs<LayerNormAttrs>().eps);
   Var c = d.algorithm.col, r = d.algorithm.row;
@@ -43,7 +43,8 @@ void defineLayerNorm(OpDefinition &d) {
   Func scale(d.name + "_scale");
   scale(r) = 1.0f / sqrt(sqDev(r) / dim + eps);
   Func f(d.name);
-  f(c, r) = (x.func(c, r) - mean(r)) * scale(r) * w.func(c) + b.func(c);
+  Expr normed = (x.func(c, r) - mean(r)) * scale(r) * w.func(c);
+  f(c, r) = d.op.operands.size() > 2 ? normed + d.operand(2).func(c) : normed;
   d.result.func = f;
   d.result.reduction = over;
   d.result.rowStats = {mean, scale};

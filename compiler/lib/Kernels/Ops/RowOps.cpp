@@ -25,8 +25,10 @@ void defineEmbedding(OpDefinition &d) {
   Value &table = d.operand(0), &tokens = d.operand(1);
   int vocab = static_cast<int>(table.shape[0]);
   Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr row = table.func(c, clamp(tokens.func(r), 0, vocab - 1));
+  double scale = d.attrs<EmbeddingAttrs>().scale;
   Func f(d.name);
-  f(c, r) = table.func(c, clamp(tokens.func(r), 0, vocab - 1));
+  f(c, r) = scale == 1.0 ? row : row * static_cast<float>(scale);
   d.result.func = f;
 }
 
@@ -66,20 +68,50 @@ void defineLastRow(OpDefinition &d) {
   d.result.func = f;
 }
 
+void defineAddSinusoid(OpDefinition &d) {
+  Value &x = d.operand(0);
+  int width = static_cast<int>(x.shape.back());
+  double base = d.attrs<AddSinusoidAttrs>().base;
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  // In double, as for RoPE: at position thousands a float angle loses the
+  // bits the reference keeps.
+  Expr freq = exp(cast<double>(c / 2) * Expr(-2.0 * std::log(base) / width));
+  Expr angle = cast<double>(r) * freq;
+  Func f(d.name);
+  f(c, r) = x.func(c, r) + cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
+  d.result.func = f;
+}
+
 void defineRope(OpDefinition &d) {
   Value &x = d.operand(0);
   const auto &attrs = d.attrs<RopeAttrs>();
-  int headDim = static_cast<int>(attrs.headDim);
+  int headDim = static_cast<int>(attrs.headDim), rotary = static_cast<int>(attrs.rotaryDim);
+  int width = static_cast<int>(x.shape.back());
   Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr within = c % headDim;
+  // Pair i of the head, whether this column is the pair's first, and the
+  // column's partner. Partner indices are clamped into the input: a column
+  // past the rotary width passes through, but Halide's bounds still see its
+  // partner's index.
+  Expr pair, first, self = x.func(c, r), partner;
+  if (attrs.interleaved) {
+    pair = within / 2;
+    first = within % 2 == 0;
+    partner = select(first, x.func(min(c + 1, width - 1), r), x.func(max(c - 1, 0), r));
+  } else {
+    int half = rotary / 2;
+    first = within < half;
+    pair = select(first, within, within - half);
+    partner = select(first, x.func(min(c + half, width - 1), r), x.func(max(c - half, 0), r));
+  }
   // Angles in double: positions reach the thousands and a float angle would
   // lose the low bits that the reference keeps.
-  Expr pair = (c % headDim) / 2;
-  Expr freq = exp(cast<double>(pair) * Expr(-2.0 * std::log(attrs.theta) / headDim));
-  Expr angle = cast<double>(r) * freq;
+  Expr freq = exp(cast<double>(pair) * Expr(-2.0 * std::log(attrs.theta) / rotary));
+  Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
   Expr cs = cast<float>(cos(angle)), sn = cast<float>(sin(angle));
-  Expr even = x.func(2 * (c / 2), r), odd = x.func(2 * (c / 2) + 1, r);
+  Expr rotated = self * cs + select(first, -partner, partner) * sn;
   Func f(d.name);
-  f(c, r) = select(c % 2 == 0, even * cs - odd * sn, even * sn + odd * cs);
+  f(c, r) = rotary == headDim ? rotated : select(within < rotary, rotated, self);
   d.result.func = f;
 }
 
@@ -102,6 +134,21 @@ void defineSilu(OpDefinition &d) {
   Expr x = d.operand(0).func(c, r);
   Func f(d.name);
   f(c, r) = x / (1.0f + exp(-x));
+  d.result.func = f;
+}
+
+void defineRelu(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Func f(d.name);
+  f(c, r) = max(d.operand(0).func(c, r), 0.0f);
+  d.result.func = f;
+}
+
+void defineClamp(OpDefinition &d) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  float limit = static_cast<float>(d.attrs<ClampAttrs>().limit);
+  Func f(d.name);
+  f(c, r) = clamp(d.operand(0).func(c, r), -limit, limit);
   d.result.func = f;
 }
 

@@ -1,0 +1,445 @@
+//===- ConfigFamilies.cpp - Each model_type's config.json as a ModelSpec --===//
+//
+// One parser per Hugging Face model_type, reading the fields its
+// transformers configuration class defines, with that class's defaults, so
+// a downloaded config.json parses unedited. Fields that do not change the
+// forward pass (dropout rates, initialisers, use_cache) are not read; fields
+// that would change it in a way tfm does not compile are refused by name.
+// The "transformer" type is ours: every switch of ModelSpec as a field.
+//
+//===----------------------------------------------------------------------===//
+#include "ConfigParsing.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tfm;
+using namespace tfm::config;
+namespace json = llvm::json;
+
+namespace {
+
+/// 4 * dim, the default feed-forward width of most families; a huge dim
+/// saturates, for the size checks to refuse.
+int64_t fourTimes(int64_t dim) {
+  return dim > 0 && dim <= std::numeric_limits<int64_t>::max() / 4
+             ? 4 * dim
+             : std::numeric_limits<int64_t>::max();
+}
+
+/// head_dim = dim / n_heads, refusing a dim the heads do not divide.
+int64_t splitHeads(FieldReader &r, const ModelSpec &s, const char *dimField,
+                   const char *headsField) {
+  if (r.failed())
+    return 0;
+  if (s.dim % s.nHeads != 0) {
+    r.fail(dimField, "found " + std::to_string(s.dim) + ", expected a multiple of " +
+                         headsField + " (" + std::to_string(s.nHeads) + ")");
+    return 0;
+  }
+  return s.dim / s.nHeads;
+}
+
+/// Maps a Hugging Face activation name (ACT2FN's) onto ModelSpec's.
+std::string activationOf(FieldReader &r, const char *field, const std::string &fallback) {
+  std::string act = r.string(field, false, fallback);
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+    return "gelu_tanh";
+  if (act == "gelu" || act == "relu" || act == "silu")
+    return act;
+  if (act == "swish")
+    return "silu";
+  if (!r.failed())
+    r.fail(field, "found " + quoted(act) +
+                      ", expected \"gelu\" (exact), \"gelu_new\", \"gelu_pytorch_tanh\" or "
+                      "\"gelu_fast\" (tanh GELU), \"relu\" or \"silu\"");
+  return act;
+}
+
+/// The first of several names a config may give one size (an attribute_map
+/// of the transformers class); required: missing is named by the first.
+int64_t positiveAlias(FieldReader &r, std::initializer_list<const char *> names, bool required,
+                      int64_t fallback = 0) {
+  for (const char *name : names)
+    if (r.has(name))
+      return r.positive(name, true);
+  return r.positive(*names.begin(), required, fallback);
+}
+
+/// RoPE's rotated columns of a head: head_dim * fraction, rounded down as
+/// transformers rounds it.
+int64_t rotaryColumns(FieldReader &r, const char *field, int64_t headDim, double fallback) {
+  double fraction = r.number(field, fallback);
+  if (!r.failed() && !(fraction > 0.0 && fraction <= 1.0))
+    r.fail(field, "found " + FieldReader::describe(json::Value(fraction)) +
+                      ", expected a fraction of the head in (0, 1]");
+  return static_cast<int64_t>(headDim * fraction);
+}
+
+} // namespace
+
+void config::parseLlama(FieldReader &r, ModelSpec &s) {
+  s.family = "llama";
+  s.norm = "rms_norm";
+  s.positions = "rope";
+  s.ropeInterleaved = true; // Hugging Face's q/k rows are permuted at load (TensorNames.h)
+  s.gatedFfn = true;
+  s.dim = r.positive("hidden_size", true);
+  s.hiddenDim = r.positive("intermediate_size", true);
+  s.nLayers = r.positive("num_hidden_layers", true);
+  s.nHeads = r.positive("num_attention_heads", true);
+  s.nKvHeads = r.positive("num_key_value_heads", false, s.nHeads);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("max_position_embeddings", true);
+  s.normEps = positiveNumber(r, "rms_norm_eps", 1e-6);
+  s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
+  s.ropeScale = linearRopeScale(r, "rope_scaling");
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  s.qkvBias = s.attnOutBias = r.boolean("attention_bias", false);
+  s.ffnBias = r.boolean("mlp_bias", false);
+  s.activation = activationOf(r, "hidden_act", "silu");
+  s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+  if (r.failed())
+    return;
+  // An explicit head_dim decouples the heads from the hidden size (q is
+  // n_heads*head_dim wide, attn_output maps it back to hidden_size).
+  s.headDim = r.has("head_dim") ? r.positive("head_dim", true)
+                                : splitHeads(r, s, "hidden_size", "num_attention_heads");
+  if (r.failed())
+    return;
+  s.rotaryDim = rotaryColumns(r, "partial_rotary_factor", s.headDim, 1.0);
+  FieldNames names{"hidden_size",         "intermediate_size",
+                   "num_hidden_layers",   "num_attention_heads",
+                   "num_key_value_heads", "head_dim",
+                   "vocab_size",          "max_position_embeddings"};
+  names.rotaryDim = r.has("partial_rotary_factor") ? "partial_rotary_factor" : "head_dim";
+  checkSpec(r, s, names);
+}
+
+/// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
+/// only moves an upcast that f32 does not need.
+void config::parseGpt2(FieldReader &r, ModelSpec &s) {
+  s.family = "gpt2";
+  s.norm = "layer_norm";
+  s.normBias = true;
+  s.positions = "learned";
+  s.ropeTheta = 0.0;
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.qkvBias = s.attnOutBias = s.ffnBias = true;
+  s.dim = r.positive("n_embd", true);
+  s.nLayers = r.positive("n_layer", true);
+  s.nHeads = r.positive("n_head", true);
+  s.nKvHeads = s.nHeads;
+  s.vocabSize = r.positive("vocab_size", true);
+  // n_ctx is the older name of n_positions; configs carry both, equal.
+  s.contextLength = r.positive("n_positions", !r.has("n_ctx"));
+  if (r.has("n_ctx") && !r.failed()) {
+    int64_t nCtx = r.positive("n_ctx", true);
+    if (!r.has("n_positions"))
+      s.contextLength = nCtx;
+    else if (!r.failed() && nCtx != s.contextLength)
+      r.fail("n_ctx", "found " + std::to_string(nCtx) + ", expected n_positions (" +
+                          std::to_string(s.contextLength) +
+                          "): the attention window and the position table must agree");
+  }
+  s.hiddenDim = r.positive("n_inner", false, fourTimes(s.dim));
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 50256, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 50256, s.vocabSize);
+  if (r.failed())
+    return;
+  s.activation = activationOf(r, "activation_function", "gelu_new");
+  requireValue(r, "scale_attn_weights", true,
+               "attention scores are scaled by 1/sqrt(head_dim)");
+  requireValue(r, "scale_attn_by_inverse_layer_idx", false,
+               "per-layer score scaling is not supported");
+  requireValue(r, "add_cross_attention", false, "cross-attention is not supported");
+  s.headDim = splitHeads(r, s, "n_embd", "n_head");
+  checkSpec(r, s,
+            {"n_embd", "n_inner", "n_layer", "n_head", "n_head", "n_embd", "vocab_size",
+             "n_positions"});
+}
+
+/// BLOOM (BloomConfig): ALiBi instead of positions, a LayerNorm right after
+/// the embedding, q/k/v fused per head, tanh GELU, biases everywhere. The
+/// config names no context length: BLOOM trained on 2048 tokens, which
+/// `seq_length` or tfmc --context may change (ALiBi extrapolates).
+void config::parseBloom(FieldReader &r, ModelSpec &s) {
+  s.family = "bloom";
+  s.norm = "layer_norm";
+  s.normBias = true;
+  s.positions = "none";
+  s.ropeTheta = 0.0;
+  s.alibi = true;
+  s.alibiMaxBias = 8.0;
+  s.embeddingNorm = true;
+  s.activation = "gelu_tanh";
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.qkvBias = s.attnOutBias = s.ffnBias = true;
+  s.dim = positiveAlias(r, {"hidden_size", "n_embed"}, true);
+  s.nLayers = positiveAlias(r, {"n_layer", "num_hidden_layers"}, true);
+  s.nHeads = positiveAlias(r, {"n_head", "num_attention_heads"}, true);
+  s.nKvHeads = s.nHeads;
+  s.hiddenDim = fourTimes(s.dim);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("seq_length", false, 2048);
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+  requireValue(r, "apply_residual_connection_post_layernorm", false,
+               "residuals that start after the norm are not supported");
+  s.headDim = splitHeads(r, s, "hidden_size", "n_head");
+  checkSpec(r, s,
+            {"hidden_size", "hidden_size", "n_layer", "n_head", "n_head", "hidden_size",
+             "vocab_size", "seq_length"});
+}
+
+/// MPT (MptConfig, as transformers implements it): ALiBi, LayerNorm and
+/// projections without biases under no_bias, exact GELU, one [3*d, d] Wqkv,
+/// q/k/v optionally clamped (attn_config.clip_qkv).
+void config::parseMpt(FieldReader &r, const std::string &path, ModelSpec &s) {
+  s.family = "mpt";
+  s.norm = "layer_norm";
+  s.positions = "none";
+  s.ropeTheta = 0.0;
+  s.activation = "gelu";
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.dim = r.positive("d_model", true);
+  s.nHeads = r.positive("n_heads", true);
+  s.nKvHeads = s.nHeads;
+  s.nLayers = r.positive("n_layers", true);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("max_seq_len", false, 2048);
+  int64_t expansion = r.positive("expansion_ratio", false, 4);
+  s.hiddenDim = s.dim > 0 && expansion <= std::numeric_limits<int64_t>::max() / s.dim
+                    ? expansion * s.dim
+                    : std::numeric_limits<int64_t>::max();
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
+  bool noBias = r.boolean("no_bias", true);
+  s.normBias = s.qkvBias = s.attnOutBias = s.ffnBias = !noBias;
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 0, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 0, s.vocabSize);
+  std::string normType = r.string("norm_type", false, "low_precision_layernorm");
+  if (!r.failed() && normType != "low_precision_layernorm" && normType != "layernorm")
+    r.fail("norm_type", "found " + quoted(normType) +
+                            ", expected \"low_precision_layernorm\" or \"layernorm\"");
+  requireValue(r, "logit_scale", nullptr, "scaled logits are not supported");
+  if (r.failed())
+    return;
+
+  auto nested = [&](const char *field) -> const json::Object * {
+    const json::Value *v = r.raw(field);
+    if (!v || v->kind() == json::Value::Null)
+      return nullptr;
+    if (!v->getAsObject())
+      r.fail(field, "found " + FieldReader::describe(*v) + ", expected an object");
+    return v->getAsObject();
+  };
+  static const json::Object kEmpty;
+  const json::Object *attn = nested("attn_config");
+  FieldReader a(attn ? *attn : kEmpty, path, "attn_config.");
+  std::string attnType = a.string("attn_type", false, "multihead_attention");
+  if (!a.failed() && attnType != "multihead_attention")
+    a.fail("attn_type", "found " + quoted(attnType) +
+                            ", expected \"multihead_attention\" (the attention transformers' "
+                            "MPT implements)");
+  // transformers' MPT always biases its scores with ALiBi; llm-foundry's
+  // rotary option has no transformers implementation.
+  s.alibi = a.boolean("alibi", true);
+  if (!a.failed() && !s.alibi)
+    a.fail("alibi", "found false, expected true (MPT's positions are ALiBi)");
+  if (a.boolean("rope", false))
+    s.positions = "rope";
+  s.alibiMaxBias = positiveNumber(a, "alibi_bias_max", 8.0);
+  double clip = a.number("clip_qkv", 0.0);
+  if (!a.failed() && !(std::isfinite(clip) && clip >= 0.0))
+    a.fail("clip_qkv", "found " + FieldReader::describe(json::Value(clip)) +
+                           ", expected null or a positive number");
+  s.clipQkv = clip;
+  requireValue(a, "qk_ln", false, "normalised q and k are not supported");
+  requireValue(a, "softmax_scale", nullptr,
+               "scores are scaled by 1/sqrt(head_dim); another scale is not supported");
+  r.adopt(a);
+  const json::Object *ffn = nested("ffn_config");
+  FieldReader f(ffn ? *ffn : kEmpty, path, "ffn_config.");
+  requireValue(f, "ffn_type", "mptmlp", "the feed-forward transformers' MPT implements");
+  r.adopt(f);
+  s.headDim = splitHeads(r, s, "d_model", "n_heads");
+  FieldNames names{"d_model", "expansion_ratio", "n_layers", "n_heads", "n_heads",
+                   "d_model", "vocab_size", "max_seq_len"};
+  names.alibi = "attn_config.alibi", names.positions = "attn_config.rope";
+  checkSpec(r, s, names);
+}
+
+/// GPT-NeoX and Pythia (GPTNeoXConfig): rotate_half RoPE on the first
+/// rotary_pct of each head, q/k/v fused per head, a parallel residual with
+/// two norms unless use_parallel_residual is false.
+void config::parseGptNeox(FieldReader &r, ModelSpec &s) {
+  s.family = "gpt_neox";
+  s.norm = "layer_norm";
+  s.normBias = true;
+  s.positions = "rope";
+  s.ropeInterleaved = false;
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.ffnBias = true;
+  s.dim = r.positive("hidden_size", true);
+  s.hiddenDim = r.positive("intermediate_size", true);
+  s.nLayers = r.positive("num_hidden_layers", true);
+  s.nHeads = r.positive("num_attention_heads", true);
+  s.nKvHeads = s.nHeads;
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("max_position_embeddings", true);
+  s.normEps = positiveNumber(r, "layer_norm_eps", 1e-5);
+  s.ropeTheta = positiveNumber(r, r.has("rope_theta") ? "rope_theta" : "rotary_emb_base", 10000.0);
+  s.ropeScale = linearRopeScale(r, "rope_scaling");
+  s.parallelResidual = r.boolean("use_parallel_residual", true);
+  s.parallelNorms = s.parallelResidual ? 2 : 0;
+  s.qkvBias = s.attnOutBias = r.boolean("attention_bias", true);
+  s.activation = activationOf(r, "hidden_act", "gelu");
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  s.bosTokenId = tokenId(r, "bos_token_id", 0, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+  s.headDim = splitHeads(r, s, "hidden_size", "num_attention_heads");
+  if (r.failed())
+    return;
+  s.rotaryDim = rotaryColumns(r, r.has("partial_rotary_factor") ? "partial_rotary_factor"
+                                                                 : "rotary_pct",
+                              s.headDim, 0.25);
+  FieldNames names{"hidden_size",         "intermediate_size",
+                   "num_hidden_layers",   "num_attention_heads",
+                   "num_attention_heads", "hidden_size",
+                   "vocab_size",          "max_position_embeddings"};
+  names.rotaryDim = "rotary_pct", names.parallelResidual = "use_parallel_residual";
+  checkSpec(r, s, names);
+}
+
+/// Falcon (FalconConfig): multi-query or grouped attention with q/k/v fused
+/// by kv group, rotate_half RoPE or ALiBi, a parallel block with one norm
+/// (7B) or two (the new decoder architecture of 40B and 180B).
+void config::parseFalcon(FieldReader &r, ModelSpec &s) {
+  s.family = "falcon";
+  s.norm = "layer_norm";
+  s.normBias = true;
+  s.gatedFfn = false;
+  s.fusedQkv = true;
+  s.dim = r.positive("hidden_size", true);
+  s.nLayers = r.positive("num_hidden_layers", true);
+  s.nHeads = r.positive("num_attention_heads", true);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("max_position_embeddings", false, 2048);
+  s.hiddenDim = r.positive("ffn_hidden_size", false, fourTimes(s.dim));
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-5);
+  bool newArchitecture = r.boolean("new_decoder_architecture", false);
+  bool multiQuery = r.boolean("multi_query", true);
+  s.nKvHeads = newArchitecture ? r.positive("num_kv_heads", false, s.nHeads)
+                               : (multiQuery ? 1 : s.nHeads);
+  s.alibi = r.boolean("alibi", false);
+  if (s.alibi) {
+    s.positions = "none";
+    s.ropeTheta = 0.0;
+    s.alibiMaxBias = 8.0;
+  } else {
+    s.positions = "rope";
+    s.ropeInterleaved = false;
+    s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
+    s.ropeScale = linearRopeScale(r, "rope_scaling");
+  }
+  // The new architecture is always parallel; its two norms (ln_attn,
+  // ln_mlp) unless num_ln_in_parallel_attn is 1.
+  s.parallelResidual = newArchitecture || r.boolean("parallel_attn", true);
+  int64_t parallelNorms = r.positive("num_ln_in_parallel_attn", false, newArchitecture ? 2 : 1);
+  if (!r.failed() && parallelNorms > 2)
+    r.fail("num_ln_in_parallel_attn",
+           "found " + std::to_string(parallelNorms) + ", expected 1 or 2");
+  s.parallelNorms = !s.parallelResidual ? 0 : (newArchitecture && parallelNorms == 2 ? 2 : 1);
+  s.qkvBias = s.attnOutBias = s.ffnBias = r.boolean("bias", false);
+  s.activation = activationOf(r, "activation", "gelu");
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 11, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 11, s.vocabSize);
+  s.headDim = splitHeads(r, s, "hidden_size", "num_attention_heads");
+  s.rotaryDim = s.positions == "rope" ? s.headDim : 0;
+  FieldNames names{"hidden_size",         "ffn_hidden_size",
+                   "num_hidden_layers",   "num_attention_heads",
+                   "num_kv_heads",        "hidden_size",
+                   "vocab_size",          "max_position_embeddings"};
+  names.alibi = "alibi", names.parallelResidual = "parallel_attn";
+  checkSpec(r, s, names);
+}
+
+/// tfm's own config: every switch of ModelSpec by name, with the 2017
+/// Transformer's choices as defaults (sinusoidal positions, post-LN is
+/// opt-in, ReLU, biases, a tied head).
+void config::parseTransformer(FieldReader &r, ModelSpec &s) {
+  s.family = "transformer";
+  s.dim = r.positive("d_model", true);
+  s.nHeads = r.positive("n_heads", true);
+  s.nKvHeads = r.positive("n_kv_heads", false, s.nHeads);
+  s.nLayers = r.positive("n_layers", true);
+  s.hiddenDim = r.positive("d_ff", true);
+  s.vocabSize = r.positive("vocab_size", true);
+  s.contextLength = r.positive("context_length", true);
+  s.headDim = r.has("head_dim") ? r.positive("head_dim", true)
+                                : splitHeads(r, s, "d_model", "n_heads");
+  auto oneOf = [&](const char *field, const char *fallback,
+                   std::initializer_list<const char *> allowed) {
+    std::string value = r.string(field, false, fallback);
+    if (!r.failed() && llvm::none_of(allowed, [&](const char *a) { return value == a; })) {
+      std::string expected;
+      for (const char *a : allowed)
+        expected += (expected.empty() ? "" : ", ") + std::string("\"") + a + "\"";
+      r.fail(field, "found " + quoted(value) + ", expected one of " + expected);
+    }
+    return value;
+  };
+  s.positions = oneOf("positions", "sinusoidal", {"sinusoidal", "learned", "rope", "none"});
+  bool rope = s.positions == "rope";
+  s.ropeTheta = rope ? positiveNumber(r, "rope_theta", 10000.0) : 0.0;
+  s.ropeInterleaved = oneOf("rope_pairs", "interleaved", {"interleaved", "half"}) == "interleaved";
+  s.rotaryDim = rope ? r.positive("rotary_dim", false, s.headDim) : 0;
+  s.ropeScale = rope ? positiveNumber(r, "rope_scale", 1.0) : 1.0;
+  s.alibi = r.boolean("alibi", false);
+  s.alibiMaxBias = s.alibi ? positiveNumber(r, "alibi_max_bias", 8.0) : 0.0;
+  s.norm = oneOf("norm", "layer_norm", {"layer_norm", "rms_norm"});
+  s.normBias = r.boolean("norm_bias", s.norm == "layer_norm");
+  if (!r.failed() && s.normBias && s.norm == "rms_norm")
+    r.fail("norm_bias", "found true with norm \"rms_norm\", expected false (RMSNorm has no bias)");
+  s.normEps = positiveNumber(r, "norm_eps", 1e-5);
+  s.postNorm = oneOf("norm_position", "pre", {"pre", "post"}) == "post";
+  s.parallelResidual = r.boolean("parallel_residual", false);
+  s.parallelNorms = s.parallelResidual ? r.positive("parallel_norms", false, 2) : 0;
+  if (!r.failed() && s.parallelNorms > 2)
+    r.fail("parallel_norms", "found " + std::to_string(s.parallelNorms) + ", expected 1 or 2");
+  s.embeddingNorm = r.boolean("embedding_norm", false);
+  s.activation = oneOf("activation", "relu", {"relu", "gelu", "gelu_tanh", "silu"});
+  s.gatedFfn = r.boolean("gated_ffn", false);
+  s.fusedQkv = r.boolean("fused_qkv", false);
+  s.qkvBias = r.boolean("qkv_bias", true);
+  s.attnOutBias = r.boolean("attn_out_bias", true);
+  s.ffnBias = r.boolean("ffn_bias", true);
+  s.clipQkv = r.has("clip_qkv") ? positiveNumber(r, "clip_qkv", 0.0) : 0.0;
+  const json::Value *scale = r.raw("embedding_scale");
+  if (scale && scale->getAsString() && *scale->getAsString() == "sqrt_d_model")
+    s.embeddingScale = std::sqrt(double(s.dim));
+  else if (scale && !scale->getAsNumber() && scale->kind() != json::Value::Null)
+    r.fail("embedding_scale", "found " + FieldReader::describe(*scale) +
+                                  ", expected a number or \"sqrt_d_model\"");
+  else
+    s.embeddingScale = positiveNumber(r, "embedding_scale", 1.0);
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+  FieldNames names{"d_model", "d_ff", "n_layers", "n_heads", "n_kv_heads", "head_dim",
+                   "vocab_size", "context_length"};
+  names.positions = "positions", names.alibi = "alibi", names.rotaryDim = "rotary_dim";
+  names.parallelResidual = "parallel_residual", names.postNorm = "norm_position";
+  checkSpec(r, s, names);
+}
