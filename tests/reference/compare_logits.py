@@ -38,6 +38,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import family_oracle  # noqa: E402
 import gpt2_oracle  # noqa: E402
 import llama_oracle  # noqa: E402
 import testlib  # noqa: E402
@@ -60,6 +61,16 @@ def model_type(config_path):
 
 def make_oracle(config_path, weight_format, weights, cache_dtype):
     """The oracle for the config's family, fed by an independent reader."""
+    if model_type(config_path) in family_oracle.FAMILIES:
+        raw = family_oracle.load_config(config_path)
+        if weight_format == "gguf":
+            tensors = family_oracle.hf_names_from_gguf(weight_files.read_gguf(weights)[1], raw)
+        else:
+            tensors = weight_files.read_safetensors(weights)
+        context = (raw.get("context_length") or raw.get("max_position_embeddings")
+                   or raw.get("max_seq_len") or raw.get("seq_length") or 2048)
+        config = argparse.Namespace(vocab_size=raw["vocab_size"], context_length=context)
+        return config, family_oracle.FamilyOracle(raw, tensors, cache_dtype=cache_dtype)
     if model_type(config_path) == "gpt2":
         config = gpt2_oracle.load_config(config_path)
         if weight_format == "gguf":

@@ -28,8 +28,9 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
     t.init = InitKind::UnitNormal;
   else if (id->role == TensorRole::PositionEmbedding || id->part == TensorPart::Bias)
     t.bound = 0.1;
-  else if (id->role == TensorRole::AttnNorm || id->role == TensorRole::FfnNorm ||
-           id->role == TensorRole::OutputNorm)
+  else if (id->role == TensorRole::AttnNorm || id->role == TensorRole::AttnNorm2 ||
+           id->role == TensorRole::FfnNorm || id->role == TensorRole::OutputNorm ||
+           id->role == TensorRole::TokenEmbeddingNorm)
     t.init = InitKind::NormGain;
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));

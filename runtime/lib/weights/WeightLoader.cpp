@@ -74,8 +74,11 @@ void convertRow(const uint8_t *from, const ElementEncoding &stored, int64_t n,
 void rearrange(const FoundTensor &t, const TensorSpec &spec, const ModelSpec &model,
                uint8_t *out) {
   const ElementEncoding &stored = *t.encoding, &target = spec.dtype;
-  const int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
-  const int64_t rowLength = spec.shape.back();
+  // A permuted vector (the bias of a permuted projection) moves element by
+  // element: a row each.
+  const bool permuted = t.layout == HfLayout::RopePermuted || t.layout == HfLayout::QkvGrouped;
+  const int64_t rows = spec.shape.size() == 2 || permuted ? spec.shape[0] : 1;
+  const int64_t rowLength = spec.shape.size() == 2 ? spec.shape.back() : (permuted ? 1 : spec.shape[0]);
   const int64_t storedRow = stored.bytes(rowLength), targetRow = target.bytes(rowLength);
   switch (t.layout) {
   case HfLayout::Same:

@@ -94,11 +94,23 @@ void defineRope(OpDefinition &d) {
   // past the rotary width passes through, but Halide's bounds still see its
   // partner's index.
   Expr pair, first, self = x.func(c, r), partner;
-  if (attrs.interleaved) {
+  if (attrs.interleaved && headDim % 2 == 0) {
+    // Both columns of the pair, read as (2i, 2i+1): a tile of even width
+    // starting at an even column reads nothing outside itself.
+    pair = within / 2;
+    first = c % 2 == 0;
+    Expr even = x.func(2 * (c / 2), r), odd = x.func(2 * (c / 2) + 1, r);
+    self = select(first, even, odd);
+    partner = select(first, odd, even);
+  } else if (attrs.interleaved) {
     pair = within / 2;
     first = within % 2 == 0;
     partner = select(first, x.func(min(c + 1, width - 1), r), x.func(max(c - 1, 0), r));
   } else {
+    // The partner lies half the rotary width away: schedules materialise
+    // this op's input (readsOtherColumns), so these reads stay inside the
+    // computed row.
+    d.result.readsOtherColumns = true;
     int half = rotary / 2;
     first = within < half;
     pair = select(first, within, within - half);

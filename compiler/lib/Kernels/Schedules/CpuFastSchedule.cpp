@@ -14,8 +14,9 @@
 //    column slices) are inlined into the output, so their inputs never leave
 //    the tile;
 //  * a projection that several outputs read (GPT-2's fused QKV, sliced into
-//    q, k and v) is computed on its own, tiled as above, and the outputs
-//    copy their columns from it;
+//    q, k and v), or that an op reads across tiles (half-split RoPE), is
+//    computed on its own, tiled as above, and the outputs read their
+//    columns from it;
 //  * norms (RMSNorm, LayerNorm) are materialised before the projections,
 //    their row statistics computed once per row;
 //  * attention runs one head (decode) or one head and block of rows (prefill)
@@ -48,16 +49,19 @@ constexpr int kAttentionRows = 16;
 /// placement of their own.
 struct Anchors {
   std::set<int> linears;
+  std::set<int> computedAlone; // linears read across tiles (readsOtherColumns)
   int attention = -1;
 };
 
-void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
+void collectAnchors(KernelAlgorithm &a, int index, Anchors &out, bool acrossTiles = false) {
   Value &v = a.values[index];
   if (!v.op)
     return;
   switch (opRecord(v.op->kind()).placement) {
   case Placement::Projection:
     out.linears.insert(index);
+    if (acrossTiles)
+      out.computedAlone.insert(index);
     return;
   case Placement::Attention:
     out.attention = index;
@@ -69,7 +73,7 @@ void collectAnchors(KernelAlgorithm &a, int index, Anchors &out) {
     break;
   }
   for (int operand : v.op->operands)
-    collectAnchors(a, operand, out);
+    collectAnchors(a, operand, out, acrossTiles || v.readsOtherColumns);
 }
 
 /// The weight a projection reads.
@@ -321,11 +325,13 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
   }
 
   std::vector<Anchors> anchors(a.outputs.size());
+  // Linears computed on their own: read by several outputs, or across
+  // tiles; counted as two readers.
   std::map<int, int> readers; // linear -> how many outputs read it
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     collectAnchors(a, a.outputValues[i], anchors[i]);
     for (int index : anchors[i].linears)
-      ++readers[index];
+      readers[index] += anchors[i].computedAlone.count(index) ? 2 : 1;
   }
   for (auto [index, count] : readers) {
     if (count < 2)
