@@ -61,8 +61,15 @@ cl::opt<std::string> passPipeline("pass-pipeline",
                                   cl::cat(category));
 cl::opt<std::string> emitKind("emit",
                               cl::desc("lib: lib<name>.so (default); exe: also a standalone "
-                                       "executable with the runtime linked in"),
+                                       "executable with the runtime linked in; mlir: only the "
+                                       "lowered tfm IR, to -o (default: standard output), "
+                                       "with no kernel compiled"),
                               cl::init("lib"), cl::cat(category));
+cl::opt<int64_t> contextOverride(
+    "context",
+    cl::desc("Positions the KV cache holds, instead of the config's context length: ALiBi, "
+             "sinusoidal and RoPE models run past the length they were trained on"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 cl::opt<std::string> emitMlir("emit-mlir",
                               cl::desc("Write the lowered tfm IR (with locations) to this file; "
                                        "tfmc compiles it again as it is"),
@@ -121,8 +128,8 @@ int main(int argc, char **argv) {
   tfm::parseCommandLine(argc, argv, "tfmc: compile a transformer to a native library\n");
   auto start = std::chrono::steady_clock::now();
 
-  if (emitKind != "lib" && emitKind != "exe")
-    return fail("--emit: found '" + emitKind + "', expected lib or exe");
+  if (emitKind != "lib" && emitKind != "exe" && emitKind != "mlir")
+    return fail("--emit: found '" + emitKind + "', expected lib, exe or mlir");
   if (prefillChunk < 0)
     return fail("--prefill-chunk: found " + std::to_string(prefillChunk) + ", expected >= 0");
   bool fromIr = StringRef(inputPath).ends_with(".mlir");
@@ -146,6 +153,20 @@ int main(int argc, char **argv) {
     if (!loaded)
       return fail(toString(loaded.takeError()));
     spec = std::move(*loaded);
+  }
+  if (contextOverride != 0) {
+    if (!spec)
+      return fail("--context applies to configs; a .mlir module's cache_decl shapes say what "
+                  "its cache holds");
+    if (contextOverride < 1 || contextOverride > (int64_t(1) << 24))
+      return fail("--context: found " + std::to_string(contextOverride) +
+                  ", expected 1 to 16777216 positions");
+    // A learned table's rows are the context: the tensor's shape.
+    if (spec->positions == "learned")
+      return fail("--context: " + inputPath +
+                  " has learned positions, whose table fixes the context at " +
+                  std::to_string(spec->contextLength) + " positions");
+    spec->contextLength = contextOverride;
   }
   if (!weightType.empty() && !weightsLike.empty())
     return fail("--dtype and --weights-like both say what the weights are; pass one");
@@ -193,10 +214,14 @@ int main(int argc, char **argv) {
   if (dumpIr)
     lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
 
+  if (emitKind == "mlir")
+    lowering.emitMlirPath = outDir.empty() ? std::string("-") : std::string(outDir);
   Expected<tfm::Program> program =
       spec ? tfm::lowerConfig(*spec, lowering) : tfm::lowerMlirFile(inputPath, lowering);
   if (!program)
     return fail(inputPath + ": " + toString(program.takeError()));
+  if (emitKind == "mlir")
+    return 0;
   if (Error e = tfm::writeLibrary(*program, lib))
     return fail(toString(std::move(e)));
 
