@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 using tfm::ModelSpec;
@@ -686,6 +687,60 @@ TEST(ModelSpecTest, PresetShapes) {
     EXPECT_EQ(gpt2.spec.contextLength, 1024);
     EXPECT_EQ(gpt2.spec.activation, "gelu_tanh");
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(ModelSpecTest, FamilyPresetsCarryTheirVariants) {
+  auto preset = [](const char *file) {
+    ParsedSpec parsed = loadSpec(std::string(TFM_SOURCE_DIR) + "/configs/" + file + ".json");
+    EXPECT_TRUE(parsed.ok) << parsed.error;
+    return parsed.spec;
+  };
+  ModelSpec bloom = preset("bloom-560m");
+  EXPECT_TRUE(bloom.alibi && bloom.embeddingNorm && bloom.fusedQkv);
+  EXPECT_EQ(bloom.positions, "none");
+  EXPECT_EQ(bloom.hiddenDim, 4096);
+  EXPECT_EQ(tfm::alibiSlopes(bloom).size(), 16u);
+  ModelSpec mpt = preset("mpt-7b");
+  EXPECT_TRUE(mpt.alibi && !mpt.normBias && !mpt.qkvBias && !mpt.ffnBias);
+  EXPECT_EQ(mpt.activation, "gelu");
+  ModelSpec pythia = preset("pythia-160m");
+  EXPECT_FALSE(pythia.ropeInterleaved);
+  EXPECT_EQ(pythia.rotaryDim, 16); // a quarter of 64
+  EXPECT_TRUE(pythia.parallelResidual);
+  EXPECT_EQ(pythia.parallelNorms, 2);
+  ModelSpec falcon = preset("falcon-7b");
+  EXPECT_EQ(falcon.nKvHeads, 1);
+  EXPECT_EQ(falcon.headDim, 64);
+  EXPECT_EQ(falcon.parallelNorms, 1);
+  ModelSpec t2017 = preset("transformer-2017-decoder");
+  EXPECT_TRUE(t2017.postNorm);
+  EXPECT_FALSE(t2017.outputNorm());
+  EXPECT_EQ(t2017.positions, "sinusoidal");
+  EXPECT_EQ(t2017.activation, "relu");
+  EXPECT_DOUBLE_EQ(t2017.embeddingScale, std::sqrt(512.0));
+}
+
+TEST(ModelSpecTest, AlibiSlopesFollowThePaper) {
+  ModelSpec s;
+  s.alibi = true;
+  s.alibiMaxBias = 8;
+  s.nHeads = 8;
+  s.headDim = 64;
+  std::vector<float> eight = tfm::alibiSlopes(s);
+  for (int h = 0; h < 8; ++h)
+    EXPECT_FLOAT_EQ(eight[h], std::pow(2.0f, -(h + 1.0f)));
+  // 12 heads: the 8 of 8 heads, then the odd ones of 16 (2^-0.5, 2^-1.5, ...).
+  s.nHeads = 12;
+  std::vector<float> twelve = tfm::alibiSlopes(s);
+  EXPECT_FLOAT_EQ(twelve[7], std::pow(2.0f, -8.0f));
+  EXPECT_FLOAT_EQ(twelve[8], std::pow(2.0f, -0.5f));
+  EXPECT_FLOAT_EQ(twelve[11], std::pow(2.0f, -3.5f));
+  s.family = "falcon"; // added before scaling: divided by sqrt(head_dim)
+  EXPECT_FLOAT_EQ(tfm::alibiSlopes(s)[0], 0.5f / 8.0f);
 }
 
 } // namespace

@@ -668,10 +668,10 @@ TEST(ExtractProgram, UnsupportedSpecIsAnError) {
   std::string error = loweringError(spec);
   EXPECT_NE(error.find("family 'mamba'"), std::string::npos) << error;
 
-  ModelSpec relu = gpt2Spec(2);
-  relu.activation = "relu";
-  error = loweringError(relu);
-  EXPECT_NE(error.find("activation 'relu'"), std::string::npos) << error;
+  ModelSpec mish = gpt2Spec(2);
+  mish.activation = "mish";
+  error = loweringError(mish);
+  EXPECT_NE(error.find("activation 'mish'"), std::string::npos) << error;
 
   LoweringOptions tooLong;
   tooLong.prefillChunk = 49;
