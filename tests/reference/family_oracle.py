@@ -440,8 +440,8 @@ def hf_names_from_gguf(tensors, raw):
     family = raw["model_type"]
     if family == "transformer":
         return dict(tensors)
-    H = raw.get("n_head", raw.get("num_attention_heads"))
-    d = raw.get("hidden_size", raw.get("n_embed"))
+    H = raw.get("n_head") or raw.get("num_attention_heads") or raw.get("n_heads")
+    d = raw.get("hidden_size") or raw.get("n_embed") or raw.get("d_model")
     hd = d // H
     if family == "falcon":
         new_arch = raw.get("new_decoder_architecture", False)
