@@ -310,14 +310,15 @@ void config::parseGptNeox(FieldReader &r, ModelSpec &s) {
   s.headDim = splitHeads(r, s, "hidden_size", "num_attention_heads");
   if (r.failed())
     return;
-  s.rotaryDim = rotaryColumns(r, r.has("partial_rotary_factor") ? "partial_rotary_factor"
-                                                                 : "rotary_pct",
-                              s.headDim, 0.25);
+  // Newer configs name the fraction partial_rotary_factor.
+  const char *rotaryField =
+      r.has("partial_rotary_factor") ? "partial_rotary_factor" : "rotary_pct";
+  s.rotaryDim = rotaryColumns(r, rotaryField, s.headDim, 0.25);
   FieldNames names{"hidden_size",         "intermediate_size",
                    "num_hidden_layers",   "num_attention_heads",
                    "num_attention_heads", "hidden_size",
                    "vocab_size",          "max_position_embeddings"};
-  names.rotaryDim = "rotary_pct", names.parallelResidual = "use_parallel_residual";
+  names.rotaryDim = rotaryField, names.parallelResidual = "use_parallel_residual";
   checkSpec(r, s, names);
 }
 

@@ -162,7 +162,7 @@ def main():
                                  "q4_k_m", "q5_k_m"])
     parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
                         help="what the compiled kernels read (see above)")
-    parser.add_argument("--schedule", help="with --read-as dtype: tfmc --schedule NAME")
+    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
@@ -175,29 +175,28 @@ def main():
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
     longest = max(p + k for p, k in CASES)
+    schedule = ("--schedule", args.schedule) if args.schedule else ()
+
+    def compile_as(name, *tfmc_args):
+        """The config compiled into work/<name> (plus the schedule's name)."""
+        folder = name + (f"-{args.schedule}" if args.schedule else "")
+        return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + schedule)
+
     if args.skip_passes:
-        model_dir = testlib.compile_model(
-            args.config, os.path.join(work, "model-skip-" + args.skip_passes.replace(",", "+")),
-            ("--skip-passes", args.skip_passes))
+        model_dir = compile_as("model-skip-" + args.skip_passes.replace(",", "+"),
+                               "--skip-passes", args.skip_passes)
         weights = write_weights(args, model_dir, work)
     elif args.read_as == "dtype":
-        extra = ("--dtype", args.dtype) + (("--schedule", args.schedule) if args.schedule else ())
-        model_dir = testlib.compile_model(
-            args.config, os.path.join(work, "-".join(["model", args.dtype, args.schedule or ""])),
-            extra)
+        model_dir = compile_as("model-" + args.dtype, "--dtype", args.dtype)
         weights = write_weights(args, model_dir, work)
     elif args.read_as == "file":
         weights = write_weights(args, None, work)
-        model_dir = testlib.compile_model(
-            args.config, os.path.join(work, f"model-like-{args.format}-{args.dtype}"),
-            ("--weights-like", weights))
+        model_dir = compile_as(f"model-like-{args.format}-{args.dtype}", "--weights-like", weights)
     elif args.kv_dtype != "f32":
-        model_dir = testlib.compile_model(
-            args.config, os.path.join(work, "model-kv-" + args.kv_dtype),
-            ("--kv-dtype", args.kv_dtype))
+        model_dir = compile_as("model-kv-" + args.kv_dtype, "--kv-dtype", args.kv_dtype)
         weights = write_weights(args, model_dir, work)
     else:
-        model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
+        model_dir = compile_as("model")
         weights = write_weights(args, model_dir, work)
     config, oracle = make_oracle(args.config, args.format, weights, args.kv_dtype)
     if longest > context_length(config):

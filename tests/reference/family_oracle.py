@@ -21,7 +21,8 @@ import math
 
 import torch
 
-from llama_oracle import cache_rounding
+from gpt2_oracle import gelu, layer_norm
+from llama_oracle import cache_rounding, rms_norm
 
 
 class OracleError(Exception):
@@ -40,22 +41,11 @@ def load_config(path):
     return raw
 
 
-def layer_norm(x, weight, bias, eps):
-    mean = x.mean(dim=-1, keepdim=True)
-    var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
-    y = (x - mean) / torch.sqrt(var + eps) * weight
-    return y if bias is None else y + bias
-
-
-def rms_norm(x, weight, eps):
-    return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight
-
-
 def activation(name, x):
     if name in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_tanh"):
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+        return gelu(x, "gelu_new")
     if name == "gelu":
-        return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+        return gelu(x, "gelu")
     if name == "relu":
         return torch.relu(x)
     if name in ("silu", "swish"):
@@ -143,13 +133,9 @@ class FamilyOracle:
         self.c = raw
         self.family = raw["model_type"]
         self.store = cache_rounding(cache_dtype)
-        prefix = {"bloom": "transformer.", "gpt_neox": "", "mpt": "", "falcon": "",
-                  "transformer": ""}[self.family]
-        self.w = {}
-        for name, value in weights.items():
-            if self.family == "bloom":
-                name = name.removeprefix(prefix)
-            self.w[name] = value
+        # BLOOM checkpoints come with or without BloomForCausalLM's prefix.
+        self.w = {name.removeprefix("transformer.") if self.family == "bloom" else name: value
+                  for name, value in weights.items()}
 
     def get(self, name, optional=False):
         if name in self.w:
@@ -163,6 +149,16 @@ class FamilyOracle:
         b = self.get(name + ".bias", optional=True) if bias else None
         return y if b is None else y + b
 
+    def layer_norm(self, x, name, eps):
+        """LayerNorm `name`, with its bias when the file has one."""
+        return layer_norm(x, self.get(name + ".weight"), self.get(name + ".bias", optional=True),
+                          eps)
+
+    def head(self, h, embedding, head):
+        """Logits: the untied head `head`, or the embedding when the file has none."""
+        w = self.get(head + ".weight", optional=True)
+        return h @ (self.get(embedding + ".weight") if w is None else w).T
+
     def logits(self, tokens):
         return getattr(self, "_" + self.family)(torch.as_tensor(tokens, dtype=torch.long))
 
@@ -174,7 +170,8 @@ class FamilyOracle:
         L = c.get("n_layer", c.get("num_hidden_layers"))
         eps = c.get("layer_norm_epsilon", 1e-5)
         hd, T = d // H, len(tokens)
-        ln = lambda x, n: layer_norm(x, self.get(n + ".weight"), self.get(n + ".bias"), eps)
+        def ln(x, name):
+            return self.layer_norm(x, name, eps)
         h = ln(self.get("word_embeddings.weight")[tokens], "word_embeddings_layernorm")
         key_pos = torch.arange(T, dtype=torch.float64)
         alibi = bloom_slopes(H)[:, None, None] * key_pos[None, None, :]  # slope * j
@@ -187,9 +184,7 @@ class FamilyOracle:
             m = ln(h, p + "post_attention_layernorm")
             up = activation("gelu_tanh", self.linear(m, p + "mlp.dense_h_to_4h"))
             h = h + self.linear(up, p + "mlp.dense_4h_to_h")
-        h = ln(h, "ln_f")
-        head = self.get("lm_head.weight", optional=True)
-        return h @ (self.get("word_embeddings.weight") if head is None else head).T
+        return self.head(ln(h, "ln_f"), "word_embeddings", "lm_head")
 
     # modeling_mpt.MptForCausalLM
     def _mpt(self, tokens):
@@ -199,8 +194,8 @@ class FamilyOracle:
         eps = c.get("layer_norm_epsilon", 1e-5)
         clip = attn.get("clip_qkv")
         hd, T = d // H, len(tokens)
-        norm = lambda x, n: layer_norm(x, self.get(n + ".weight"),
-                                       self.get(n + ".bias", optional=True), eps)
+        def norm(x, name):
+            return self.layer_norm(x, name, eps)
         key_pos = torch.arange(1 - T, 1, dtype=torch.float64)
         alibi = mpt_slopes(H, attn.get("alibi_bias_max", 8))[:, None, None] * key_pos[None, None, :]
         h = self.get("transformer.wte.weight")[tokens]
@@ -215,9 +210,7 @@ class FamilyOracle:
             m = norm(h, p + "norm_2")
             h = h + self.linear(activation("gelu", self.linear(m, p + "ffn.up_proj")),
                                 p + "ffn.down_proj")
-        h = norm(h, "transformer.norm_f")
-        head = self.get("lm_head.weight", optional=True)
-        return h @ (self.get("transformer.wte.weight") if head is None else head).T
+        return self.head(norm(h, "transformer.norm_f"), "transformer.wte", "lm_head")
 
     # modeling_gpt_neox.GPTNeoXForCausalLM
     def _gpt_neox(self, tokens):
@@ -230,7 +223,8 @@ class FamilyOracle:
         scaling = c.get("rope_scaling") or {}
         scale = scaling.get("factor", 1.0)
         act = c.get("hidden_act", "gelu")
-        ln = lambda x, n: layer_norm(x, self.get(n + ".weight"), self.get(n + ".bias"), eps)
+        def ln(x, name):
+            return self.layer_norm(x, name, eps)
         positions = torch.arange(T)
         h = self.get("gpt_neox.embed_in.weight")[tokens]
         for i in range(L):
@@ -248,9 +242,7 @@ class FamilyOracle:
             else:
                 attn_out = attn_out + h
                 h = mlp(ln(attn_out, p + "post_attention_layernorm")) + attn_out
-        h = ln(h, "gpt_neox.final_layer_norm")
-        head = self.get("embed_out.weight", optional=True)
-        return h @ (self.get("gpt_neox.embed_in.weight") if head is None else head).T
+        return self.head(ln(h, "gpt_neox.final_layer_norm"), "gpt_neox.embed_in", "embed_out")
 
     # modeling_falcon.FalconForCausalLM
     def _falcon(self, tokens):
@@ -266,7 +258,8 @@ class FamilyOracle:
         use_alibi = c.get("alibi", False)
         act = c.get("activation", "gelu")
         scaling = c.get("rope_scaling") or {}
-        ln = lambda x, n: layer_norm(x, self.get(n + ".weight"), self.get(n + ".bias"), eps)
+        def ln(x, name):
+            return self.layer_norm(x, name, eps)
         positions = torch.arange(T)
         alibi = None
         if use_alibi:
@@ -308,9 +301,7 @@ class FamilyOracle:
             if new_arch or parallel:
                 mlp_out = mlp_out + attn_out
             h = mlp_out + residual
-        h = ln(h, "transformer.ln_f")
-        head = self.get("lm_head.weight", optional=True)
-        return h @ (self.get("transformer.word_embeddings.weight") if head is None else head).T
+        return self.head(ln(h, "transformer.ln_f"), "transformer.word_embeddings", "lm_head")
 
     # tfm's "transformer" configs: the 2017 decoder (self-attention only) and
     # the switches its config names, under llama.cpp's tensor names.
@@ -330,10 +321,9 @@ class FamilyOracle:
         scale = math.sqrt(d) if scale == "sqrt_d_model" else scale
 
         def norm(x, name):
-            w = self.get(name + ".weight")
             if norm_kind == "rms_norm":
-                return rms_norm(x, w, eps)
-            return layer_norm(x, w, self.get(name + ".bias", optional=True), eps)
+                return rms_norm(x, self.get(name + ".weight"), eps)
+            return self.layer_norm(x, name, eps)
 
         emb = self.get("token_embd.weight")
         h = emb[tokens] * scale
@@ -391,10 +381,7 @@ class FamilyOracle:
             else:
                 h = h + attention(norm(h, p + "attn_norm"), p)
                 h = h + ffn(norm(h, p + "ffn_norm"), p)
-        if not post:
-            h = norm(h, "output_norm")
-        head = self.get("output.weight", optional=True)
-        return h @ (emb if head is None else head).T
+        return self.head(h if post else norm(h, "output_norm"), "token_embd", "output")
 
 
 # llama.cpp's GGUF names -> each family's Hugging Face names (layer part).

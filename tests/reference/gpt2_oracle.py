@@ -59,9 +59,11 @@ def load_config(path):
 
 
 def layer_norm(x, weight, bias, eps):
+    """bias None: a LayerNorm without bias (MPT's)."""
     mean = x.mean(dim=-1, keepdim=True)
     var = (x - mean).pow(2).mean(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps) * weight + bias
+    y = (x - mean) / torch.sqrt(var + eps) * weight
+    return y if bias is None else y + bias
 
 
 def gelu(x, activation):

@@ -158,15 +158,17 @@ int main(int argc, char **argv) {
     if (!spec)
       return fail("--context applies to configs; a .mlir module's cache_decl shapes say what "
                   "its cache holds");
-    if (contextOverride < 1 || contextOverride > (int64_t(1) << 24))
-      return fail("--context: found " + std::to_string(contextOverride) +
-                  ", expected 1 to 16777216 positions");
     // A learned table's rows are the context: the tensor's shape.
     if (spec->positions == "learned")
       return fail("--context: " + inputPath +
                   " has learned positions, whose table fixes the context at " +
                   std::to_string(spec->contextLength) + " positions");
+    // Checked as a config's context is: the cache must stay indexable.
     spec->contextLength = contextOverride;
+    Expected<tfm::ModelSpec> checked =
+        tfm::parseCanonicalSpec(spec->canonicalJson(), inputPath + " with --context", "");
+    if (!checked)
+      return fail(toString(checked.takeError()));
   }
   if (!weightType.empty() && !weightsLike.empty())
     return fail("--dtype and --weights-like both say what the weights are; pass one");
