@@ -58,13 +58,15 @@ constexpr RoleRow kRoles[] = {
      {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone}},
     {TensorRole::TokenEmbeddingNorm, "token_embd_norm", false, "",
      {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone}},
-    // Falcon's new architecture names the attention norm ln_attn.
+    // Falcon's two-norm blocks (ln_attn, ln_mlp) name them as llama.cpp's
+    // converter does: attn_norm is the feed-forward's ln_mlp (one-norm
+    // blocks' input_layernorm feeds both), attn_norm_2 the attention's.
     {TensorRole::AttnNorm, "attn_norm", true, "",
      {{"input_layernorm", kSame}, {"ln_1", kSame}, {"input_layernorm", kSame},
       {"norm_1", kSame}, {"input_layernorm", kSame},
-      {"input_layernorm", kSame, "ln_attn"}}},
+      {"input_layernorm", kSame, "ln_mlp"}}},
     {TensorRole::AttnNorm2, "attn_norm_2", true, "",
-     {kNone, kNone, kNone, kNone, kNone, {"ln_mlp", kSame}}},
+     {kNone, kNone, kNone, kNone, kNone, {"ln_attn", kSame}}},
     {TensorRole::AttnQ, "attn_q", true, "attn_in",
      {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::AttnK, "attn_k", true, "attn_in",
@@ -171,7 +173,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   if (spec.positions == "learned")
     add(TensorRole::PositionEmbedding, -1, TensorPart::Weight, {spec.contextLength, spec.dim});
   for (int64_t l = 0; l < spec.nLayers; ++l) {
-    norm(TensorRole::AttnNorm, l);
+    norm(attnNormRole(spec), l);
     if (spec.parallelNorms == 2)
       norm(ffnNormRole(spec), l);
     if (spec.fusedQkv) {
@@ -196,9 +198,18 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   return tensors;
 }
 
+/// llama.cpp's Falcon graph normalises the attention's input with
+/// attn_norm_2 when a block has one, and the feed-forward's with attn_norm.
+static bool falconTwoNorms(const ModelSpec &spec) {
+  return spec.family == "falcon" && spec.parallelNorms == 2;
+}
+
+TensorRole tfm::attnNormRole(const ModelSpec &spec) {
+  return falconTwoNorms(spec) ? TensorRole::AttnNorm2 : TensorRole::AttnNorm;
+}
+
 TensorRole tfm::ffnNormRole(const ModelSpec &spec) {
-  return spec.family == "falcon" && spec.parallelNorms == 2 ? TensorRole::AttnNorm2
-                                                             : TensorRole::FfnNorm;
+  return falconTwoNorms(spec) ? TensorRole::AttnNorm : TensorRole::FfnNorm;
 }
 
 llvm::ArrayRef<TensorRole> tfm::llama2cLayerOrder() {
@@ -232,7 +243,7 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
                    config.family + " table");
   const FamilyNames &names = kFamilies[family];
   std::vector<const char *> modules{module->module};
-  if (module->alias) // Falcon's two-norm blocks name the attention norm ln_attn
+  if (module->alias) // Falcon's two-norm blocks name the feed-forward norm ln_mlp
     modules.insert(config.parallelNorms == 2 ? modules.begin() : modules.end(), module->alias);
   HfTensorName out;
   for (const char *m : modules) {

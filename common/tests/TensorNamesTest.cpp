@@ -162,11 +162,16 @@ TEST(TensorNames, NewFamiliesNameTheirModules) {
   falcon.family = "falcon";
   falcon.parallelResidual = true;
   falcon.parallelNorms = 2;
-  EXPECT_EQ(ffnNormRole(falcon), TensorRole::AttnNorm2);
-  auto lnAttn = hfTensorName(falcon, "blk.0.attn_norm.weight");
+  // As llama.cpp's converter (gguf-py tensor_mapping) and Falcon graph.
+  EXPECT_EQ(attnNormRole(falcon), TensorRole::AttnNorm2);
+  EXPECT_EQ(ffnNormRole(falcon), TensorRole::AttnNorm);
+  auto lnMlp = hfTensorName(falcon, "blk.0.attn_norm.weight");
+  ASSERT_TRUE(bool(lnMlp));
+  EXPECT_EQ(lnMlp->names, (std::vector<std::string>{"transformer.h.0.ln_mlp.weight",
+                                                    "transformer.h.0.input_layernorm.weight"}));
+  auto lnAttn = hfTensorName(falcon, "blk.0.attn_norm_2.weight");
   ASSERT_TRUE(bool(lnAttn));
-  EXPECT_EQ(lnAttn->names, (std::vector<std::string>{"transformer.h.0.ln_attn.weight",
-                                                     "transformer.h.0.input_layernorm.weight"}));
+  EXPECT_EQ(lnAttn->names[0], "transformer.h.0.ln_attn.weight");
   auto neoxOut = hfTensorName([] {
     ModelSpec s = gpt2();
     s.family = "gpt_neox";

@@ -13,8 +13,8 @@ the model's own weight file:
   generation      greedy ids equal the oracle's argmax continuation
 and that --model-dir compiles once and reuses the cached library after. For
 the GGUF also: the config derived from its metadata compiles to the same
-config (and hash) as the JSON it was made from, and a GGUF of an architecture
-tfmc does not build is refused naming the file and key.
+config (and hash) as the JSON it was made from, and a vocabulary-only GGUF
+is refused naming the file and the missing tensor.
 
 usage: test_model_dir.py [HuggingFaceFolder|GgufFile]
        (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
@@ -186,12 +186,13 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
         self.assertEqual(ours["config"], reference["config"])
         self.assertEqual(ours["build_hash"], reference["build_hash"])
 
-    def test_unknown_architecture_is_refused(self):
-        # llama.cpp's MPT vocabulary file: an architecture tfmc does not build.
+    def test_vocabulary_only_file_is_refused(self):
+        # llama.cpp's MPT vocabulary file: an architecture tfmc builds, but
+        # no model in it.
         mpt = testlib.shared_path("models/gguf-vocab/ggml-vocab-mpt.gguf")
         result = testlib.run([testlib.bin("tfm-run"), "--model-dir", mpt, "--cache-dir",
                               os.path.join(self.work, "cache-refused"), "--tokenize", "-p", "a"])
-        testlib.assert_clean_failure(result, [mpt, "'general.architecture'", '"mpt"'],
+        testlib.assert_clean_failure(result, [mpt, "'token_embd.weight'", "missing"],
                                      "tfm-run")
 
 

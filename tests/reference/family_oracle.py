@@ -394,7 +394,7 @@ _GGUF_LAYER = {
     "gpt_neox": {"attn_norm": "input_layernorm", "attn_qkv": "attention.query_key_value",
                  "attn_output": "attention.dense", "ffn_norm": "post_attention_layernorm",
                  "ffn_up": "mlp.dense_h_to_4h", "ffn_down": "mlp.dense_4h_to_h"},
-    "falcon": {"attn_norm": "input_layernorm", "attn_norm_2": "ln_mlp",
+    "falcon": {"attn_norm": "input_layernorm", "attn_norm_2": "ln_attn",
                "attn_qkv": "self_attention.query_key_value", "attn_output": "self_attention.dense",
                "ffn_norm": "post_attention_layernorm", "ffn_up": "mlp.dense_h_to_4h",
                "ffn_down": "mlp.dense_4h_to_h"},
@@ -443,7 +443,7 @@ def hf_names_from_gguf(tensors, raw):
             _, layer, role = stem.split(".", 2)
             module = _GGUF_LAYER[family][role]
             if family == "falcon" and role == "attn_norm" and two_norms:
-                module = "ln_attn"
+                module = "ln_mlp"  # gguf-py's tensor_mapping: ln_mlp -> attn_norm
             if role == "attn_qkv" and family in ("bloom", "gpt_neox", "falcon"):
                 value = _grouped_from_gguf(value, H, n_kv, hd)
             out[f"{_LAYER_PREFIX[family]}{layer}.{module}.{part}"] = value

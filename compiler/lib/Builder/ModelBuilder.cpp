@@ -91,7 +91,7 @@ private:
   Value layer(Value x, int64_t i) {
     std::string blk = "blk." + std::to_string(i);
     at(blk + ".attn");
-    Value attnIn = spec.postNorm ? x : norm(x, TensorRole::AttnNorm, i);
+    Value attnIn = spec.postNorm ? x : norm(x, attnNormRole(spec), i);
     Value attended = attention(attnIn, i);
     if (spec.parallelResidual) {
       at(blk + ".ffn");

@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -23,7 +24,9 @@ struct FieldSource {
   bool optional = false;  // left out of the config when the file has no key
 };
 
-// llama.cpp's converters write these keys (gguf-py's constants).
+// llama.cpp's converters write these keys (gguf-py's constants) and its
+// loader reads them (llama-model.cpp, load_hparams); the config fields are
+// the ones each model_type's parser in common/lib/ConfigFamilies.cpp reads.
 const FieldSource kLlamaFields[] = {
     {"hidden_size", "embedding_length"},
     {"intermediate_size", "feed_forward_length"},
@@ -42,6 +45,60 @@ const FieldSource kGpt2Fields[] = {
     {"n_positions", "context_length"},
     {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
 };
+const FieldSource kGptNeoxFields[] = {
+    {"hidden_size", "embedding_length"},
+    {"intermediate_size", "feed_forward_length"},
+    {"num_hidden_layers", "block_count"},
+    {"num_attention_heads", "attention.head_count"},
+    {"max_position_embeddings", "context_length"},
+    {"layer_norm_eps", "attention.layer_norm_epsilon", true},
+    {"rotary_emb_base", "rope.freq_base", true, true},
+};
+// BLOOM's feed-forward is 4 * hidden_size; readBloom checks the file agrees.
+const FieldSource kBloomFields[] = {
+    {"hidden_size", "embedding_length"},
+    {"n_layer", "block_count"},
+    {"n_head", "attention.head_count"},
+    {"seq_length", "context_length"},
+    {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
+};
+const FieldSource kMptFields[] = {
+    {"d_model", "embedding_length"},
+    {"n_layers", "block_count"},
+    {"n_heads", "attention.head_count"},
+    {"max_seq_len", "context_length"},
+    {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
+};
+const FieldSource kFalconFields[] = {
+    {"hidden_size", "embedding_length"},
+    {"ffn_hidden_size", "feed_forward_length"},
+    {"num_hidden_layers", "block_count"},
+    {"num_attention_heads", "attention.head_count"},
+    {"max_position_embeddings", "context_length"},
+    {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
+    {"rope_theta", "rope.freq_base", true, true},
+};
+
+/// One architecture as llama.cpp names it, and the Hugging Face model_type
+/// its config becomes.
+struct Architecture {
+  const char *gguf;
+  const char *modelType;
+  llvm::ArrayRef<FieldSource> fields;
+};
+
+const Architecture kArchitectures[] = {
+    {"llama", "llama", kLlamaFields},    {"gpt2", "gpt2", kGpt2Fields},
+    {"gptneox", "gpt_neox", kGptNeoxFields}, {"bloom", "bloom", kBloomFields},
+    {"mpt", "mpt", kMptFields},          {"falcon", "falcon", kFalconFields},
+};
+
+const Architecture *architectureNamed(llvm::StringRef gguf) {
+  for (const Architecture &a : kArchitectures)
+    if (gguf == a.gguf)
+      return &a;
+  return nullptr;
+}
 
 /// A float32 as the shortest decimal that reads back as the same float32:
 /// the number its writer meant (a converter stores config.json's 1e-05 as the
@@ -90,22 +147,184 @@ llvm::Expected<int64_t> vocabSize(const GgufFile &file) {
   return embedding->shape[0];
 }
 
+llvm::Error failure(const GgufFile &file, const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), file.path() + ": " + message);
+}
+
+/// Whether the first block has tensor `stem` ("attn_qkv.bias"): what a
+/// GGUF says about biases and norms that its metadata does not.
+bool hasBlockTensor(const GgufFile &file, const std::string &stem) {
+  return file.findTensor("blk.0." + stem) != nullptr;
+}
+
+/// A fraction of the head whose product with head_dim, truncated as the
+/// parsers (and transformers) do, gives back `columns`.
+double rotaryFraction(int64_t columns, int64_t headDim) {
+  double fraction = static_cast<double>(columns) / static_cast<double>(headDim);
+  while (static_cast<int64_t>(headDim * fraction) < columns)
+    fraction = std::nextafter(fraction, 2.0);
+  return fraction;
+}
+
+/// rope.scaling.type and .factor as the rope_scaling field; llama.cpp
+/// writes "none" for no scaling, and tfm compiles only the linear kind.
+llvm::Error readRopeScaling(const GgufFile &file, const std::string &arch,
+                            json::Object &config) {
+  std::string typeKey = arch + ".rope.scaling.type";
+  if (!file.has(typeKey))
+    return llvm::Error::success();
+  llvm::Expected<std::string> type = file.getString(typeKey);
+  if (!type)
+    return type.takeError();
+  if (*type == "none")
+    return llvm::Error::success();
+  if (*type != "linear")
+    return failure(file, "metadata '" + typeKey + "' is " + quoted(*type) +
+                             "; expected \"linear\" or \"none\" (the RoPE scalings tfm compiles)");
+  llvm::Expected<double> factor = file.getFloat(arch + ".rope.scaling.factor");
+  if (!factor)
+    return factor.takeError();
+  config["rope_scaling"] = json::Object{{"type", "linear"}, {"factor", *factor}};
+  return llvm::Error::success();
+}
+
+/// What each architecture's GGUF says beyond kArchitectures' fields: keys
+/// without a one-to-one config field, and the tensors llama.cpp's graph
+/// checks for instead of a key (biases, Falcon's second norm, the head).
+llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &arch,
+                                      json::Object &config) {
+  auto integer = [&](const char *key) { return file.getInteger(arch + "." + key); };
+  bool untiedHead = file.findTensor("output.weight") != nullptr;
+  if (arch == "llama") {
+    config["tie_word_embeddings"] = !untiedHead;
+    config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
+    return readRopeScaling(file, arch, config);
+  }
+  if (arch == "gpt2") {
+    // ggml's GPT-2 graph uses the tanh GELU and the token embedding as the
+    // head (its converter stores output.weight as a copy of it).
+    config["activation_function"] = "gelu_new";
+    config["tie_word_embeddings"] = true;
+    return llvm::Error::success();
+  }
+  config["tie_word_embeddings"] = !untiedHead;
+  llvm::Expected<int64_t> heads = integer("attention.head_count");
+  llvm::Expected<int64_t> dim = integer("embedding_length");
+  if (!heads || !dim)
+    return llvm::joinErrors(heads.takeError(), dim.takeError());
+  if (*heads <= 0 || *dim % *heads != 0)
+    return failure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
+                             "; expected a multiple of '" + arch + ".attention.head_count' (" +
+                             std::to_string(*heads) + ")");
+  int64_t headDim = *dim / *heads;
+
+  if (arch == "gptneox") {
+    std::string rotaryKey = arch + ".rope.dimension_count";
+    int64_t rotary = headDim;
+    if (file.has(rotaryKey)) {
+      llvm::Expected<int64_t> n = file.getInteger(rotaryKey);
+      if (!n)
+        return n.takeError();
+      rotary = *n;
+    }
+    if (rotary <= 0 || rotary > headDim)
+      return failure(file, "metadata '" + rotaryKey + "' is " + std::to_string(rotary) +
+                               "; expected 1 to the head size " + std::to_string(headDim));
+    config["rotary_pct"] = rotaryFraction(rotary, headDim);
+    llvm::Expected<bool> parallel = file.getBool(arch + ".use_parallel_residual");
+    if (!parallel)
+      return parallel.takeError();
+    config["use_parallel_residual"] = *parallel;
+    config["attention_bias"] = hasBlockTensor(file, "attn_qkv.bias");
+    return readRopeScaling(file, arch, config);
+  }
+  if (arch == "bloom") {
+    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
+    if (!ffn)
+      return ffn.takeError();
+    if (*ffn != 4 * *dim)
+      return failure(file, "metadata '" + arch + ".feed_forward_length' is " +
+                               std::to_string(*ffn) + "; expected 4 * '" + arch +
+                               ".embedding_length' (" + std::to_string(4 * *dim) +
+                               "), as BLOOM's feed-forward is");
+    return llvm::Error::success();
+  }
+  if (arch == "mpt") {
+    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
+    if (!ffn)
+      return ffn.takeError();
+    if (*ffn % *dim != 0)
+      return failure(file, "metadata '" + arch + ".feed_forward_length' is " +
+                               std::to_string(*ffn) + "; expected a multiple of '" + arch +
+                               ".embedding_length' (" + std::to_string(*dim) +
+                               "), as MPT's expansion_ratio gives");
+    config["expansion_ratio"] = *ffn / *dim;
+    config["no_bias"] = !hasBlockTensor(file, "attn_qkv.bias");
+    json::Object attn;
+    llvm::Expected<double> maxBias = file.getFloat(arch + ".attention.max_alibi_bias");
+    if (!maxBias)
+      return maxBias.takeError();
+    attn["alibi_bias_max"] = shortestDecimal(static_cast<float>(*maxBias));
+    std::string clampKey = arch + ".attention.clamp_kqv";
+    if (file.has(clampKey)) {
+      llvm::Expected<double> clamp = file.getFloat(clampKey);
+      if (!clamp)
+        return clamp.takeError();
+      attn["clip_qkv"] = shortestDecimal(static_cast<float>(*clamp));
+    }
+    config["attn_config"] = std::move(attn);
+    return llvm::Error::success();
+  }
+  // Falcon: llama.cpp's graph is always parallel with RoPE; a second norm
+  // (attn_norm_2) marks the new decoder architecture of 40B and 180B.
+  std::string kvKey = arch + ".attention.head_count_kv";
+  int64_t kvHeads = *heads;
+  if (file.has(kvKey)) {
+    llvm::Expected<int64_t> n = file.getInteger(kvKey);
+    if (!n)
+      return n.takeError();
+    kvHeads = *n;
+  }
+  bool twoNorms = hasBlockTensor(file, "attn_norm_2.weight");
+  bool newArchitecture = twoNorms || (kvHeads != 1 && kvHeads != *heads);
+  config["new_decoder_architecture"] = newArchitecture;
+  if (newArchitecture) {
+    config["num_kv_heads"] = kvHeads;
+    config["num_ln_in_parallel_attn"] = twoNorms ? 2 : 1;
+  } else {
+    config["multi_query"] = kvHeads == 1;
+  }
+  config["parallel_attn"] = true;
+  config["alibi"] = false;
+  config["bias"] = hasBlockTensor(file, "attn_qkv.bias");
+  return readRopeScaling(file, arch, config);
+}
+
+/// The GGUF architecture name llama.cpp gives a family.
+const Architecture *architectureOf(const ModelSpec &spec) {
+  for (const Architecture &a : kArchitectures)
+    if (spec.family == a.modelType)
+      return &a;
+  return nullptr;
+}
+
 } // namespace
 
 llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
                                                          const std::string &name) {
-  llvm::Expected<std::string> arch = file.getString("general.architecture");
+  llvm::Expected<std::string> archName = file.getString("general.architecture");
+  if (!archName)
+    return archName.takeError();
+  const Architecture *arch = architectureNamed(*archName);
   if (!arch)
-    return arch.takeError();
-  if (*arch != "llama" && *arch != "gpt2")
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   file.path() + ": metadata 'general.architecture' is " +
-                                       quoted(*arch) + "; expected \"llama\" or \"gpt2\"");
+    return failure(file, "metadata 'general.architecture' is " + quoted(*archName) +
+                             "; expected one of \"llama\", \"gpt2\", \"gptneox\", \"bloom\", "
+                             "\"mpt\", \"falcon\"");
   llvm::Expected<int64_t> vocab = vocabSize(file);
   if (!vocab)
     return vocab.takeError();
 
-  json::Object config{{"name", name}, {"model_type", *arch}, {"vocab_size", *vocab}};
+  json::Object config{{"name", name}, {"model_type", arch->modelType}, {"vocab_size", *vocab}};
   for (const char *key : {"bos_token_id", "eos_token_id"}) {
     std::string full = std::string("tokenizer.ggml.") + key;
     if (file.has(full)) {
@@ -115,20 +334,10 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
       config[key] = *id;
     }
   }
-  bool llama = *arch == "llama";
-  if (llvm::Error e = readFields(file, *arch, llama ? llvm::ArrayRef(kLlamaFields)
-                                                    : llvm::ArrayRef(kGpt2Fields),
-                                 config))
+  if (llvm::Error e = readFields(file, arch->gguf, arch->fields, config))
     return std::move(e);
-  if (llama) {
-    // llama.cpp's converter leaves output.weight out when the head is tied.
-    config["tie_word_embeddings"] = file.findTensor("output.weight") == nullptr;
-  } else {
-    // ggml's GPT-2 graph uses the tanh GELU and the token embedding as the
-    // head (its converter stores output.weight as a copy of it).
-    config["activation_function"] = "gelu_new";
-    config["tie_word_embeddings"] = true;
-  }
+  if (llvm::Error e = readArchitectureSpecifics(file, arch->gguf, config))
+    return std::move(e);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", json::Value(std::move(config)));
@@ -136,23 +345,45 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
 }
 
 void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
-  w.addString("general.architecture", s.family);
+  // A family llama.cpp has no architecture for keeps its own name and
+  // Llama's keys, which describe most of it.
+  const Architecture *known = architectureOf(s);
+  const std::string arch = known ? known->gguf : s.family;
+  w.addString("general.architecture", arch);
   w.addString("general.name", s.name);
-  const std::string arch = s.family;
   auto u32 = [&](const char *key, int64_t value) {
     w.addU32(arch + "." + key, static_cast<uint32_t>(value));
+  };
+  auto f32 = [&](const char *key, double value) {
+    w.addF32(arch + "." + key, static_cast<float>(value));
   };
   u32("context_length", s.contextLength);
   u32("embedding_length", s.dim);
   u32("block_count", s.nLayers);
   u32("feed_forward_length", s.hiddenDim);
   u32("attention.head_count", s.nHeads);
-  if (s.family == "gpt2") {
-    w.addF32(arch + ".attention.layer_norm_epsilon", static_cast<float>(s.normEps));
+  if (arch == "gpt2") {
+    f32("attention.layer_norm_epsilon", s.normEps);
     return;
   }
   u32("attention.head_count_kv", s.nKvHeads);
-  u32("rope.dimension_count", s.headDim);
-  w.addF32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.normEps));
-  w.addF32(arch + ".rope.freq_base", static_cast<float>(s.ropeTheta));
+  if (s.norm == "rms_norm")
+    f32("attention.layer_norm_rms_epsilon", s.normEps);
+  else
+    f32("attention.layer_norm_epsilon", s.normEps);
+  if (s.positions == "rope") {
+    u32("rope.dimension_count", s.rotaryDim);
+    f32("rope.freq_base", s.ropeTheta);
+    if (s.ropeScale != 1.0) {
+      w.addString(arch + ".rope.scaling.type", "linear");
+      f32("rope.scaling.factor", s.ropeScale);
+    }
+  }
+  if (arch == "gptneox")
+    w.addBool(arch + ".use_parallel_residual", s.parallelResidual);
+  if (arch == "mpt") {
+    f32("attention.max_alibi_bias", s.alibi ? s.alibiMaxBias : 0.0);
+    if (s.clipQkv > 0.0)
+      f32("attention.clamp_kqv", s.clipQkv);
+  }
 }

@@ -91,9 +91,11 @@ struct ModelTensor {
 /// then the final norm and, for an untied head, the output projection.
 std::vector<ModelTensor> modelTensors(const ModelSpec &spec);
 
-/// The role of the norm in front of the feed-forward: ffn_norm, except in a
-/// Falcon parallel block with two norms, whose second llama.cpp names
-/// attn_norm_2 (Falcon's ln_mlp).
+/// The roles of the norms in front of the attention and the feed-forward:
+/// attn_norm and ffn_norm, except in a Falcon parallel block with two norms,
+/// where llama.cpp names the attention's attn_norm_2 (Falcon's ln_attn) and
+/// the feed-forward's attn_norm (ln_mlp).
+TensorRole attnNormRole(const ModelSpec &spec);
 TensorRole ffnNormRole(const ModelSpec &spec);
 
 /// The per-layer roles of a llama2.c checkpoint in file order; the token

@@ -20,14 +20,19 @@
 
 namespace tfm::rt {
 
-/// Hugging Face config.json text for the model in `file` (architectures
-/// "llama" and "gpt2"); `name` becomes the config's "name". Errors name the
-/// file and the metadata key.
+/// Hugging Face config.json text for the model in `file` (llama.cpp's
+/// architectures "llama", "gpt2", "gptneox", "bloom", "mpt" and "falcon",
+/// read as llama.cpp's loader reads them; what its graph decides from the
+/// tensors present, biases and Falcon's second norm, is read from those);
+/// `name` becomes the config's "name". Errors name the file and the
+/// metadata key.
 llvm::Expected<std::string> configJsonFromGguf(const GgufFile &file, const std::string &name);
 
 /// The reverse, for files tfm writes: general.architecture, general.name and
-/// llama.cpp's hyperparameter keys for `spec`, which configJsonFromGguf
-/// reads back as the same spec.
+/// llama.cpp's hyperparameter keys for `spec` (gpt_neox is llama.cpp's
+/// "gptneox"). configJsonFromGguf reads them back as the same spec where
+/// llama.cpp's architecture can say it: a variant its graph lacks (ALiBi in
+/// Falcon, say) is not in the metadata.
 void addGgufModelMetadata(const ModelSpec &spec, GgufWriter &writer);
 
 } // namespace tfm::rt
