@@ -45,9 +45,19 @@ class Vocabulary(unittest.TestCase):
                     from_model(model, name + ".gguf", "--format", "gguf", "--vocab", vocab))
                 vocab_metadata, _ = weight_files.read_gguf(vocab)
 
-                copied = tokenizer_metadata(metadata)
-                self.assertIn("tokenizer.ggml.tokens", dict(copied))
-                self.assertEqual(copied, tokenizer_metadata(vocab_metadata))
+                copied = dict(tokenizer_metadata(metadata))
+                self.assertIn("tokenizer.ggml.tokens", copied)
+                expected = dict(tokenizer_metadata(vocab_metadata))
+                # Padded to the embedding's rows as llama.cpp's converters pad.
+                vocab_size = config["vocab_size"]
+                tokens = list(expected["tokenizer.ggml.tokens"])
+                pads = range(len(tokens), vocab_size)
+                expected["tokenizer.ggml.tokens"] = tokens + [f"[PAD{i}]" for i in pads]
+                expected["tokenizer.ggml.token_type"] += [5] * len(pads)  # UNUSED
+                if "tokenizer.ggml.scores" in expected:
+                    expected["tokenizer.ggml.scores"] += [-1000.0] * len(pads)
+                self.assertEqual(list(copied), list(expected))
+                self.assertEqual(copied, expected)
                 # The model's own description and tensors are as without a vocabulary.
                 self.assertEqual({k: v for k, v in metadata.items() if k not in dict(copied)},
                                  plain_metadata)

@@ -18,6 +18,42 @@ namespace {
 /// special ids, ...) and llama.cpp's other tokenizer keys (chat template).
 bool isTokenizerKey(llvm::StringRef key) { return key.starts_with("tokenizer."); }
 
+/// Copies the vocabulary's tokenizer keys, its token list padded to the
+/// model's vocab_size with unused "[PAD<id>]" tokens as llama.cpp's
+/// converters pad one (score -1000, type UNUSED): llama.cpp sizes the
+/// embedding by the token list.
+llvm::Error addVocabulary(const rt::GgufFile &vocabulary, int64_t vocabSize,
+                          rt::GgufWriter &w) {
+  constexpr int32_t kUnusedTokenType = 5; // llama_token_type LLAMA_TOKEN_TYPE_UNUSED
+  for (const std::string &key : vocabulary.keys()) {
+    if (!isTokenizerKey(key))
+      continue;
+    if (key == "tokenizer.ggml.tokens") {
+      llvm::Expected<std::vector<std::string>> tokens = vocabulary.getStringArray(key);
+      if (!tokens)
+        return tokens.takeError();
+      for (int64_t id = static_cast<int64_t>(tokens->size()); id < vocabSize; ++id)
+        tokens->push_back("[PAD" + std::to_string(id) + "]");
+      w.addStringArray(key, *tokens);
+    } else if (key == "tokenizer.ggml.token_type") {
+      llvm::Expected<std::vector<int32_t>> types = vocabulary.getI32Array(key);
+      if (!types)
+        return types.takeError();
+      types->resize(vocabSize, kUnusedTokenType);
+      w.addI32Array(key, *types);
+    } else if (key == "tokenizer.ggml.scores") {
+      llvm::Expected<std::vector<float>> scores = vocabulary.getF32Array(key);
+      if (!scores)
+        return scores.takeError();
+      scores->resize(vocabSize, -1000.0f);
+      w.addF32Array(key, *scores);
+    } else {
+      w.addValue(key, *vocabulary.find(key));
+    }
+  }
+  return llvm::Error::success();
+}
+
 
 } // namespace
 
@@ -53,9 +89,8 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
     w.addU32("general.file_type", *fileType);
   w.setAlignment(32);
   if (vocabulary)
-    for (const std::string &key : vocabulary->keys())
-      if (isTokenizerKey(key))
-        w.addValue(key, *vocabulary->find(key));
+    if (llvm::Error e = addVocabulary(*vocabulary, spec.vocabSize, w))
+      return vocabulary->path() + ": " + llvm::toString(std::move(e));
   uint64_t totalBytes = 0;
   std::vector<ElementEncoding> encodings;
   for (const WeightTensor &t : tensors) {

@@ -29,7 +29,8 @@ llvm::Expected<std::unique_ptr<rt::GgufFile>>
 openVocabulary(const std::string &path, const ModelSpec &spec, const std::string &source);
 
 /// Writes `tensors` of a `spec` model to `path`, with the tokenizer metadata
-/// (every "tokenizer." key) of `vocabulary` when one is given, each tensor
+/// (every "tokenizer." key) of `vocabulary` when one is given, its token
+/// list padded to spec.vocabSize as llama.cpp's converters pad it, each tensor
 /// encoded as `type` says (tfm/common/WeightFileType.h). Returns "" or what
 /// went wrong; the partial file is removed on failure.
 std::string writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,

@@ -61,7 +61,8 @@ cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"));
 cl::opt<std::string> vocabPath("vocab",
                                cl::desc("GGUF whose tokenizer metadata the GGUF written "
-                                        "carries (e.g. llama.cpp's ggml-vocab-gpt-2.gguf)"),
+                                        "carries (e.g. llama.cpp's ggml-vocab-gpt-2.gguf), "
+                                        "padded with unused tokens to the vocab_size"),
                                cl::value_desc("file.gguf"));
 
 int fail(const std::string &message) {

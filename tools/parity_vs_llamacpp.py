@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Logits of tfm-run and llama.cpp on the same GGUF file, side by side.
+
+    tools/parity_vs_llamacpp.py tests/reference/configs/bloom-h6x32-alibi.json \\
+        tests/reference/configs/falcon-gqa-two-norms.json
+
+For each config: tfm-weights writes a random-weight f32 GGUF of it carrying
+a llama.cpp vocabulary (--vocab, GPT-2's by default; the config's vocab_size
+becomes the vocabulary's, so that llama.cpp's embedding and ours agree);
+`tfm-run --model-dir FILE.gguf` derives the config back from the file's
+metadata, compiles it, tokenizes --text and writes the logits of every
+position; llama_logits (../shared/peers) computes the same positions with
+llama.cpp. The table gives the largest relative error of any position
+(max |ours - llama.cpp| / max |llama.cpp| per row) and how many positions
+agree on the most likely token. llama.cpp stores the KV cache in f16 and
+computes GELU through an f16 table, so it differs from the float64 oracles
+by about 1e-3; it is the independent check that the file means to llama.cpp
+what it means to tfm. Exits 1 when an error exceeds --tolerance.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.environ.get("PEERS", os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers"))
+SHARED = os.environ.get("TFM_SHARED_DIR", os.path.join(os.path.dirname(ROOT), "shared"))
+TEXT = ("The lighthouse keeper wrote down the weather every morning at six. On calm days the "
+        "sea was a sheet of grey glass, and the gulls sat on the rocks without a sound.")
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"parity: {' '.join(cmd)} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def vocabulary_size(vocab):
+    """The token count of a vocabulary GGUF."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+    import weight_files  # noqa: E402 (the tests' GGUF reader, in Python)
+    metadata, _ = weight_files.read_gguf(vocab)
+    return len(metadata["tokenizer.ggml.tokens"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("configs", nargs="+", metavar="CONFIG")
+    parser.add_argument("--vocab", default=os.path.join(SHARED, "models", "gguf-vocab",
+                                                        "ggml-vocab-gpt-2.gguf"))
+    parser.add_argument("--text", default=TEXT)
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
+                        help="set a config field in every config (repeatable), e.g. bias=false "
+                             "where llama.cpp's graph lacks a variant")
+    parser.add_argument("--tolerance", type=float, default=1e-2)
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "parity"))
+    parser.add_argument("--llama-logits", default=os.path.join(PEERS, "llama_logits"))
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    tokens = vocabulary_size(args.vocab)
+
+    failed = False
+    print(f"{'config':32} {'positions':>9} {'max rel err':>12} {'argmax agree':>13}")
+    for config_path in args.configs:
+        with open(config_path) as f:
+            config = json.load(f)
+        name = config.get("name") or os.path.splitext(os.path.basename(config_path))[0]
+        config["vocab_size"] = tokens
+        for setting in args.set:
+            field, _, value = setting.partition("=")
+            config[field] = json.loads(value)
+        for key in ("bos_token_id", "eos_token_id"):
+            config.pop(key, None)  # the vocabulary's own apply
+        sized = os.path.join(args.work, name + ".json")
+        with open(sized, "w") as f:
+            json.dump(config, f, indent=2)
+        gguf = os.path.join(args.work, name + ".gguf")
+        run([os.path.join(args.bin, "tfm-weights"), sized, "--format", "gguf", "--vocab",
+             args.vocab, "--seed", "1", "-o", gguf])
+        tfm_run = [os.path.join(args.bin, "tfm-run"), "--model-dir", gguf, "--cache-dir",
+                   os.path.join(args.work, "cache"), "--threads", "2"]
+        ids = json.loads(run(tfm_run + ["--tokenize", "-p", args.text]))
+        ours_path = os.path.join(args.work, name + ".tfm.npy")
+        run(tfm_run + ["--logits", ours_path, "-p", args.text])
+        ref_path = os.path.join(args.work, name + ".llama.npy")
+        done = subprocess.run([args.llama_logits, gguf, ref_path] + [str(i) for i in ids],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            failed = True
+            reason = [l for l in done.stderr.splitlines() if "error" in l.lower()][-1:]
+            print(f"{name:32} llama.cpp refused the file: {' '.join(reason)}")
+            continue
+        ours, ref = np.load(ours_path).astype(np.float64), np.load(ref_path).astype(np.float64)
+        if ours.shape != ref.shape:
+            sys.exit(f"parity: {name}: tfm's logits {ours.shape}, llama.cpp's {ref.shape}")
+        errors = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
+        agree = int((ours.argmax(axis=1) == ref.argmax(axis=1)).sum())
+        worst = float(errors.max())
+        failed |= worst > args.tolerance
+        print(f"{name:32} {len(ids):>9} {worst:>12.3e} {agree:>6}/{len(ids):<6}"
+              f"{'' if worst <= args.tolerance else '  over tolerance'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
