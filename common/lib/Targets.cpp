@@ -44,11 +44,17 @@ const CpuFeature kCpuFeatures[] = {
       "avx512bf16", "avx512vnni", "amx-tile", "amx-int8", "amx-bf16"}},
     {"arm", "arm_dot_prod", {"dotprod"}},
     {"arm", "arm_fp16", {"fullfp16"}},
+    // Not an instruction set: Halide's profiler (tfmc --profile), which
+    // reports each kernel's time per call when the process exits.
+    {"x86", "profile", {}},
+    {"arm", "profile", {}},
 };
 
 /// Features `host` never picks: FMA4 is AMD's pre-Zen extension, KNL needs
-/// Xeon Phi instructions LLVM no longer reports.
-bool pickedForHost(llvm::StringRef name) { return name != "fma4" && name != "avx512_knl"; }
+/// Xeon Phi instructions LLVM no longer reports, the profiler is asked for.
+bool pickedForHost(llvm::StringRef name) {
+  return name != "fma4" && name != "avx512_knl" && name != "profile";
+}
 
 struct Preset {
   const char *name;

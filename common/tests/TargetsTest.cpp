@@ -57,3 +57,11 @@ TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
   EXPECT_EQ(missingCpuFeatures("x86-64-linux-fma4", zen4),
             std::vector<std::string>{"fma4 (needs fma4)"});
 }
+
+TEST(Targets, TheProfilerIsAskedForNeverPickedForHost) {
+  EXPECT_EQ(error(resolveTarget("x86-64-linux-avx2-profile")), "");
+  EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-profile", cpu({"avx2"})).empty());
+  llvm::Expected<std::string> host = resolveTarget("host");
+  ASSERT_TRUE(bool(host)) << llvm::toString(host.takeError());
+  EXPECT_EQ(host->find("profile"), std::string::npos) << *host;
+}

@@ -6,9 +6,12 @@ elsewhere the test skips, or fails under CI, whose machines have AVX-512).
 The same library with its recorded target patched to claim FMA4, which no
 current Intel or AMD CPU has, is refused with a message naming fma4: the
 patch replaces "-avx2-" by "-fma4-" (same length) in the library and in
-manifest.json, so everything else about the library stays valid."""
+manifest.json, so everything else about the library stays valid. The
+same target with --profile (Halide's profiler, not a CPU feature) runs to the
+same tokens and reports every kernel's calls and time per call at exit."""
 
 import os
+import re
 import shutil
 import sys
 
@@ -62,6 +65,20 @@ def main():
         print(f"FAIL: the --target avx512 library does not run here:\n{stderr}")
         return 1
     print(f"ok: --target avx512 runs: {stdout.strip()[:60]!r}")
+
+    profiled = testlib.compile_model(aidreams.config(), os.path.join(work, "profiled"),
+                                     ("--target", "avx512", "--profile"))
+    returncode, profiled_stdout, report = aidreams.tfm_run(*run_args, model=profiled)
+    if returncode != 0 or profiled_stdout != stdout:
+        print(f"FAIL: the --profile library gave {profiled_stdout!r} (exit {returncode}), "
+              f"expected {stdout!r}:\n{report}")
+        return 1
+    for kernel in ("prefill_embedding", "decode_attention", "decode_logits"):
+        if not re.search(rf"^{kernel}\n total time: .* runs: [1-9][0-9]* +time/run: ", report,
+                         re.M):
+            print(f"FAIL: the --profile library's report has no calls of {kernel}:\n{report}")
+            return 1
+    print("ok: --profile reports each kernel's calls and time per call")
 
     patched = os.path.join(work, "patched")
     shutil.rmtree(patched, ignore_errors=True)

@@ -45,6 +45,10 @@ cl::opt<std::string> targetName(
     cl::desc("CPU to compile for: host, avx512, avx2, x86-64 or an explicit Halide target "
              "string (default: host; for a .mlir input, the module's tfm.target)"),
     cl::cat(category));
+cl::opt<bool> profile("profile",
+                      cl::desc("Compile the kernels with Halide's profiler: the library prints "
+                               "each kernel's calls and time per call when its process exits"),
+                      cl::cat(category));
 cl::opt<std::string> scheduleOverrides(
     "schedule",
     cl::desc("Schedule overrides: one schedule for every kernel (fast, plain), or "
@@ -141,6 +145,10 @@ int main(int argc, char **argv) {
       return fail("--target: " + toString(target.takeError()));
     lowering.target = *target;
   }
+  if (profile && lowering.target.empty())
+    return fail("--profile: with a .mlir input, give --target too");
+  if (profile && !StringRef(lowering.target).ends_with("-profile"))
+    lowering.target += "-profile";
   lowering.scheduleOverrides = scheduleOverrides;
   lowering.skipPasses.assign(skipPasses.begin(), skipPasses.end());
   lowering.passPipeline = passPipeline;

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -168,6 +170,15 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
 }
 
 )C";
+  // Halide's profiler (tfmc --profile) prints its report at exit through
+  // halide_print, to stdout unless told otherwise: keep it apart from the
+  // generated text.
+  bool profiled = llvm::StringRef(p.target).ends_with("-profile");
+  if (profiled)
+    c << "#include <unistd.h>\n"
+      << "static void print_to_stderr(void *user_context, const char *text) {\n"
+      << "  (void)user_context;\n  ssize_t ignored = write(2, text, strlen(text));\n"
+      << "  (void)ignored;\n}\n\n";
   emitEntry(c, p, p.prefill);
   emitEntry(c, p, p.decode);
   emitEntry(c, p, p.score);
@@ -228,6 +239,7 @@ static void set_num_threads(int n) { halide_set_num_threads(n); }
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
     << "  prefill, decode, score, set_num_threads,\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *tfm_model_get(void) {\n"
+    << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")
     << "  return &model;\n}\n";
   return c.str();
 }
