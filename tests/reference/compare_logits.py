@@ -4,7 +4,7 @@ and one weight file format.
 usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf]
                          [--dtype TYPE] [--read-as f32|dtype|file]
                          [--kv-dtype f32|f16|bf16] [--schedule NAME] [--shards N]
-                         [--seed S] [--skip-passes PASSES]
+                         [--seed S] [--skip-passes PASSES] [--context N]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
 in the type --dtype names (f32, f16, bf16, or for GGUF q8_0, q4_0, q4_k, q5_k,
@@ -16,7 +16,10 @@ q6_k, q4_k_m, q5_k_m). --read-as says how the compiled kernels read them:
          tensor as the file stores it (k-quant files fall back to q8_0 or f16
          for rows that hold no whole blocks, as llama.cpp's do).
 --kv-dtype compiles a KV cache of that type (f32 read-as only); the oracle
-rounds its keys and values to the same type as it stores them.
+rounds its keys and values to the same type as it stores them. --context N
+compiles `tfmc --context N`, past the config's own context (ALiBi and
+sinusoidal positions have no table to run out of), and the cases reach its
+end: a prefill to N - 32 then 32 decodes, and a score of all N tokens.
 picks a seeded random token sequence and runs the probe tfm-logits for each
 case: a prefill of P tokens, then K single-token decodes; and one call of the
 score entry point over all tokens. Each row of the probe's output must be
@@ -170,11 +173,14 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--skip-passes", metavar="PASSES",
                         help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
+    parser.add_argument("--context", type=int, metavar="N",
+                        help="compile with tfmc --context N and run the cases to position N")
     args = parser.parse_args()
+    cases = CASES if not args.context else [(1, 0), (args.context - 32, 32), (0, args.context)]
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
-    longest = max(p + k for p, k in CASES)
+    longest = max(p + k for p, k in cases)
     schedule = ("--schedule", args.schedule) if args.schedule else ()
 
     def compile_as(name, *tfmc_args):
@@ -182,7 +188,10 @@ def main():
         folder = name + (f"-{args.schedule}" if args.schedule else "")
         return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + schedule)
 
-    if args.skip_passes:
+    if args.context:
+        model_dir = compile_as(f"model-context-{args.context}", "--context", str(args.context))
+        weights = write_weights(args, model_dir, work)
+    elif args.skip_passes:
         model_dir = compile_as("model-skip-" + args.skip_passes.replace(",", "+"),
                                "--skip-passes", args.skip_passes)
         weights = write_weights(args, model_dir, work)
@@ -199,7 +208,10 @@ def main():
         model_dir = compile_as("model")
         weights = write_weights(args, model_dir, work)
     config, oracle = make_oracle(args.config, args.format, weights, args.kv_dtype)
-    if longest > context_length(config):
+    if args.context and args.context <= context_length(config):
+        print(f"FAIL: --context {args.context} is not past the config's {context_length(config)}")
+        return 1
+    if longest > (args.context or context_length(config)):
         print(f"FAIL: {args.config}: the context is {context_length(config)}, "
               f"the cases need {longest} positions")
         return 1
@@ -212,7 +224,7 @@ def main():
           f"shard(s)): seed {args.seed}, tolerance {TOLERANCE:g}", flush=True)
     results = [run_case(model_dir, weights, tokens, p, k, reference,
                         os.path.join(work, f"logits-{args.format}-p{p}-k{k}.npy"))
-               for p, k in CASES]
+               for p, k in cases]
     if args.kv_dtype != "f32":
         results.append(cache_is_rounded(args, weights, tokens, reference,
                                         os.path.join(work, f"logits-{args.format}-p0-k96.npy")))

@@ -76,7 +76,7 @@ llvm::Error Session::checkTokens(const char *entry,
   if (pos + static_cast<int64_t>(tokens.size()) > model.context_length)
     return failure(std::string(entry) + " of " + std::to_string(tokens.size()) +
                    " tokens at position " + std::to_string(pos) + " runs past the context of " +
-                   std::to_string(model.context_length));
+                   std::to_string(model.context_length) + kLongerContext);
   for (int32_t t : tokens)
     if (t < 0 || t >= static_cast<int64_t>(model.vocab_size))
       return failure("token id " + std::to_string(t) + " is outside the vocabulary (0.." +

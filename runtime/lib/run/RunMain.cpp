@@ -177,7 +177,7 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
                    std::to_string(maxNew) + " more: that needs " +
                    std::to_string(promptTokens + maxNew - 1) + " positions, the context is " +
                    std::to_string(context) + " (at most -n " +
-                   std::to_string(context - promptTokens + 1) + ")");
+                   std::to_string(context - promptTokens + 1) + ")" + kLongerContext);
   llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
   if (!sampler)
     return sampler.takeError();
@@ -258,7 +258,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
   if (promptTokens > context)
     return failure("the prompt is " + std::to_string(promptTokens) +
-                   " tokens, longer than the context of " + std::to_string(context));
+                   " tokens, longer than the context of " + std::to_string(context) +
+                   kLongerContext);
 
   if (resolved->weights.empty())
     return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "

@@ -20,6 +20,12 @@
 
 namespace tfm::rt {
 
+/// Ends a refusal of positions past the compiled context: the context is a
+/// compile-time size, and where it comes from.
+inline constexpr const char *kLongerContext =
+    "; the context is fixed when the model is compiled (tfmc --context N compiles a longer "
+    "one, except for learned positions)";
+
 /// A model call produced a NaN or an infinity. Its own error type, so that
 /// the caller, who knows the weight files, can say which tensor is bad.
 class NonFiniteLogitError : public llvm::ErrorInfo<NonFiniteLogitError> {
