@@ -82,7 +82,8 @@ def empty_prompt():
 def prompt_past_context():
     long_prompt = " ".join(["whispers of vectors"] * 60)
     result = aidreams.tfm_run("-p", long_prompt, "-n", "1")
-    testlib.assert_clean_failure(result, ["prompt", "context of 128"], "prompt past the context")
+    testlib.assert_clean_failure(result, ["prompt", "context of 128", "tfmc --context N"],
+                                 "prompt past the context")
 
 
 def steps_past_context():
