@@ -3,8 +3,8 @@
 //   tfm-bench --weights W --threads 2 generated/m-fast generated/m-plain
 //
 // Each folder is one compilation of the same config (typically with a
-// different --schedule or --target). For each, the benchmark runs a fresh
-// sequence `--repeat` times: a prefill of --prompt tokens, then --decode
+// different --schedule or --target). For each, after one untimed warm-up
+// run, the benchmark runs a fresh sequence `--repeat` times: a prefill of --prompt tokens, then --decode
 // single-token steps, and reports the medians. Decode reads every weight
 // once per token, so its ceiling is this machine's read bandwidth, measured
 // here first with the same number of threads.
@@ -118,7 +118,9 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
     t = int32_t((state >> 33) % model.vocab_size);
   }
   std::vector<double> prefillRates, decodeRates;
-  for (int run = 0; run < opt.repeats; ++run) {
+  // Run -1 is not timed: it pages in the mapped weights and starts the
+  // thread pool, as llama-bench's warm-up run does.
+  for (int run = -1; run < opt.repeats; ++run) {
     auto session = tfm::rt::Session::create(model, weights->pointers);
     if (!session)
       return session.takeError();
@@ -134,6 +136,8 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
       token = int32_t((token + 7919) % model.vocab_size);
     }
     double decodeSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (run < 0)
+      continue;
     prefillRates.push_back(opt.promptTokens / prefillSeconds);
     decodeRates.push_back(opt.decodeTokens / decodeSeconds);
   }

@@ -58,6 +58,10 @@ struct Value {
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only
+  /// Functions of an index and the row (position) alone, such as RoPE's
+  /// cosine and sine per pair: schedules compute them once per call, not
+  /// once per column that reads them.
+  std::vector<Halide::Func> positionTables;
   /// An inlined op whose column c reads other columns of its input than c
   /// and its tile neighbours (half-split RoPE reads c +- rotary_dim/2):
   /// schedules compute the input on its own rather than inside tiles.

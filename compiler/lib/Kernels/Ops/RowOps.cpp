@@ -116,11 +116,18 @@ void defineRope(OpDefinition &d) {
     pair = select(first, within, within - half);
     partner = select(first, x.func(min(c + half, width - 1), r), x.func(max(c - half, 0), r));
   }
-  // Angles in double: positions reach the thousands and a float angle would
-  // lose the low bits that the reference keeps.
-  Expr freq = exp(cast<double>(pair) * Expr(-2.0 * std::log(attrs.theta) / rotary));
+  // The angle depends on the pair and the position only: a table per call,
+  // not a cosine and a sine per column of every head. Angles in double:
+  // positions reach the thousands and a float angle would lose the low bits
+  // that the reference keeps.
+  Var p("pair");
+  Expr freq = exp(cast<double>(p) * Expr(-2.0 * std::log(attrs.theta) / rotary));
   Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
-  Expr cs = cast<float>(cos(angle)), sn = cast<float>(sin(angle));
+  Func cosine(d.name + "_cos"), sine(d.name + "_sin");
+  cosine(p, r) = cast<float>(cos(angle));
+  sine(p, r) = cast<float>(sin(angle));
+  d.result.positionTables = {cosine, sine};
+  Expr cs = cosine(pair, r), sn = sine(pair, r);
   Expr rotated = self * cs + select(first, -partner, partner) * sn;
   Func f(d.name);
   f(c, r) = rotary == headDim ? rotated : select(within < rotary, rotated, self);

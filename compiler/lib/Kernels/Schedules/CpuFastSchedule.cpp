@@ -312,6 +312,11 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
 
+  // Tables of position alone (RoPE's cosines and sines): once per call.
+  for (Value &v : a.values)
+    for (Func f : v.positionTables)
+      f.compute_root();
+
   // Norms: the row statistics once per row, then the normalised rows, all
   // materialised so projections read finished rows.
   for (Value &v : a.values) {

@@ -16,6 +16,8 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
     v.func.compute_root();
     for (Halide::Func f : v.rowStats)
       f.compute_root();
+    for (Halide::Func f : v.positionTables)
+      f.compute_root();
     if (v.product.defined())
       v.product.compute_root();
     AttentionFuncs &at = v.attention;
