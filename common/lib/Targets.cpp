@@ -114,6 +114,12 @@ std::vector<std::string> tfm::targetPresets() {
   return names;
 }
 
+bool tfm::targetHasFeature(llvm::StringRef target, llvm::StringRef feature) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  target.split(parts, '-');
+  return parts.size() > 3 && llvm::is_contained(llvm::ArrayRef(parts).drop_front(3), feature);
+}
+
 llvm::StringMap<bool> tfm::hostCpuFeatures() {
   llvm::StringMap<bool> features;
   for (const auto &entry : llvm::sys::getHostCPUFeatures())

@@ -60,6 +60,8 @@ TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
 
 TEST(Targets, TheProfilerIsAskedForNeverPickedForHost) {
   EXPECT_EQ(error(resolveTarget("x86-64-linux-avx2-profile")), "");
+  EXPECT_TRUE(targetHasFeature("x86-64-linux-profile-avx2", "profile"));
+  EXPECT_FALSE(targetHasFeature("x86-64-linux-avx2", "profile"));
   EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-profile", cpu({"avx2"})).empty());
   llvm::Expected<std::string> host = resolveTarget("host");
   ASSERT_TRUE(bool(host)) << llvm::toString(host.takeError());

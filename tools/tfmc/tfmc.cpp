@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   }
   if (profile && lowering.target.empty())
     return fail("--profile: with a .mlir input, give --target too");
-  if (profile && !StringRef(lowering.target).ends_with("-profile"))
+  if (profile && !tfm::targetHasFeature(lowering.target, "profile"))
     lowering.target += "-profile";
   lowering.scheduleOverrides = scheduleOverrides;
   lowering.skipPasses.assign(skipPasses.begin(), skipPasses.end());

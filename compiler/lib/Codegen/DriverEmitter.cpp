@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
-#include "llvm/ADT/StringRef.h"
+#include "tfm/common/Targets.h"
 
 #include <algorithm>
 #include <sstream>
@@ -173,7 +173,7 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
   // Halide's profiler (tfmc --profile) prints its report at exit through
   // halide_print, to stdout unless told otherwise: keep it apart from the
   // generated text.
-  bool profiled = llvm::StringRef(p.target).ends_with("-profile");
+  bool profiled = targetHasFeature(p.target, "profile");
   if (profiled)
     c << "#include <unistd.h>\n"
       << "static void print_to_stderr(void *user_context, const char *text) {\n"

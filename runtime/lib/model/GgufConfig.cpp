@@ -7,6 +7,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 
@@ -68,6 +69,11 @@ const FieldSource kMptFields[] = {
     {"n_heads", "attention.head_count"},
     {"max_seq_len", "context_length"},
     {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
+};
+// MPT's nested attn_config.
+const FieldSource kMptAttnFields[] = {
+    {"alibi_bias_max", "attention.max_alibi_bias", true},
+    {"clip_qkv", "attention.clamp_kqv", true, true},
 };
 const FieldSource kFalconFields[] = {
     {"hidden_size", "embedding_length"},
@@ -193,7 +199,14 @@ llvm::Error readRopeScaling(const GgufFile &file, const std::string &arch,
 /// checks for instead of a key (biases, Falcon's second norm, the head).
 llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &arch,
                                       json::Object &config) {
-  auto integer = [&](const char *key) { return file.getInteger(arch + "." + key); };
+  // The integer at "<arch>.<key>", or `absent` when the file has none.
+  auto integer = [&](const char *key,
+                     std::optional<int64_t> absent = std::nullopt) -> llvm::Expected<int64_t> {
+    std::string full = arch + "." + key;
+    if (absent && !file.has(full))
+      return *absent;
+    return file.getInteger(full);
+  };
   bool untiedHead = file.findTensor("output.weight") != nullptr;
   if (arch == "llama") {
     config["tie_word_embeddings"] = !untiedHead;
@@ -219,18 +232,14 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &a
   int64_t headDim = *dim / *heads;
 
   if (arch == "gptneox") {
-    std::string rotaryKey = arch + ".rope.dimension_count";
-    int64_t rotary = headDim;
-    if (file.has(rotaryKey)) {
-      llvm::Expected<int64_t> n = file.getInteger(rotaryKey);
-      if (!n)
-        return n.takeError();
-      rotary = *n;
-    }
-    if (rotary <= 0 || rotary > headDim)
-      return failure(file, "metadata '" + rotaryKey + "' is " + std::to_string(rotary) +
-                               "; expected 1 to the head size " + std::to_string(headDim));
-    config["rotary_pct"] = rotaryFraction(rotary, headDim);
+    llvm::Expected<int64_t> rotary = integer("rope.dimension_count", headDim);
+    if (!rotary)
+      return rotary.takeError();
+    if (*rotary <= 0 || *rotary > headDim)
+      return failure(file, "metadata '" + arch + ".rope.dimension_count' is " +
+                               std::to_string(*rotary) + "; expected 1 to the head size " +
+                               std::to_string(headDim));
+    config["rotary_pct"] = rotaryFraction(*rotary, headDim);
     llvm::Expected<bool> parallel = file.getBool(arch + ".use_parallel_residual");
     if (!parallel)
       return parallel.takeError();
@@ -261,30 +270,17 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &a
     config["expansion_ratio"] = *ffn / *dim;
     config["no_bias"] = !hasBlockTensor(file, "attn_qkv.bias");
     json::Object attn;
-    llvm::Expected<double> maxBias = file.getFloat(arch + ".attention.max_alibi_bias");
-    if (!maxBias)
-      return maxBias.takeError();
-    attn["alibi_bias_max"] = shortestDecimal(static_cast<float>(*maxBias));
-    std::string clampKey = arch + ".attention.clamp_kqv";
-    if (file.has(clampKey)) {
-      llvm::Expected<double> clamp = file.getFloat(clampKey);
-      if (!clamp)
-        return clamp.takeError();
-      attn["clip_qkv"] = shortestDecimal(static_cast<float>(*clamp));
-    }
+    if (llvm::Error e = readFields(file, arch, kMptAttnFields, attn))
+      return e;
     config["attn_config"] = std::move(attn);
     return llvm::Error::success();
   }
   // Falcon: llama.cpp's graph is always parallel with RoPE; a second norm
   // (attn_norm_2) marks the new decoder architecture of 40B and 180B.
-  std::string kvKey = arch + ".attention.head_count_kv";
-  int64_t kvHeads = *heads;
-  if (file.has(kvKey)) {
-    llvm::Expected<int64_t> n = file.getInteger(kvKey);
-    if (!n)
-      return n.takeError();
-    kvHeads = *n;
-  }
+  llvm::Expected<int64_t> kv = integer("attention.head_count_kv", *heads);
+  if (!kv)
+    return kv.takeError();
+  int64_t kvHeads = *kv;
   bool twoNorms = hasBlockTensor(file, "attn_norm_2.weight");
   bool newArchitecture = twoNorms || (kvHeads != 1 && kvHeads != *heads);
   config["new_decoder_architecture"] = newArchitecture;

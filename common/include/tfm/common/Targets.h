@@ -29,6 +29,9 @@ std::vector<std::string> targetPresets();
 /// this CPU's target.
 llvm::Expected<std::string> resolveTarget(llvm::StringRef nameOrTarget);
 
+/// Whether `target` (a target string) names `feature` among its features.
+bool targetHasFeature(llvm::StringRef target, llvm::StringRef feature);
+
 /// The CPU features LLVM reports for this machine ("avx2" -> true, ...).
 llvm::StringMap<bool> hostCpuFeatures();
 
