@@ -4,13 +4,18 @@
 //
 // Each folder is one compilation of the same config (typically with a
 // different --schedule or --target). For each, after one untimed warm-up
-// run, the benchmark runs a fresh sequence `--repeat` times: a prefill of --prompt tokens, then --decode
-// single-token steps, and reports the medians. Decode reads every weight
-// once per token, so its ceiling is this machine's read bandwidth, measured
-// here first with the same number of threads.
+// run, the benchmark runs a fresh sequence `--repeat` times: a prefill of
+// --prompt tokens, then --decode single-token steps, and reports the
+// medians. Each is held against this machine's roofline, measured first
+// with the same number of threads (Roofline.h): prefill's FLOPs against the
+// FMA peak; decode, which reads every weight once per token, against the
+// read bandwidth of where the weights fit (the cache or memory).
 //
 //===----------------------------------------------------------------------===//
+#include "Roofline.h"
+
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
@@ -24,7 +29,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -46,47 +50,34 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Read bandwidth in GB/s: `threads` threads each summing its share of a
-/// 1 GiB array, best of three passes.
-double measureReadBandwidth(int nThreads) {
-  const size_t count = (size_t(1) << 30) / sizeof(float);
-  std::vector<float> data(count, 1.0f);
-  double best = 0;
-  for (int pass = 0; pass < 3; ++pass) {
-    std::vector<double> sums(nThreads);
-    auto start = Clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < nThreads; ++t)
-      pool.emplace_back([&, t] {
-        size_t begin = count / nThreads * t, end = count / nThreads * (t + 1);
-        float acc[16] = {};
-        for (size_t i = begin; i < end; i += 16)
-          for (int j = 0; j < 16; ++j)
-            acc[j] += data[i + j];
-        double s = 0;
-        for (float a : acc)
-          s += a;
-        sums[t] = s;
-      });
-    for (auto &t : pool)
-      t.join();
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    double total = 0;
-    for (double s : sums)
-      total += s;
-    if (total != double(count)) // keeps the reads alive
-      errs() << "tfm-bench: bandwidth probe summed " << total << "\n";
-    best = std::max(best, double(count * sizeof(float)) / seconds / 1e9);
+/// FLOPs of a prefill of `tokens` tokens: two per multiply-add of every
+/// layer projection for every token, of the head for the last token only
+/// (prefill returns its logits alone), and of attention's q.k and
+/// weights.v over the positions each token attends to.
+double prefillFlops(const tfm::ModelSpec &spec, int tokens) {
+  double perToken = 0, head = 0;
+  for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
+    if (t.shape.size() != 2 || tfm::kernelRoleOf(t.id.role).empty())
+      continue;
+    double macs = double(t.shape[0]) * double(t.shape[1]);
+    if (tfm::kernelRoleOf(t.id.role) == "logits")
+      head = macs; // the untied head, or the tied embedding: the same shape
+    else if (tfm::isLayerRole(t.id.role))
+      perToken += macs;
   }
-  return best;
+  double keysAttended = double(tokens) * (tokens + 1) / 2;
+  double attention = 2.0 * double(spec.nLayers * spec.nHeads * spec.headDim) * keysAttended;
+  return 2.0 * (perToken * tokens + head + attention);
 }
 
 struct Result {
   double prefill = 0, decode = 0; // tokens/s, medians
+  double prefillFlops = 0;        // per prefill of --prompt tokens
+  double weightBytes = 0;         // read by each decode step
+  std::string schedule;
 };
 
-Expected<Result> bench(const std::string &dir, double &weightBytes, std::string &schedule,
-                       std::string &target) {
+Expected<Result> bench(const std::string &dir) {
   auto lib = tfm::rt::ModelLibrary::open(dir);
   if (!lib)
     return lib.takeError();
@@ -94,17 +85,17 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
   auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(), tfm::rt::LoadOptions{});
   if (!weights)
     return weights.takeError();
-  schedule = (*lib)->manifest().scheduleSummary();
-  target = model.target;
+  Result result;
+  result.schedule = (*lib)->manifest().scheduleSummary();
+  result.prefillFlops = prefillFlops((*lib)->manifest().config, opt.promptTokens);
   // Bytes a decode step reads: every weight once, except an untied
   // embedding table, of which it reads one row.
   const auto &tensors = (*lib)->manifest().tensors;
   bool untied = std::any_of(tensors.begin(), tensors.end(),
                             [](const auto &t) { return t.name == "output.weight"; });
-  weightBytes = 0;
   for (const auto &t : tensors)
     if (!(untied && t.name == "token_embd.weight"))
-      weightBytes += double(t.byteCount()); // in the type the kernels read
+      result.weightBytes += double(t.byteCount()); // in the type the kernels read
   if (opt.promptTokens + opt.decodeTokens > int(model.context_length))
     return createStringError(inconvertibleErrorCode(),
                              "--prompt + --decode = %d exceeds the context (%u)",
@@ -141,7 +132,9 @@ Expected<Result> bench(const std::string &dir, double &weightBytes, std::string 
     prefillRates.push_back(opt.promptTokens / prefillSeconds);
     decodeRates.push_back(opt.decodeTokens / decodeSeconds);
   }
-  return Result{median(prefillRates), median(decodeRates)};
+  result.prefill = median(prefillRates);
+  result.decode = median(decodeRates);
+  return result;
 }
 
 } // namespace
@@ -152,9 +145,10 @@ int main(int argc, char **argv) {
   cl::OptionCategory category("tfm-bench options");
   cl::list<std::string> modelDirs(cl::Positional, cl::OneOrMore, cl::desc("<model dir>..."),
                                   cl::cat(category));
-  cl::opt<std::string> weightsPath("weights", cl::Required,
-                                   cl::desc("Weights: safetensors, GGUF or llama2.c (tfm-weights writes any)"),
-                                   cl::cat(category));
+  cl::opt<std::string> weightsPath(
+      "weights", cl::Required,
+      cl::desc("Weights: safetensors, GGUF or llama2.c (tfm-weights writes any)"),
+      cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
   cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
                             cl::cat(category));
@@ -171,26 +165,36 @@ int main(int argc, char **argv) {
          decodeTokens,
          repeats};
   if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
-    errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode must be >= 1\n";
+    errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
+              "must be >= 1\n";
     return 1;
   }
-  double bandwidth = measureReadBandwidth(opt.threads);
-  outs() << formatv("read bandwidth, {0} threads: {1:f1} GB/s\n", opt.threads, bandwidth);
-  outs() << formatv("{0,-28} {1,-8} {2,14} {3,13} {4,12} {5,10}\n", "model", "schedule",
-                    "prefill tok/s", "decode tok/s", "decode GB/s", "% of read");
+  tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
+  outs() << formatv("roofline, {0} threads, measured here with {1} vectors:\n", roof.threads,
+                    roof.vectorIsa);
+  outs() << formatv("  read from memory   {0,8:f1} GB/s      (1 GiB)\n", roof.dramGBs);
+  outs() << formatv("  read from cache    {0,8:f1} GB/s      (working sets up to {1} MiB)\n",
+                    roof.cacheGBs, roof.cacheBytes >> 20);
+  outs() << formatv("  f32 FMA peak       {0,8:f1} GFLOP/s\n", roof.fmaGflops);
+  outs() << formatv("{0,-28} {1,-8} {2,14} {3,8} {4,7} {5,13} {6,12} {7,13}\n", "model", "schedule",
+                    "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s", "decode GB/s",
+                    "% of read");
   int status = 0;
   for (const std::string &dir : opt.modelDirs) {
-    double bytes = 0;
-    std::string schedule, target;
-    Expected<Result> r = bench(dir, bytes, schedule, target);
+    Expected<Result> r = bench(dir);
     if (!r) {
       errs() << "tfm-bench: error: " << dir << ": " << toString(r.takeError()) << "\n";
       status = 1;
       continue;
     }
-    double gbs = r->decode * bytes / 1e9;
-    outs() << formatv("{0,-28} {1,-8} {2,14:f1} {3,13:f1} {4,12:f1} {5,9:f0}%\n", dir, schedule,
-                      r->prefill, r->decode, gbs, 100.0 * gbs / bandwidth);
+    double gflops = r->prefill / opt.promptTokens * r->prefillFlops / 1e9;
+    double gbs = r->decode * r->weightBytes / 1e9;
+    bool cached = r->weightBytes <= roof.cacheBytes;
+    outs() << formatv("{0,-28} {1,-8} {2,14:f1} {3,8:f1} {4,6:f0}% {5,13:f1} "
+                      "{6,12:f1} {7,6:f0}% {8}\n",
+                      dir, r->schedule, r->prefill, gflops, 100.0 * gflops / roof.fmaGflops,
+                      r->decode, gbs, 100.0 * gbs / roof.readGBs(r->weightBytes),
+                      cached ? "cache" : "memory");
   }
   outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps\n", opt.repeats,
                     opt.promptTokens, opt.decodeTokens);

@@ -51,8 +51,9 @@ cl::opt<bool> profile("profile",
                       cl::cat(category));
 cl::opt<std::string> scheduleOverrides(
     "schedule",
-    cl::desc("Schedule overrides: one schedule for every kernel (fast, plain), or "
-             "kernel=schedule,... (default: chosen per kernel and target)"),
+    cl::desc("Schedule overrides: one schedule for every kernel (fast, plain, adams2019, "
+             "li2018, mullapudi2016), or kernel=schedule,... (default: chosen per kernel "
+             "and target)"),
     cl::cat(category));
 cl::list<std::string> skipPasses("skip-passes", cl::CommaSeparated,
                                  cl::desc("Passes of the default pipeline to leave out, e.g. "

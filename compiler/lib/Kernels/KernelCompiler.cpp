@@ -9,18 +9,6 @@
 using namespace tfm;
 using namespace tfm::kernels;
 
-namespace {
-
-int vectorLanes(const Halide::Target &t) {
-  if (t.has_feature(Halide::Target::AVX512))
-    return 16;
-  if (t.has_feature(Halide::Target::AVX))
-    return 8;
-  return 4;
-}
-
-} // namespace
-
 bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
                         const std::string &objectPath, std::string &error) {
   const ScheduleSet *set = findScheduleSet(kernel.schedule);
@@ -31,11 +19,8 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
   try {
     Halide::Target target(halideTarget);
     KernelAlgorithm algorithm = buildKernelAlgorithm(kernel);
-    ScheduleContext ctx{kernel, algorithm, target, vectorLanes(target)};
-    set->apply(ctx);
-
+    Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
     std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
-    Halide::Pipeline pipeline(algorithm.outputs);
     pipeline.compile_to_object(objectPath, args, kernel.name,
                                target.with_feature(Halide::Target::NoRuntime));
   } catch (const Halide::Error &e) {
@@ -48,8 +33,8 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
   return true;
 }
 
-bool tfm::compileKernelRuntime(const std::string &halideTarget,
-                               const std::string &objectPath, std::string &error) {
+bool tfm::compileKernelRuntime(const std::string &halideTarget, const std::string &objectPath,
+                               std::string &error) {
   try {
     Halide::compile_standalone_runtime(objectPath, Halide::Target(halideTarget));
   } catch (const Halide::Error &e) {

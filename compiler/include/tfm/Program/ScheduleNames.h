@@ -21,6 +21,9 @@ struct ScheduleName {
 inline constexpr ScheduleName kScheduleNames[] = {
     {"fast", "vectorised, multi-threaded, tiled for CPUs"},
     {"plain", "every op at the root in serial scalar loops: obviously right"},
+    {"adams2019", "Halide's Adams2019 autoscheduler: beam search over a learned cost model"},
+    {"li2018", "Halide's Li2018 autoscheduler: greedy, for reductions and their gradients"},
+    {"mullapudi2016", "Halide's Mullapudi2016 autoscheduler: grouping and tiling for locality"},
 };
 
 /// What a kernel without a `tfm.schedule` (selection skipped) compiles with.

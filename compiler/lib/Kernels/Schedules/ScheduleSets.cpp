@@ -11,6 +11,9 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
   static const std::vector<ScheduleSet> sets = {
       {"fast", scheduleCpuFast},
       {"plain", schedulePlain},
+      {"adams2019", scheduleAdams2019},
+      {"li2018", scheduleLi2018},
+      {"mullapudi2016", scheduleMullapudi2016},
   };
   return sets;
 }
@@ -20,4 +23,25 @@ const ScheduleSet *tfm::kernels::findScheduleSet(const std::string &name) {
     if (name == set.name)
       return &set;
   return nullptr;
+}
+
+namespace {
+
+int vectorLanes(const Halide::Target &t) {
+  if (t.has_feature(Halide::Target::AVX512))
+    return 16;
+  if (t.has_feature(Halide::Target::AVX))
+    return 8;
+  return 4;
+}
+
+} // namespace
+
+Halide::Pipeline tfm::kernels::scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
+                                              KernelAlgorithm &algorithm,
+                                              const Halide::Target &target) {
+  ScheduleContext ctx{kernel, algorithm, Halide::Pipeline(algorithm.outputs), target,
+                      vectorLanes(target)};
+  set.apply(ctx);
+  return ctx.pipeline;
 }

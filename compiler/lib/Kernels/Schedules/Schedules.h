@@ -19,6 +19,7 @@ namespace tfm::kernels {
 struct ScheduleContext {
   const Kernel &kernel;
   KernelAlgorithm &algorithm;
+  Halide::Pipeline pipeline; // of algorithm.outputs: what is compiled
   Halide::Target target;
   int vectorLanes; // f32 lanes of the target's widest vectors
 };
@@ -31,6 +32,12 @@ void schedulePlain(ScheduleContext &ctx);
 /// head.
 void scheduleCpuFast(ScheduleContext &ctx);
 
+/// Halide's autoschedulers (AutoSchedules.cpp), given the kernel's exact
+/// shapes as estimates.
+void scheduleAdams2019(ScheduleContext &ctx);
+void scheduleLi2018(ScheduleContext &ctx);
+void scheduleMullapudi2016(ScheduleContext &ctx);
+
 /// The schedule behind one name of tfm/Program/ScheduleNames.h.
 struct ScheduleSet {
   const char *name;
@@ -41,6 +48,11 @@ struct ScheduleSet {
 const std::vector<ScheduleSet> &scheduleSets();
 /// The set for `name`; null for a name that is not a schedule.
 const ScheduleSet *findScheduleSet(const std::string &name);
+
+/// Schedules `algorithm`, built from `kernel`, with `set` for `target`, and
+/// returns the pipeline to compile.
+Halide::Pipeline scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
+                                KernelAlgorithm &algorithm, const Halide::Target &target);
 
 } // namespace tfm::kernels
 

@@ -1,0 +1,198 @@
+//===- Roofline.cpp - This machine's ceilings, measured -------------------===//
+//
+// Each probe runs on every thread at once, with the widest vectors the CPU
+// has (the kernels tfmc compiles for this CPU use them too), and keeps the
+// best of three timed passes. The read probes sum floats with several
+// accumulators, so that the adds never wait on each other and the loads set
+// the pace; the FMA probe runs twelve independent chains per thread, enough
+// to cover the latency of every FMA unit of the CPUs we target.
+//
+//===----------------------------------------------------------------------===//
+#include "Roofline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+using namespace tfm::bench;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// Floats per step of every sum: `count` passed to a SumFn is a multiple.
+constexpr size_t kSumStep = 128;
+/// Independent multiply-add chains per thread.
+constexpr int kChains = 12;
+
+using SumFn = float (*)(const float *data, size_t count);
+/// Runs `iterations` steps of kChains chains; returns their sum (kept alive).
+using FmaFn = float (*)(float seed, long iterations);
+
+float sumPortable(const float *p, size_t n) {
+  float acc[16] = {};
+  for (size_t i = 0; i < n; i += 16)
+    for (int j = 0; j < 16; ++j)
+      acc[j] += p[i + j];
+  float s = 0;
+  for (float a : acc)
+    s += a;
+  return s;
+}
+
+float fmaPortable(float seed, long iterations) {
+  float acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = seed + float(j);
+  for (long i = 0; i < iterations; ++i)
+    for (float &a : acc)
+      a = a * 0.999999f + 1e-6f;
+  float s = 0;
+  for (float a : acc)
+    s += a;
+  return s;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) float sumAvx512(const float *p, size_t n) {
+  __m512 acc[8];
+  for (__m512 &a : acc)
+    a = _mm512_setzero_ps();
+  for (size_t i = 0; i < n; i += kSumStep)
+    for (int j = 0; j < 8; ++j)
+      acc[j] = _mm512_add_ps(acc[j], _mm512_loadu_ps(p + i + 16 * j));
+  for (int j = 1; j < 8; ++j)
+    acc[0] = _mm512_add_ps(acc[0], acc[j]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+__attribute__((target("avx512f"))) float fmaAvx512(float seed, long iterations) {
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_ps(seed + float(j));
+  const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-6f);
+  for (long i = 0; i < iterations; ++i)
+    for (__m512 &a : acc)
+      a = _mm512_fmadd_ps(a, mul, add);
+  for (int j = 1; j < kChains; ++j)
+    acc[0] = _mm512_add_ps(acc[0], acc[j]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+__attribute__((target("avx2"))) float sumAvx2(const float *p, size_t n) {
+  __m256 acc[8];
+  for (__m256 &a : acc)
+    a = _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += kSumStep / 2)
+    for (int j = 0; j < 8; ++j)
+      acc[j] = _mm256_add_ps(acc[j], _mm256_loadu_ps(p + i + 8 * j));
+  alignas(32) float lanes[8];
+  for (int j = 1; j < 8; ++j)
+    acc[0] = _mm256_add_ps(acc[0], acc[j]);
+  _mm256_store_ps(lanes, acc[0]);
+  float s = 0;
+  for (float l : lanes)
+    s += l;
+  return s;
+}
+
+__attribute__((target("avx2,fma"))) float fmaAvx2(float seed, long iterations) {
+  __m256 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm256_set1_ps(seed + float(j));
+  const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-6f);
+  for (long i = 0; i < iterations; ++i)
+    for (__m256 &a : acc)
+      a = _mm256_fmadd_ps(a, mul, add);
+  alignas(32) float lanes[8];
+  for (int j = 1; j < kChains; ++j)
+    acc[0] = _mm256_add_ps(acc[0], acc[j]);
+  _mm256_store_ps(lanes, acc[0]);
+  float s = 0;
+  for (float l : lanes)
+    s += l;
+  return s;
+}
+#endif
+
+struct Probes {
+  const char *isa;
+  SumFn sum;
+  FmaFn fma;
+  int lanes; // floats per FMA
+};
+
+Probes probesForThisCpu() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f"))
+    return {"avx512f", sumAvx512, fmaAvx512, 16};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"avx2", sumAvx2, fmaAvx2, 8};
+#endif
+  return {"portable", sumPortable, fmaPortable, 1};
+}
+
+/// Seconds for `work(t)` run on threads t = 0..threads-1 at once; best of 3.
+double bestTime(int threads, const std::function<float(int)> &work) {
+  double best = 1e30;
+  volatile float sink = 0; // keeps the results, and so the work, alive
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<float> results(threads);
+    auto start = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { results[t] = work(t); });
+    for (std::thread &t : pool)
+      t.join();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+    for (float r : results)
+      sink = sink + r;
+  }
+  return best;
+}
+
+/// GB/s reading `bytes` of floats split among the threads, `repeats` times.
+double readBandwidth(const Probes &probes, int threads, size_t bytes, int repeats) {
+  size_t perThread = bytes / sizeof(float) / threads / kSumStep * kSumStep;
+  std::vector<float> data(perThread * threads, 1.0f);
+  double seconds = bestTime(threads, [&](int t) {
+    float s = 0;
+    for (int r = 0; r < repeats; ++r)
+      s += probes.sum(data.data() + perThread * t, perThread);
+    return s;
+  });
+  return double(perThread * threads * sizeof(float)) * repeats / seconds / 1e9;
+}
+
+size_t lastLevelCacheBytes() {
+  for (const char *index : {"index3", "index2"}) {
+    std::ifstream in(std::string("/sys/devices/system/cpu/cpu0/cache/") + index + "/size");
+    size_t kib = 0; // "32768K"
+    if (in >> kib && kib > 0)
+      return kib * 1024;
+  }
+  return size_t(8) << 20;
+}
+
+} // namespace
+
+Roofline tfm::bench::measureRoofline(int threads) {
+  Probes probes = probesForThisCpu();
+  Roofline r;
+  r.threads = threads;
+  r.vectorIsa = probes.isa;
+  r.dramGBs = readBandwidth(probes, threads, size_t(1) << 30, 1);
+  r.cacheBytes = lastLevelCacheBytes() / 2;
+  r.cacheGBs = readBandwidth(probes, threads, r.cacheBytes,
+                             int(std::max<size_t>(1, (size_t(2) << 30) / r.cacheBytes)));
+  const long iterations = 20'000'000;
+  double seconds = bestTime(threads, [&](int t) { return probes.fma(float(t), iterations); });
+  r.fmaGflops = 2.0 * kChains * probes.lanes * double(iterations) * threads / seconds / 1e9;
+  return r;
+}
