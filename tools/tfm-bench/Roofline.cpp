@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -170,27 +169,39 @@ double readBandwidth(const Probes &probes, int threads, size_t bytes, int repeat
   return double(perThread * threads * sizeof(float)) * repeats / seconds / 1e9;
 }
 
-size_t lastLevelCacheBytes() {
-  for (const char *index : {"index3", "index2"}) {
-    std::ifstream in(std::string("/sys/devices/system/cpu/cpu0/cache/") + index + "/size");
-    size_t kib = 0; // "32768K"
-    if (in >> kib && kib > 0)
-      return kib * 1024;
-  }
-  return size_t(8) << 20;
+} // namespace
+
+double Roofline::cacheGBs() const {
+  for (auto it = reads.rbegin(); it != reads.rend(); ++it)
+    if (it->bytes <= cacheBytes)
+      return it->gbs;
+  return memoryGBs();
 }
 
-} // namespace
+double Roofline::readGBs(double bytes) const {
+  for (const ReadRate &r : reads)
+    if (bytes <= double(r.bytes))
+      return r.gbs;
+  return memoryGBs();
+}
 
 Roofline tfm::bench::measureRoofline(int threads) {
   Probes probes = probesForThisCpu();
   Roofline r;
   r.threads = threads;
   r.vectorIsa = probes.isa;
-  r.dramGBs = readBandwidth(probes, threads, size_t(1) << 30, 1);
-  r.cacheBytes = lastLevelCacheBytes() / 2;
-  r.cacheGBs = readBandwidth(probes, threads, r.cacheBytes,
-                             int(std::max<size_t>(1, (size_t(2) << 30) / r.cacheBytes)));
+  // 1 MiB to 128 MiB, then 1 GiB: far past any last-level cache a slice of
+  // a CPU gets. Each is read until 2 GiB have been read.
+  std::vector<size_t> sizes;
+  for (size_t mib = 1; mib <= 128; mib *= 2)
+    sizes.push_back(mib << 20);
+  sizes.push_back(size_t(1) << 30);
+  for (size_t bytes : sizes)
+    r.reads.push_back({bytes, readBandwidth(probes, threads, bytes,
+                                            int(std::max<size_t>(1, (size_t(2) << 30) / bytes)))});
+  for (const ReadRate &rate : r.reads)
+    if (rate.gbs >= 2 * r.memoryGBs())
+      r.cacheBytes = rate.bytes;
   const long iterations = 20'000'000;
   double seconds = bestTime(threads, [&](int t) { return probes.fma(float(t), iterations); });
   r.fmaGflops = 2.0 * kChains * probes.lanes * double(iterations) * threads / seconds / 1e9;

@@ -1,11 +1,11 @@
 //===- Roofline.h - This machine's ceilings, measured -----------*- C++ -*-===//
 //
 // What a kernel can reach on this machine with a given number of threads:
-// the read bandwidth from memory, the read bandwidth from the last-level
-// cache (for working sets that fit there), and the peak rate of f32 fused
-// multiply-adds. Each is measured, not taken from a data sheet: the
-// machines this runs on are shared virtual machines whose clocks and
-// memory differ from their specifications.
+// the peak rate of f32 fused multiply-adds, and the read bandwidth for
+// working sets from 1 MiB (in cache) to 1 GiB (from memory). Each is
+// measured, not taken from a data sheet: the machines this runs on are
+// shared virtual machines whose caches, clocks and memory differ from their
+// specifications (a 2-core slice of a CPU that reports 512 MiB of L3).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_BENCH_ROOFLINE_H
@@ -13,22 +13,32 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace tfm::bench {
 
-struct Roofline {
-  int threads = 1;
-  double dramGBs = 0;    // reading a 1 GiB array
-  double cacheGBs = 0;   // reading `cacheBytes` again and again
-  size_t cacheBytes = 0; // half the last-level cache
-  double fmaGflops = 0;  // f32, two FLOPs per multiply-add
-  std::string vectorIsa; // what the probes ran with: "avx512f", "avx2", "portable"
-
-  /// The read bandwidth a working set of `bytes` is held against.
-  double readGBs(double bytes) const { return bytes <= cacheBytes ? cacheGBs : dramGBs; }
+/// Read bandwidth when a working set of `bytes` is read again and again.
+struct ReadRate {
+  size_t bytes;
+  double gbs;
 };
 
-/// Measures the three ceilings with `threads` threads (a few seconds).
+struct Roofline {
+  int threads = 1;
+  double fmaGflops = 0;        // f32, two FLOPs per multiply-add
+  std::string vectorIsa;       // what the probes ran with: "avx512f", "avx2", "portable"
+  std::vector<ReadRate> reads; // by working set, smallest first; the last is memory's
+  size_t cacheBytes = 0;       // the largest working set read at least twice as fast as memory
+
+  double memoryGBs() const { return reads.back().gbs; }
+  /// The rate at the largest working set that still reads from cache.
+  double cacheGBs() const;
+  /// What a working set of `bytes` is held against: the rate measured for
+  /// the smallest working set at least as large.
+  double readGBs(double bytes) const;
+};
+
+/// Measures the ceilings with `threads` threads (a few seconds).
 Roofline measureRoofline(int threads);
 
 } // namespace tfm::bench

@@ -9,7 +9,7 @@
 // medians. Each is held against this machine's roofline, measured first
 // with the same number of threads (Roofline.h): prefill's FLOPs against the
 // FMA peak; decode, which reads every weight once per token, against the
-// read bandwidth of where the weights fit (the cache or memory).
+// read bandwidth measured for a working set of the weights' size.
 //
 //===----------------------------------------------------------------------===//
 #include "Roofline.h"
@@ -172,10 +172,14 @@ int main(int argc, char **argv) {
   tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
   outs() << formatv("roofline, {0} threads, measured here with {1} vectors:\n", roof.threads,
                     roof.vectorIsa);
-  outs() << formatv("  read from memory   {0,8:f1} GB/s      (1 GiB)\n", roof.dramGBs);
-  outs() << formatv("  read from cache    {0,8:f1} GB/s      (working sets up to {1} MiB)\n",
-                    roof.cacheGBs, roof.cacheBytes >> 20);
-  outs() << formatv("  f32 FMA peak       {0,8:f1} GFLOP/s\n", roof.fmaGflops);
+  outs() << formatv("  f32 FMA peak      {0,8:f1} GFLOP/s\n", roof.fmaGflops);
+  outs() << "  read bandwidth by working set (GB/s):";
+  for (const tfm::bench::ReadRate &rate : roof.reads)
+    outs() << formatv(" {0}M {1:f1}", rate.bytes >> 20, rate.gbs);
+  outs() << formatv("\n  read from cache   {0,8:f1} GB/s      (working sets up to {1} MiB)\n",
+                    roof.cacheGBs(), roof.cacheBytes >> 20);
+  outs() << formatv("  read from memory  {0,8:f1} GB/s      ({1} MiB)\n", roof.memoryGBs(),
+                    roof.reads.back().bytes >> 20);
   outs() << formatv("{0,-28} {1,-8} {2,14} {3,8} {4,7} {5,13} {6,12} {7,13}\n", "model", "schedule",
                     "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s", "decode GB/s",
                     "% of read");
