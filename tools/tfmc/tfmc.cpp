@@ -18,10 +18,12 @@
 #include "tfm/common/Targets.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/common/WeightFileType.h"
+#include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -102,6 +104,12 @@ cl::opt<std::string> kvType(
     cl::desc("What the KV cache holds: f32, f16 or bf16 (default: f16 for models of over a "
              "billion parameters, else f32); configs only"),
     cl::value_desc("type"), cl::cat(category));
+cl::opt<std::string> kernelCache(
+    "kernel-cache",
+    cl::desc("Folder of compiled kernels shared by every compile: a kernel with the same IR, "
+             "target and compiler is reused from it (default: the cache folder's kernels/, "
+             "$TFM_CACHE_DIR or ~/.cache/tfmc; 'none': compile every kernel)"),
+    cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Report every step"), cl::cat(category));
 
 int fail(const std::string &message) {
@@ -216,6 +224,16 @@ int main(int argc, char **argv) {
   tfm::LibraryOptions lib;
   lib.outDir = outDir.empty() ? "generated/" + name : std::string(outDir);
   lib.verbose = verbose;
+  if (kernelCache != "none") {
+    static int anchor;
+    Expected<std::string> identity =
+        tfm::rt::compilerIdentity(sys::fs::getMainExecutable(argv[0], &anchor));
+    if (!identity)
+      return fail(toString(identity.takeError()));
+    lib.compilerId = *identity;
+    lib.kernelCacheDir = kernelCache.empty() ? pathJoin(tfm::rt::defaultCacheDir(), "kernels")
+                                             : std::string(kernelCache);
+  }
   if (emitKind == "exe") {
     SmallVector<StringRef> parts;
     StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);

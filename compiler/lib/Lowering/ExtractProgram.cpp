@@ -138,6 +138,10 @@ private:
 
   llvm::Error readKernel(func::FuncOp fn, Kernel &kernel) {
     kernel.name = fn.getSymName().str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    fn->print(os, OpPrintingFlags().printGenericOpForm());
+    kernel.irHash = contentHash(text);
     auto schedule = fn->getAttrOfType<StringAttr>(attrs::kSchedule);
     kernel.schedule = schedule ? schedule.str() : kDefaultSchedule;
     if (!isScheduleName(kernel.schedule))

@@ -342,8 +342,18 @@ TEST(ExtractProgram, ProgramFields) {
   EXPECT_EQ(program.prefill.name, "prefill");
   EXPECT_EQ(program.decode.name, "decode");
   EXPECT_EQ(program.score.name, "score");
-  for (const Kernel &kernel : program.kernels)
+  // Each kernel's own IR hash names its object in the kernel cache: every
+  // kernel has one, and no two kernels of a program share it.
+  std::set<std::string> kernelHashes;
+  for (const Kernel &kernel : program.kernels) {
     EXPECT_EQ(kernel.schedule, "fast") << kernel.name;
+    EXPECT_FALSE(kernel.irHash.empty()) << kernel.name;
+    EXPECT_TRUE(kernelHashes.insert(kernel.irHash).second) << kernel.name;
+  }
+  // The same kernels, lowered again with 2 more layers, hash alike.
+  Program deeper = lower(gqaSpec(4));
+  for (size_t i = 0; i < program.kernels.size(); ++i)
+    EXPECT_EQ(deeper.kernels[i].irHash, program.kernels[i].irHash) << program.kernels[i].name;
 
   // The KV-cache block: each layer's keys, then its values, back to back at
   // 64-byte aligned offsets.

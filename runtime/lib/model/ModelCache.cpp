@@ -42,8 +42,9 @@ std::string tfmcBesideThisExecutable() {
   return std::string(path);
 }
 
-/// What distinguishes one build of tfmc from another.
-llvm::Expected<std::string> compilerIdentity(const std::string &tfmc) {
+} // namespace
+
+llvm::Expected<std::string> tfm::rt::compilerIdentity(const std::string &tfmc) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(tfmc, status); ec || !llvm::sys::fs::exists(status))
     return failure(tfmc + ": the compiler tfmc is not there (" +
@@ -52,8 +53,6 @@ llvm::Expected<std::string> compilerIdentity(const std::string &tfmc) {
   auto modified = status.getLastModificationTime().time_since_epoch().count();
   return std::to_string(status.getSize()) + ":" + std::to_string(modified);
 }
-
-} // namespace
 
 std::string tfm::rt::defaultCacheDir() {
   std::string explicitDir = envOr("TFM_CACHE_DIR", "");

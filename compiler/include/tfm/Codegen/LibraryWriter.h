@@ -23,6 +23,12 @@ namespace tfm {
 struct LibraryOptions {
   std::string outDir;
   bool verbose = false; // report each step on stderr
+  /// Non-empty: a folder of kernel objects shared by every compile. A
+  /// kernel found there (same IR, target and compiler) is reused, one
+  /// compiled is added, so configs that share kernels compile them once.
+  std::string kernelCacheDir;
+  /// Identifies the compiler build in the kernel cache's keys.
+  std::string compilerId;
   /// Non-empty: also link a standalone executable with this link line (the
   /// runtime's main and libraries, from the tool that composes the halves).
   std::vector<std::string> exeLinkLine;

@@ -92,6 +92,8 @@ struct KernelOp {
 struct Kernel {
   std::string name;     // C symbol of the compiled kernel
   std::string schedule; // the schedule its IR function names
+  std::string irHash;   // contentHash of its IR function: with the target
+                        // and the compiler, what its object code depends on
   std::vector<KernelParam> params;
   std::vector<KernelOp> ops;
   /// For each output parameter (in params order), the value it receives.

@@ -30,6 +30,10 @@ struct CompileRequest {
 /// $TFM_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
 std::string defaultCacheDir();
 
+/// What distinguishes one build of the compiler at `tfmc` from another (its
+/// size and time), for cache keys.
+llvm::Expected<std::string> compilerIdentity(const std::string &tfmc);
+
 /// The folder holding the library compiled for `request`, compiling it first
 /// when the cache has none. Compiling reports progress on a terminal.
 llvm::Expected<std::string> compiledModelDir(const CompileRequest &request);
