@@ -43,6 +43,24 @@ llvm::Error readObjects(FieldReader &r, const json::Value *list, const char *fie
   return llvm::Error::success();
 }
 
+/// An optional array of tensor names.
+void readTensorNames(FieldReader &r, const char *field, std::vector<std::string> &names) {
+  const json::Value *value = r.raw(field);
+  if (!value)
+    return;
+  const json::Array *items = value->getAsArray();
+  for (size_t i = 0; items && i < items->size(); ++i) {
+    std::optional<llvm::StringRef> name = (*items)[i].getAsString();
+    if (!name) {
+      items = nullptr;
+      break;
+    }
+    names.push_back(name->str());
+  }
+  if (!items)
+    r.fail(field, "found " + FieldReader::describe(*value) + ", expected an array of tensor names");
+}
+
 void readTensor(FieldReader &r, TensorSpec &t) {
   t.name = r.string("name", true);
   std::string dtype = r.string("dtype", true);
@@ -133,7 +151,8 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
   m.config = std::move(*spec);
 
   if (llvm::Error e = readObjects(r, kernels, "kernels", source, [&](FieldReader &k) {
-        m.kernels.push_back({k.string("kernel", true), k.string("schedule", true)});
+        m.kernels.push_back({k.string("kernel", true), k.string("schedule", true), {}});
+        readTensorNames(k, "weights", m.kernels.back().weights);
       }))
     return std::move(e);
   if (llvm::Error e = readObjects(r, tensors, "tensors", source, [&](FieldReader &t) {
@@ -146,8 +165,13 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
 
 std::string tfm::formatManifest(const Manifest &m) {
   json::Array kernels;
-  for (const KernelSchedule &k : m.kernels)
-    kernels.push_back(json::Object{{"kernel", k.kernel}, {"schedule", k.schedule}});
+  for (const KernelSchedule &k : m.kernels) {
+    json::Array weights;
+    for (const std::string &w : k.weights)
+      weights.push_back(w);
+    kernels.push_back(json::Object{
+        {"kernel", k.kernel}, {"schedule", k.schedule}, {"weights", std::move(weights)}});
+  }
   json::Array tensors;
   for (const TensorSpec &t : m.tensors) {
     json::Array shape;

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Roofline.h"
+#include "ScheduleComparison.h"
 
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/TensorNames.h"
@@ -22,7 +23,9 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -102,12 +105,7 @@ Expected<Result> bench(const std::string &dir) {
                              opt.promptTokens + opt.decodeTokens, model.context_length);
   model.set_num_threads(opt.threads);
 
-  std::vector<int32_t> prompt(opt.promptTokens);
-  uint64_t state = 42;
-  for (int32_t &t : prompt) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    t = int32_t((state >> 33) % model.vocab_size);
-  }
+  std::vector<int32_t> prompt = tfm::bench::benchPrompt(opt.promptTokens, model.vocab_size);
   std::vector<double> prefillRates, decodeRates;
   // Run -1 is not timed: it pages in the mapped weights and starts the
   // thread pool, as llama-bench's warm-up run does.
@@ -137,39 +135,7 @@ Expected<Result> bench(const std::string &dir) {
   return result;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  // libLLVM registers its own -threads; ours takes the name.
-  tfm::rt::claimOptionName("threads");
-  cl::OptionCategory category("tfm-bench options");
-  cl::list<std::string> modelDirs(cl::Positional, cl::OneOrMore, cl::desc("<model dir>..."),
-                                  cl::cat(category));
-  cl::opt<std::string> weightsPath(
-      "weights", cl::Required,
-      cl::desc("Weights: safetensors, GGUF or llama2.c (tfm-weights writes any)"),
-      cl::cat(category));
-  cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
-  cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
-                            cl::cat(category));
-  cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
-                            cl::cat(category));
-  cl::opt<int> repeats("repeat", cl::desc("Runs per model; medians are reported (default 5)"),
-                       cl::init(5), cl::cat(category));
-  cl::HideUnrelatedOptions(category);
-  tfm::parseCommandLine(argc, argv, "tfm-bench: compiled models side by side\n");
-  opt = {std::vector<std::string>(modelDirs.begin(), modelDirs.end()),
-         weightsPath,
-         threads,
-         promptTokens,
-         decodeTokens,
-         repeats};
-  if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
-    errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
-              "must be >= 1\n";
-    return 1;
-  }
-  tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
+void printRoofline(const tfm::bench::Roofline &roof) {
   outs() << formatv("roofline, {0} threads, measured here with {1} vectors:\n", roof.threads,
                     roof.vectorIsa);
   outs() << formatv("  f32 FMA peak      {0,8:f1} GFLOP/s\n", roof.fmaGflops);
@@ -180,6 +146,9 @@ int main(int argc, char **argv) {
                     roof.cacheGBs(), roof.cacheBytes >> 20);
   outs() << formatv("  read from memory  {0,8:f1} GB/s      ({1} MiB)\n", roof.memoryGBs(),
                     roof.reads.back().bytes >> 20);
+}
+
+int benchModels(const tfm::bench::Roofline &roof) {
   outs() << formatv("{0,-28} {1,-8} {2,14} {3,8} {4,7} {5,13} {6,12} {7,13}\n", "model", "schedule",
                     "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s", "decode GB/s",
                     "% of read");
@@ -203,4 +172,97 @@ int main(int argc, char **argv) {
   outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps\n", opt.repeats,
                     opt.promptTokens, opt.decodeTokens);
   return status;
+}
+
+std::vector<std::string> splitList(StringRef text) {
+  SmallVector<StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> out;
+  for (StringRef item : items)
+    out.push_back(item.trim().str());
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // libLLVM registers its own -threads; ours takes the name.
+  tfm::rt::claimOptionName("threads");
+  cl::OptionCategory category("tfm-bench options");
+  cl::list<std::string> modelDirs(cl::Positional, cl::ZeroOrMore, cl::desc("<model dir>..."),
+                                  cl::cat(category));
+  cl::opt<std::string> weightsPath(
+      "weights", cl::Required,
+      cl::desc("Weights: safetensors, GGUF or llama2.c (tfm-weights writes any)"),
+      cl::cat(category));
+  cl::opt<std::string> config(
+      "config",
+      cl::desc("Compile this config once per --schedules entry and compare them kernel "
+               "by kernel, after checking each against the plain schedule"),
+      cl::cat(category));
+  cl::opt<std::string> schedules("schedules",
+                                 cl::desc("With --config: the schedules compared (default fast)"),
+                                 cl::init("fast"), cl::cat(category));
+  cl::opt<std::string> kernels(
+      "kernels", cl::desc("With --config: show only kernels whose names contain one of these"),
+      cl::cat(category));
+  cl::opt<std::string> outDir(
+      "out",
+      cl::desc("With --config: where the libraries, CSV and JSON go (default "
+               "tfm-bench-out/<config name>)"),
+      cl::cat(category));
+  cl::opt<bool> child("child", cl::Hidden,
+                      cl::desc("Print only 'rates PREFILL DECODE' (one run of a --config round)"));
+  cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
+  cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
+                            cl::cat(category));
+  cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
+                            cl::cat(category));
+  cl::opt<int> repeats("repeat",
+                       cl::desc("Runs per model, or rounds with --config; medians are reported "
+                                "(default 5)"),
+                       cl::init(5), cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  tfm::parseCommandLine(argc, argv, "tfm-bench: compiled models side by side\n");
+  opt = {std::vector<std::string>(modelDirs.begin(), modelDirs.end()),
+         weightsPath,
+         threads,
+         promptTokens,
+         decodeTokens,
+         repeats};
+  if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
+    errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
+              "must be >= 1\n";
+    return 1;
+  }
+  if (config.empty() == opt.modelDirs.empty()) {
+    errs() << "tfm-bench: error: give model folders, or --config (not both)\n";
+    return 1;
+  }
+  if (child) {
+    Expected<Result> r = bench(opt.modelDirs.front());
+    if (!r) {
+      errs() << "tfm-bench: error: " << toString(r.takeError()) << "\n";
+      return 1;
+    }
+    outs() << formatv("rates {0} {1}\n", r->prefill, r->decode);
+    return 0;
+  }
+  tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
+  printRoofline(roof);
+  if (config.empty())
+    return benchModels(roof);
+  static int anchor;
+  tfm::bench::ComparisonOptions comparison{
+      config,
+      weightsPath,
+      outDir.empty() ? "tfm-bench-out/" + sys::path::stem(config).str() : std::string(outDir),
+      splitList(schedules),
+      splitList(kernels),
+      sys::fs::getMainExecutable(argv[0], &anchor),
+      opt.threads,
+      opt.promptTokens,
+      opt.decodeTokens,
+      opt.repeats};
+  return tfm::bench::compareSchedules(comparison, roof);
 }

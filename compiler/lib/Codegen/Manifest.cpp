@@ -10,6 +10,25 @@
 
 using namespace tfm;
 
+namespace {
+
+/// The weights kernel `kernel` reads where it is first launched.
+std::vector<std::string> firstLaunchWeights(const Program &p, int64_t kernel) {
+  for (const EntryPoint *entry : {&p.decode, &p.prefill, &p.score})
+    for (const Launch &launch : entry->launches) {
+      if (launch.kernel != kernel)
+        continue;
+      std::vector<std::string> names;
+      for (const Binding &b : launch.bindings)
+        if (b.storage == Storage::Weight)
+          names.push_back(p.weights[b.index].name);
+      return names;
+    }
+  return {};
+}
+
+} // namespace
+
 llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
   Manifest manifest;
   manifest.abiVersion = TFM_ABI_VERSION;
@@ -24,7 +43,7 @@ llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
     return config.takeError();
   manifest.config = *config;
   for (const Kernel &k : p.kernels)
-    manifest.kernels.push_back({k.name, k.schedule});
+    manifest.kernels.push_back({k.name, k.schedule, firstLaunchWeights(p, &k - p.kernels.data())});
   for (const WeightInfo &w : p.weights)
     manifest.tensors.push_back({w.name, w.shape, w.type});
   return formatManifest(manifest);

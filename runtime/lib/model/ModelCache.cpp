@@ -33,16 +33,15 @@ std::string envOr(const char *name, const std::string &fallback) {
   return value && *value ? std::string(value) : fallback;
 }
 
-/// tfmc installed beside the running executable.
-std::string tfmcBesideThisExecutable() {
+} // namespace
+
+std::string tfm::rt::compilerPath() {
   static int anchor;
   std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
   llvm::sys::path::append(path, "tfmc");
-  return std::string(path);
+  return envOr("TFMC", std::string(path));
 }
-
-} // namespace
 
 llvm::Expected<std::string> tfm::rt::compilerIdentity(const std::string &tfmc) {
   llvm::sys::fs::file_status status;
@@ -71,8 +70,7 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   llvm::Expected<std::string> target = tfm::resolveTarget(request.target);
   if (!target)
     return target.takeError();
-  std::string tfmc = request.tfmc.empty() ? envOr("TFMC", tfmcBesideThisExecutable())
-                                          : request.tfmc;
+  std::string tfmc = request.tfmc.empty() ? compilerPath() : request.tfmc;
   llvm::Expected<std::string> identity = compilerIdentity(tfmc);
   if (!identity)
     return identity.takeError();

@@ -34,6 +34,9 @@ struct TensorSpec {
 struct KernelSchedule {
   std::string kernel;   // the kernel's symbol
   std::string schedule; // the schedule it was compiled with
+  /// The tensors its first launch reads (a layer's kernel: layer 0's), for
+  /// tfm-bench's count of the bytes and FLOPs of a call.
+  std::vector<std::string> weights;
 };
 
 struct Manifest {

@@ -30,6 +30,9 @@ struct CompileRequest {
 /// $TFM_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
 std::string defaultCacheDir();
 
+/// $TFMC, else tfmc installed beside the running executable.
+std::string compilerPath();
+
 /// What distinguishes one build of the compiler at `tfmc` from another (its
 /// size and time), for cache keys.
 llvm::Expected<std::string> compilerIdentity(const std::string &tfmc);

@@ -1,0 +1,332 @@
+//===- ScheduleComparison.cpp - One config under several schedules --------===//
+#include "ScheduleComparison.h"
+
+#include "KernelCosts.h"
+
+#include "tfm/runtime/ModelCache.h"
+#include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/Session.h"
+#include "tfm/runtime/WeightLoader.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+
+using namespace llvm;
+using namespace tfm::bench;
+
+namespace {
+
+/// Decode steps whose logits the check compares, after the prefill's.
+constexpr int kCheckedDecodeSteps = 8;
+/// Largest difference from plain's logits, relative to plain's largest
+/// logit, that still computes the same (reassociated f32 sums differ by
+/// about 1e-6).
+constexpr double kCheckTolerance = 1e-4;
+
+std::string pathJoin(const std::string &a, const std::string &b) {
+  SmallString<256> p(a);
+  sys::path::append(p, b);
+  return std::string(p);
+}
+
+} // namespace
+
+std::vector<int32_t> tfm::bench::benchPrompt(int tokens, uint32_t vocab) {
+  std::vector<int32_t> prompt(tokens);
+  uint64_t state = 42;
+  for (int32_t &t : prompt) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    t = int32_t((state >> 33) % vocab);
+  }
+  return prompt;
+}
+
+namespace {
+
+/// Runs `args` (args[0] the program) with stdout and stderr to files.
+bool runTo(const std::vector<std::string> &args, const std::string &outFile,
+           const std::string &errFile, std::string &error) {
+  std::vector<StringRef> argv(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(outFile), StringRef(errFile)};
+  int status = sys::ExecuteAndWait(args[0], argv, std::nullopt, redirects, 0, 0, &error);
+  if (status != 0 && error.empty())
+    error = "exit status " + std::to_string(status) + "; see " + errFile;
+  return status == 0;
+}
+
+std::string readFile(const std::string &path) {
+  auto buffer = MemoryBuffer::getFile(path);
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+/// The logits of a prefill of the prompt and of decode steps after it.
+Expected<std::vector<float>> checkLogits(const std::string &dir, const std::string &weights,
+                                         int promptTokens) {
+  auto lib = tfm::rt::ModelLibrary::open(dir);
+  if (!lib)
+    return lib.takeError();
+  const tfm_model &model = (*lib)->model();
+  auto bound = tfm::rt::bindWeights(weights, (*lib)->manifest(), tfm::rt::LoadOptions{});
+  if (!bound)
+    return bound.takeError();
+  auto session = tfm::rt::Session::create(model, bound->pointers);
+  if (!session)
+    return session.takeError();
+  std::vector<int32_t> prompt = benchPrompt(promptTokens, model.vocab_size);
+  std::vector<float> logits;
+  auto append = [&] {
+    const float *l = (*session)->logits();
+    logits.insert(logits.end(), l, l + model.vocab_size);
+  };
+  if (Error e = (*session)->prefill(prompt))
+    return std::move(e);
+  append();
+  int32_t token = prompt.back();
+  for (int i = 0; i < kCheckedDecodeSteps; ++i) {
+    if (Error e = (*session)->decode(token))
+      return std::move(e);
+    append();
+    token = int32_t((token + 7919) % model.vocab_size);
+  }
+  return logits;
+}
+
+double relativeDifference(const std::vector<float> &got, const std::vector<float> &want) {
+  double largest = 0, worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    largest = std::max(largest, double(std::fabs(want[i])));
+    worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+  }
+  return largest > 0 ? worst / largest : worst;
+}
+
+/// Halide's profiler report: per pipeline (kernel), a name line, then
+/// " total time: T ms  samples: S  runs: R  time/run: X ms".
+std::map<std::string, std::pair<double, int>> kernelTimes(const std::string &report) {
+  static const std::regex line(
+      R"(^ total time: [0-9.]+ ms\s+samples: (\d+)\s+runs: \d+\s+time/run: ([0-9.]+) ms)");
+  std::map<std::string, std::pair<double, int>> times;
+  SmallVector<StringRef> lines;
+  StringRef(report).split(lines, '\n');
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::smatch m;
+    std::string text = lines[i].str();
+    if (std::regex_search(text, m, line))
+      times[lines[i - 1].trim().str()] = {std::stod(m[2]), std::stoi(m[1])};
+  }
+  return times;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Timings {
+  std::vector<double> prefill, decode;                 // tok/s per round
+  std::map<std::string, std::vector<double>> kernelMs; // per call, per round
+  std::map<std::string, int> samples;                  // profiler samples, last round
+};
+
+bool shown(const std::string &kernel, const std::vector<std::string> &filters) {
+  return filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string &f) {
+           return kernel.find(f) != std::string::npos;
+         });
+}
+
+} // namespace
+
+int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &roof) {
+  std::vector<std::string> schedules = opt.schedules;
+  if (std::find(schedules.begin(), schedules.end(), "plain") == schedules.end())
+    schedules.insert(schedules.begin(), "plain"); // the reference, checked against, not timed
+  bool timePlain =
+      std::find(opt.schedules.begin(), opt.schedules.end(), "plain") != opt.schedules.end();
+  if (std::error_code ec = sys::fs::create_directories(opt.outDir)) {
+    errs() << "tfm-bench: error: " << opt.outDir << ": cannot create: " << ec.message() << "\n";
+    return 1;
+  }
+
+  // Compile: one library per schedule, with the profiler.
+  std::string tfmc = tfm::rt::compilerPath();
+  std::map<std::string, std::string> dirs;
+  for (const std::string &s : schedules) {
+    std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log", error;
+    errs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
+    if (!runTo({tfmc, opt.config, "--schedule", s, "--profile", "-o", dir}, log, log, error)) {
+      errs() << "tfm-bench: error: tfmc --schedule " << s << ": " << error << "\n" << readFile(log);
+      return 1;
+    }
+    dirs[s] = dir;
+  }
+
+  // Check: every schedule computes what plain computes.
+  int status = 0;
+  std::map<std::string, double> differences;
+  Expected<std::vector<float>> reference =
+      checkLogits(dirs["plain"], opt.weights, opt.promptTokens);
+  if (!reference) {
+    errs() << "tfm-bench: error: plain: " << toString(reference.takeError()) << "\n";
+    return 1;
+  }
+  std::vector<std::string> timed;
+  for (const std::string &s : schedules) {
+    Expected<std::vector<float>> logits = checkLogits(dirs[s], opt.weights, opt.promptTokens);
+    if (!logits) {
+      errs() << "tfm-bench: error: " << s << ": " << toString(logits.takeError()) << "\n";
+      status = 1;
+      continue;
+    }
+    differences[s] = relativeDifference(*logits, *reference);
+    if (differences[s] > kCheckTolerance) {
+      errs() << formatv("tfm-bench: error: {0} computes other logits than plain (relative "
+                        "difference {1:e2}, expected at most {2:e1}); not timed\n",
+                        s, differences[s], kCheckTolerance);
+      status = 1;
+      continue;
+    }
+    if (s != "plain" || timePlain)
+      timed.push_back(s);
+  }
+
+  // Time: rounds of every schedule once each, alternating, so that the
+  // machine's noise falls on all alike.
+  std::map<std::string, Timings> timings;
+  for (int round = 0; round < opt.repeats; ++round)
+    for (const std::string &s : timed) {
+      errs() << formatv("tfm-bench: round {0}/{1}: {2}\r", round + 1, opt.repeats, s);
+      std::string out = dirs[s] + ".out", err = dirs[s] + ".err", error;
+      if (!runTo({opt.self, "--child", "--weights", opt.weights, "--threads",
+                  std::to_string(opt.threads), "--prompt", std::to_string(opt.promptTokens),
+                  "--decode", std::to_string(opt.decodeTokens), "--repeat", "3", dirs[s]},
+                 out, err, error)) {
+        errs() << "\ntfm-bench: error: " << s << ": " << error << "\n" << readFile(err);
+        return 1;
+      }
+      Timings &t = timings[s];
+      double prefill = 0, decode = 0;
+      if (sscanf(readFile(out).c_str(), "rates %lf %lf", &prefill, &decode) == 2) {
+        t.prefill.push_back(prefill);
+        t.decode.push_back(decode);
+      }
+      for (auto &[kernel, time] : kernelTimes(readFile(err))) {
+        t.kernelMs[kernel].push_back(time.first);
+        t.samples[kernel] = time.second;
+      }
+    }
+  errs() << "\n";
+
+  // Report.
+  auto lib = tfm::rt::ModelLibrary::open(dirs["plain"]);
+  if (!lib) {
+    errs() << "tfm-bench: error: " << toString(lib.takeError()) << "\n";
+    return 1;
+  }
+  CallSite site{opt.promptTokens, opt.promptTokens + opt.decodeTokens / 2};
+  outs() << formatv("\n{0}: medians of {1} rounds (prefill {2} tokens, {3} decode steps)\n",
+                    opt.config, opt.repeats, opt.promptTokens, opt.decodeTokens);
+  outs() << formatv("{0,-14} {1,14} {2,13} {3,16}\n", "schedule", "prefill tok/s", "decode tok/s",
+                    "vs plain (rel)");
+  json::Array modelRows, kernelRows;
+  for (const std::string &s : schedules) {
+    bool ran = timings.count(s) && !timings[s].prefill.empty();
+    double prefill = ran ? median(timings[s].prefill) : 0,
+           decode = ran ? median(timings[s].decode) : 0;
+    outs() << formatv("{0,-14} {1,14} {2,13} {3,16:e1}\n", s,
+                      ran ? formatv("{0:f1}", prefill).str() : "-",
+                      ran ? formatv("{0:f1}", decode).str() : "-", differences[s]);
+    modelRows.push_back(json::Object{{"schedule", s},
+                                     {"prefill_tok_s", prefill},
+                                     {"decode_tok_s", decode},
+                                     {"relative_difference_to_plain", differences[s]}});
+  }
+
+  std::string csvPath = pathJoin(opt.outDir, "kernels.csv");
+  std::error_code ec;
+  raw_fd_ostream csv(csvPath, ec);
+  csv << "kernel,schedule,median_ms,min_ms,max_ms,gflop_s,gb_s,roofline_pct,samples\n";
+  for (const KernelSchedule &k : (*lib)->manifest().kernels) {
+    if (!shown(k.kernel, opt.kernels))
+      continue;
+    std::optional<CallCost> cost =
+        kernelCallCost(k.kernel, (*lib)->manifest(), (*lib)->model(), site);
+    // Each kernel is held against the read rate for a working set of its own
+    // bytes: the best this machine allows it, reached when the rest of the
+    // step leaves its weights in cache. A decode kernel whose layer streams
+    // from memory between calls reads a low per cent.
+    double rooflineMs = 0;
+    if (cost)
+      rooflineMs = 1e3 * std::max(cost->flops / (roof.fmaGflops * 1e9),
+                                  cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
+    bool ran = std::any_of(timed.begin(), timed.end(), [&](const std::string &s) {
+      return timings[s].kernelMs.count(k.kernel) > 0;
+    });
+    if (!ran)
+      continue; // score's kernels: tfm-bench runs prefill and decode
+    outs() << "\n" << k.kernel;
+    if (cost)
+      outs() << formatv(" (a call: {0:f2} MFLOP, {1:f2} MB; roofline {2:f4} ms)", cost->flops / 1e6,
+                        cost->bytes / 1e6, rooflineMs);
+    outs() << formatv("\n  {0,-14} {1,10} {2,17} {3,9} {4,8} {5,11} {6,8}\n", "schedule",
+                      "median ms", "spread ms", "GFLOP/s", "GB/s", "% roofline", "samples");
+    for (const std::string &s : timed) {
+      auto found = timings[s].kernelMs.find(k.kernel);
+      if (found == timings[s].kernelMs.end())
+        continue;
+      const std::vector<double> &ms = found->second;
+      double med = median(ms), lo = *std::min_element(ms.begin(), ms.end()),
+             hi = *std::max_element(ms.begin(), ms.end());
+      double gflops = cost && med > 0 ? cost->flops / (med * 1e6) : 0;
+      double gbs = cost && med > 0 ? cost->bytes / (med * 1e6) : 0;
+      double pct = med > 0 ? 100.0 * rooflineMs / med : 0;
+      int samples = timings[s].samples[k.kernel];
+      outs() << formatv(
+          "  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9:f1} {5,8:f1} {6,10:f0}% {7,8}\n", s, med, lo,
+          hi, gflops, gbs, pct, samples);
+      csv << formatv("{0},{1},{2},{3},{4},{5},{6},{7},{8}\n", k.kernel, s, med, lo, hi, gflops, gbs,
+                     pct, samples);
+      kernelRows.push_back(json::Object{{"kernel", k.kernel},
+                                        {"schedule", s},
+                                        {"median_ms", med},
+                                        {"min_ms", lo},
+                                        {"max_ms", hi},
+                                        {"gflop_s", gflops},
+                                        {"gb_s", gbs},
+                                        {"flops_per_call", cost ? cost->flops : 0},
+                                        {"bytes_per_call", cost ? cost->bytes : 0},
+                                        {"roofline_ms", rooflineMs},
+                                        {"roofline_pct", pct},
+                                        {"samples", samples}});
+    }
+  }
+  json::Array reads;
+  for (const ReadRate &r : roof.reads)
+    reads.push_back(json::Object{{"bytes", int64_t(r.bytes)}, {"gb_s", r.gbs}});
+  json::Object results{{"config", opt.config},
+                       {"threads", opt.threads},
+                       {"prompt_tokens", opt.promptTokens},
+                       {"decode_tokens", opt.decodeTokens},
+                       {"rounds", opt.repeats},
+                       {"roofline", json::Object{{"fma_gflop_s", roof.fmaGflops},
+                                                 {"vector_isa", roof.vectorIsa},
+                                                 {"cache_bytes", int64_t(roof.cacheBytes)},
+                                                 {"reads", std::move(reads)}}},
+                       {"models", std::move(modelRows)},
+                       {"kernels", std::move(kernelRows)}};
+  std::string jsonPath = pathJoin(opt.outDir, "results.json");
+  raw_fd_ostream jsonOut(jsonPath, ec);
+  jsonOut << formatv("{0:2}", json::Value(std::move(results))) << "\n";
+  outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
+  return status;
+}

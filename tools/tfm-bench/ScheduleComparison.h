@@ -1,0 +1,43 @@
+//===- ScheduleComparison.h - One config under several schedules -*- C++ -*-===//
+//
+//   tfm-bench --config C --weights W --schedules fast,mullapudi2016
+//
+// Compiles the config once per schedule with Halide's profiler (tfmc
+// --schedule S --profile), checks that each computes what the plain
+// schedule computes (the logits of a prefill and decode steps), then times
+// them: each round runs every schedule once, in a child process of its own
+// (the profiler reports each kernel's time per call when the process
+// exits). Prints, per kernel, each schedule's median time per call and its
+// spread, GFLOP/s, GB/s and per cent of this machine's roofline, and writes
+// the same as CSV and JSON.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_BENCH_SCHEDULECOMPARISON_H
+#define TFM_BENCH_SCHEDULECOMPARISON_H
+
+#include "Roofline.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfm::bench {
+
+struct ComparisonOptions {
+  std::string config, weights, outDir;
+  std::vector<std::string> schedules; // plain is compiled as the reference in any case
+  std::vector<std::string> kernels;   // substrings of the kernels to show; empty: all
+  std::string self;                   // this executable, run once per schedule and round
+  int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
+};
+
+/// The prompt of every timed run and check: `tokens` pseudo-random ids.
+std::vector<int32_t> benchPrompt(int tokens, uint32_t vocab);
+
+/// Runs the comparison; the exit status (non-zero when a schedule fails to
+/// compile or computes something else than plain).
+int compareSchedules(const ComparisonOptions &options, const Roofline &roofline);
+
+} // namespace tfm::bench
+
+#endif // TFM_BENCH_SCHEDULECOMPARISON_H
