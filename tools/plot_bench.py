@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Charts of a `tfm-bench --config` run, drawn with matplotlib (Debian's
+python3-matplotlib).
+
+    tools/plot_bench.py tfm-bench-out/llama-15m/results.json
+
+writes beside the JSON:
+  kernels.png   each kernel's median time per call, the schedules side by
+                side (log scale: schedules differ by orders of magnitude);
+  roofline.png  every kernel and schedule at its arithmetic intensity
+                (FLOPs per byte read) and GFLOP/s, under this machine's
+                roofline as tfm-bench measured it: the f32 FMA peak, and
+                the read bandwidth of memory, of the largest working set
+                the cache holds, and of the smallest (1 MiB).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def schedules_of(results):
+    seen = []
+    for row in results["kernels"]:
+        if row["schedule"] not in seen:
+            seen.append(row["schedule"])
+    return seen
+
+
+def plot_kernels(results, path):
+    schedules = schedules_of(results)
+    kernels = []
+    for row in results["kernels"]:
+        if row["kernel"] not in kernels:
+            kernels.append(row["kernel"])
+    ms = {(r["kernel"], r["schedule"]): r["median_ms"] for r in results["kernels"]}
+    width = 0.8 / len(schedules)
+    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(kernels)), 5))
+    for i, schedule in enumerate(schedules):
+        xs = [k + (i - (len(schedules) - 1) / 2) * width for k in range(len(kernels))]
+        ys = [ms.get((kernel, schedule), 0) or float("nan") for kernel in kernels]
+        ax.bar(xs, ys, width, label=schedule)
+    ax.set_xticks(range(len(kernels)))
+    ax.set_xticklabels(kernels, rotation=45, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel("median time per call (ms, log scale)")
+    ax.set_title(f"{os.path.basename(results['config'])}: kernels under each schedule "
+                 f"({results['threads']} threads, {results['rounds']} rounds)")
+    ax.legend()
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_roofline(results, path):
+    roof = results["roofline"]
+    peak = roof["fma_gflop_s"]
+    memory = roof["reads"][-1]["gb_s"]
+    cached = [r for r in roof["reads"] if r["bytes"] <= roof["cache_bytes"]]
+    cache = cached[-1]["gb_s"] if cached else memory
+    points = [r for r in results["kernels"]
+              if r["bytes_per_call"] > 0 and r["flops_per_call"] > 0 and r["median_ms"] > 0]
+    intensities = [r["flops_per_call"] / r["bytes_per_call"] for r in points]
+    lo = min(intensities + [0.05]) / 2
+    hi = max(intensities + [peak / memory]) * 4
+    fig, ax = plt.subplots(figsize=(8, 6))
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    smallest = roof["reads"][0]
+    for gbs, label in ((memory, f"memory {memory:.0f} GB/s"),
+                       (cache, f"cache, up to {roof['cache_bytes'] >> 20} MiB: {cache:.0f} GB/s"),
+                       (smallest["gb_s"],
+                        f"cache, {smallest['bytes'] >> 20} MiB: {smallest['gb_s']:.0f} GB/s")):
+        ax.plot(xs, [min(peak, gbs * x) for x in xs], label=f"roofline: {label}")
+    ax.axhline(peak, color="gray", linestyle=":", label=f"f32 FMA peak {peak:.0f} GFLOP/s")
+    for schedule in schedules_of(results):
+        mine = [r for r in points if r["schedule"] == schedule]
+        ax.scatter([r["flops_per_call"] / r["bytes_per_call"] for r in mine],
+                   [r["gflop_s"] for r in mine], label=schedule, s=22)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte of weights and KV cache read)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"{os.path.basename(results['config'])}: kernels against this machine's "
+                 f"roofline ({roof['vector_isa']}, {results['threads']} threads)")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="results.json written by tfm-bench --config")
+    args = parser.parse_args()
+    with open(args.results) as f:
+        results = json.load(f)
+    folder = os.path.dirname(os.path.abspath(args.results))
+    for name, plot in (("kernels.png", plot_kernels), ("roofline.png", plot_roofline)):
+        path = os.path.join(folder, name)
+        plot(results, path)
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
