@@ -60,7 +60,7 @@ def main():
     for _ in range(args.rounds):
         for model, weights in models:
             done = subprocess.run(
-                [os.path.join(args.bin, "tfm-bench"), "--weights", weights, "--threads",
+                [os.path.join(args.bin, "tfm-bench"), "--rates", "--weights", weights, "--threads",
                  str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
                  "--repeat", str(args.repeat), model], capture_output=True, text=True)
             if done.returncode != 0:

@@ -10,7 +10,8 @@ Each CONFIG=GGUF pair is compiled with tfmc once (into --work), its kernels
 reading every tensor in the file's own type (tfmc --weights-like), then the two
 engines run alternately, one run each per round, so that the machine's noise
 falls on both alike: tfm-bench (a prefill of --prompt tokens, then --decode
-single-token steps) and llama-bench (-p PROMPT -n DECODE). The table gives
+single-token steps, after --depth tokens) and llama-bench (-p PROMPT -n
+DECODE -d DEPTH). The table gives
 the median of the rounds and tfmc's ratio to llama.cpp. llama.cpp is the one
 ../shared/peers/build.sh builds; nothing of it is part of this project.
 """
@@ -34,20 +35,18 @@ def run(cmd):
 
 
 def tfm_bench(bin_dir, model, weights, args):
-    out = run([os.path.join(bin_dir, "tfm-bench"), "--weights", weights, "--threads",
+    out = run([os.path.join(bin_dir, "tfm-bench"), "--rates", "--weights", weights, "--threads",
                str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
-               "--repeat", "1", model])
-    for line in out.splitlines():
-        if line.startswith(model):
-            fields = line[len(model):].split()
-            numbers = [float(f) for f in fields if re.fullmatch(r"[0-9.]+", f)]
-            return numbers[0], numbers[1]
-    sys.exit(f"bench: no result line for {model} in tfm-bench's output:\n{out}")
+               "--depth", str(args.depth), "--repeat", "1", model])
+    match = re.search(r"^rates ([0-9.e+-]+) ([0-9.e+-]+)$", out, re.M)
+    if not match:
+        sys.exit(f"bench: no rates for {model} in tfm-bench's output:\n{out}")
+    return float(match.group(1)), float(match.group(2))
 
 
 def llama_bench(path, weights, args):
     out = run([path, "-m", weights, "-p", str(args.prompt), "-n", str(args.decode),
-               "-t", str(args.threads), "-r", "1", "-o", "json"])
+               "-d", str(args.depth), "-t", str(args.threads), "-r", "1", "-o", "json"])
     results = json.loads(out)
     prefill = next(r["avg_ts"] for r in results if r["n_prompt"] > 0 and r["n_gen"] == 0)
     decode = next(r["avg_ts"] for r in results if r["n_gen"] > 0 and r["n_prompt"] == 0)
@@ -61,6 +60,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--decode", type=int, default=64)
+    parser.add_argument("--depth", type=int, default=0,
+                        help="tokens in the context before the timed prefill and decode "
+                             "(llama-bench -d)")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
                         help="where tfmc and tfm-bench are (default: build/bin)")
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"),
@@ -93,7 +95,8 @@ def main():
                 rows[name][engine][1].append(decode)
         print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
 
-    print(f"{args.threads} threads, prefill {args.prompt} tokens, decode {args.decode} steps; "
+    print(f"{args.threads} threads, prefill {args.prompt} tokens, decode {args.decode} steps, "
+          f"at depth {args.depth}; "
           f"medians of {args.rounds} alternating rounds (tok/s)")
     print(f"{'model':<36} {'engine':<10} {'prefill':>9} {'decode':>9}")
     for name, _, _ in models:

@@ -3,9 +3,10 @@ side by side against it. Nothing here is timed against a bound.
 
 One case per script argument:
   models  aidreams260k compiled with the fast and the plain schedules,
-          benchmarked on its real checkpoint: the roofline's ceilings are
-          printed first and are positive, each model has its row with its
-          schedule and positive rates, and the decode rate is held against
+          benchmarked on its real checkpoint at depths 0 and 32: the
+          roofline's ceilings are printed first and are positive, each model
+          has a row per depth with its schedule and positive rates (and
+          --rates prints only those), and the decode rate is held against
           the cache's bandwidth, since 260K parameters fit in any last-level
           cache (before, it was held against the memory's, and read over
           100%).
@@ -27,8 +28,8 @@ ROOFLINE = {
     "cache": r"read from cache\s+([0-9.]+) GB/s",
     "fma": r"f32 FMA peak\s+([0-9.]+) GFLOP/s",
 }
-# model, schedule, prefill tok/s, GFLOP/s, % FMA, decode tok/s, GB/s, % of read, where
-ROW = re.compile(r"^(\S+)\s+(\S+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+([0-9.]+)\s+"
+# model, schedule, depth, prefill tok/s, GFLOP/s, % FMA, decode tok/s, GB/s, % of read, where
+ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+([0-9.]+)\s+"
                  r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)$")
 
 
@@ -41,24 +42,29 @@ def models():
                                                  ["--schedule", schedule])
     out = testlib.check_run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
                              "--repeat", "1", "--prompt", "16", "--decode", "8",
-                             models["fast"], models["plain"]])
+                             "--depth", "0,32", models["fast"], models["plain"]])
     print(out)
     for name, pattern in ROOFLINE.items():
         found = re.search(pattern, out)
         assert found, f"no {name} ceiling in the roofline"
         assert float(found.group(1)) > 0, f"{name} ceiling is {found.group(1)}"
     rows = [ROW.match(line) for line in out.splitlines()]
-    rows = {m.group(1): m for m in rows if m}
+    rows = {(m.group(1), int(m.group(3))): m for m in rows if m}
     for schedule, folder in models.items():
-        row = rows.get(folder)
-        assert row, f"no row for {folder}"
-        assert row.group(2) == schedule, f"{folder}: schedule {row.group(2)}, not {schedule}"
-        for column, what in ((3, "prefill tok/s"), (4, "prefill GFLOP/s"), (6, "decode tok/s"),
-                             (7, "decode GB/s")):
-            assert float(row.group(column)) > 0, f"{folder}: {what} is {row.group(column)}"
-        assert row.group(9) == "cache", (
-            f"{folder}: 260K parameters' decode held against {row.group(9)}, not the cache")
-    print("ok: roofline, both models' rows, decode held against the cache")
+        for depth in (0, 32):
+            row = rows.get((folder, depth))
+            assert row, f"no row for {folder} at depth {depth}"
+            assert row.group(2) == schedule, f"{folder}: schedule {row.group(2)}, not {schedule}"
+            for column, what in ((4, "prefill tok/s"), (5, "prefill GFLOP/s"),
+                                 (7, "decode tok/s"), (8, "decode GB/s")):
+                assert float(row.group(column)) > 0, f"{folder}: {what} is {row.group(column)}"
+            assert row.group(10) == "cache", (
+                f"{folder}: 260K parameters' decode held against {row.group(10)}, not the cache")
+    rates = testlib.check_run([testlib.bin("tfm-bench"), "--rates", "--weights",
+                               aidreams.checkpoint(), "--repeat", "1", "--prompt", "16",
+                               "--decode", "8", models["fast"]])
+    assert re.fullmatch(r"rates [0-9.e+-]+ [0-9.e+-]+\n", rates), f"--rates printed {rates!r}"
+    print("ok: roofline, both models' rows at two depths, decode held against the cache")
 
 
 def config():

@@ -52,15 +52,17 @@ def generate(model):
     return stdout
 
 
-def fresh_work():
-    work = testlib.work_dir("e2e-kernel-cache")
+def fresh_work(case):
+    """The case's own folder and an empty kernel cache in it (CTest runs the
+    cases at once)."""
+    work = testlib.work_dir("e2e-kernel-cache-" + case)
     cache = os.path.join(work, "cache")
     shutil.rmtree(cache, ignore_errors=True)
     return work, cache
 
 
 def same_config():
-    work, cache = fresh_work()
+    work, cache = fresh_work("same_config")
     reused, first = compile_into(aidreams.config(), os.path.join(work, "first"), cache)
     assert not reused, f"a fresh cache reused {sorted(reused)}"
     assert first, "tfmc -v reported no kernel compiled"
@@ -74,7 +76,7 @@ def same_config():
 
 
 def shared_kernels():
-    work, cache = fresh_work()
+    work, cache = fresh_work("shared_kernels")
     _, four = compile_into(aidreams.config(), os.path.join(work, "four"), cache)
     two_layers = variant(work, "aidreams_two_layers", num_hidden_layers=2)
     reused, compiled = compile_into(two_layers, os.path.join(work, "two-layers"), cache)
@@ -90,7 +92,7 @@ def shared_kernels():
 
 
 def unwritable():
-    work, _ = fresh_work()
+    work, _ = fresh_work("unwritable")
     blocker = os.path.join(work, "a-file")
     with open(blocker, "w") as f:
         f.write("not a folder\n")

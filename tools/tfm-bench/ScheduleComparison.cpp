@@ -207,7 +207,7 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
     for (const std::string &s : timed) {
       errs() << formatv("tfm-bench: round {0}/{1}: {2}\r", round + 1, opt.repeats, s);
       std::string out = dirs[s] + ".out", err = dirs[s] + ".err", error;
-      if (!runTo({opt.self, "--child", "--weights", opt.weights, "--threads",
+      if (!runTo({opt.self, "--rates", "--weights", opt.weights, "--threads",
                   std::to_string(opt.threads), "--prompt", std::to_string(opt.promptTokens),
                   "--decode", std::to_string(opt.decodeTokens), "--repeat", "3", dirs[s]},
                  out, err, error)) {

@@ -44,6 +44,7 @@ struct Options {
   std::vector<std::string> modelDirs;
   std::string weightsPath;
   int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
+  std::vector<int> depths{0}; // tokens already in the context when timing starts
 };
 Options opt;
 
@@ -53,11 +54,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// FLOPs of a prefill of `tokens` tokens: two per multiply-add of every
-/// layer projection for every token, of the head for the last token only
-/// (prefill returns its logits alone), and of attention's q.k and
-/// weights.v over the positions each token attends to.
-double prefillFlops(const tfm::ModelSpec &spec, int tokens) {
+/// FLOPs of a prefill of `tokens` tokens after `depth` others: two per
+/// multiply-add of every layer projection for every token, of the head for
+/// the last token only (prefill returns its logits alone), and of
+/// attention's q.k and weights.v over the positions each token attends to.
+double prefillFlops(const tfm::ModelSpec &spec, int tokens, int depth) {
   double perToken = 0, head = 0;
   for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
     if (t.shape.size() != 2 || tfm::kernelRoleOf(t.id.role).empty())
@@ -68,7 +69,7 @@ double prefillFlops(const tfm::ModelSpec &spec, int tokens) {
     else if (tfm::isLayerRole(t.id.role))
       perToken += macs;
   }
-  double keysAttended = double(tokens) * (tokens + 1) / 2;
+  double keysAttended = double(tokens) * depth + double(tokens) * (tokens + 1) / 2;
   double attention = 2.0 * double(spec.nLayers * spec.nHeads * spec.headDim) * keysAttended;
   return 2.0 * (perToken * tokens + head + attention);
 }
@@ -76,11 +77,13 @@ double prefillFlops(const tfm::ModelSpec &spec, int tokens) {
 struct Result {
   double prefill = 0, decode = 0; // tokens/s, medians
   double prefillFlops = 0;        // per prefill of --prompt tokens
-  double weightBytes = 0;         // read by each decode step
+  double decodeBytes = 0;         // read by each decode step: weights and KV cache
   std::string schedule;
 };
 
-Expected<Result> bench(const std::string &dir) {
+/// A prefill of --prompt tokens, then --decode steps, after an untimed
+/// prefill of `depth` tokens (as llama-bench's -d).
+Expected<Result> bench(const std::string &dir, int depth) {
   auto lib = tfm::rt::ModelLibrary::open(dir);
   if (!lib)
     return lib.takeError();
@@ -90,7 +93,8 @@ Expected<Result> bench(const std::string &dir) {
     return weights.takeError();
   Result result;
   result.schedule = (*lib)->manifest().scheduleSummary();
-  result.prefillFlops = prefillFlops((*lib)->manifest().config, opt.promptTokens);
+  const tfm::ModelSpec &spec = (*lib)->manifest().config;
+  result.prefillFlops = prefillFlops(spec, opt.promptTokens, depth);
   // Bytes a decode step reads: every weight once, except an untied
   // embedding table, of which it reads one row.
   const auto &tensors = (*lib)->manifest().tensors;
@@ -98,14 +102,20 @@ Expected<Result> bench(const std::string &dir) {
                             [](const auto &t) { return t.name == "output.weight"; });
   for (const auto &t : tensors)
     if (!(untied && t.name == "token_embd.weight"))
-      result.weightBytes += double(t.byteCount()); // in the type the kernels read
-  if (opt.promptTokens + opt.decodeTokens > int(model.context_length))
+      result.decodeBytes += double(t.byteCount()); // in the type the kernels read
+  // And the keys and values of every position before it, of every layer.
+  double positions = depth + opt.promptTokens + opt.decodeTokens / 2.0;
+  result.decodeBytes +=
+      double(model.kv_cache_bytes) * positions / double(model.context_length);
+  if (depth + opt.promptTokens + opt.decodeTokens > int(model.context_length))
     return createStringError(inconvertibleErrorCode(),
-                             "--prompt + --decode = %d exceeds the context (%u)",
-                             opt.promptTokens + opt.decodeTokens, model.context_length);
+                             "depth %d + --prompt + --decode = %d exceeds the context (%u)", depth,
+                             depth + opt.promptTokens + opt.decodeTokens, model.context_length);
   model.set_num_threads(opt.threads);
 
-  std::vector<int32_t> prompt = tfm::bench::benchPrompt(opt.promptTokens, model.vocab_size);
+  std::vector<int32_t> context = tfm::bench::benchPrompt(depth + opt.promptTokens, model.vocab_size);
+  std::vector<int32_t> before(context.begin(), context.begin() + depth),
+      prompt(context.begin() + depth, context.end());
   std::vector<double> prefillRates, decodeRates;
   // Run -1 is not timed: it pages in the mapped weights and starts the
   // thread pool, as llama-bench's warm-up run does.
@@ -113,6 +123,9 @@ Expected<Result> bench(const std::string &dir) {
     auto session = tfm::rt::Session::create(model, weights->pointers);
     if (!session)
       return session.takeError();
+    if (depth > 0)
+      if (Error e = (*session)->prefill(before))
+        return std::move(e);
     auto start = Clock::now();
     if (Error e = (*session)->prefill(prompt))
       return std::move(e);
@@ -149,28 +162,30 @@ void printRoofline(const tfm::bench::Roofline &roof) {
 }
 
 int benchModels(const tfm::bench::Roofline &roof) {
-  outs() << formatv("{0,-28} {1,-8} {2,14} {3,8} {4,7} {5,13} {6,12} {7,13}\n", "model", "schedule",
-                    "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s", "decode GB/s",
-                    "% of read");
+  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13}\n", "model",
+                    "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s",
+                    "decode GB/s", "% of read");
   int status = 0;
-  for (const std::string &dir : opt.modelDirs) {
-    Expected<Result> r = bench(dir);
-    if (!r) {
-      errs() << "tfm-bench: error: " << dir << ": " << toString(r.takeError()) << "\n";
-      status = 1;
-      continue;
+  for (const std::string &dir : opt.modelDirs)
+    for (int depth : opt.depths) {
+      Expected<Result> r = bench(dir, depth);
+      if (!r) {
+        errs() << "tfm-bench: error: " << dir << ": " << toString(r.takeError()) << "\n";
+        status = 1;
+        continue;
+      }
+      double gflops = r->prefill / opt.promptTokens * r->prefillFlops / 1e9;
+      double gbs = r->decode * r->decodeBytes / 1e9;
+      bool cached = r->decodeBytes <= roof.cacheBytes;
+      outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
+                        "{7,12:f1} {8,6:f0}% {9}\n",
+                        dir, r->schedule, depth, r->prefill, gflops,
+                        100.0 * gflops / roof.fmaGflops, r->decode, gbs,
+                        100.0 * gbs / roof.readGBs(r->decodeBytes), cached ? "cache" : "memory");
     }
-    double gflops = r->prefill / opt.promptTokens * r->prefillFlops / 1e9;
-    double gbs = r->decode * r->weightBytes / 1e9;
-    bool cached = r->weightBytes <= roof.cacheBytes;
-    outs() << formatv("{0,-28} {1,-8} {2,14:f1} {3,8:f1} {4,6:f0}% {5,13:f1} "
-                      "{6,12:f1} {7,6:f0}% {8}\n",
-                      dir, r->schedule, r->prefill, gflops, 100.0 * gflops / roof.fmaGflops,
-                      r->decode, gbs, 100.0 * gbs / roof.readGBs(r->weightBytes),
-                      cached ? "cache" : "memory");
-  }
-  outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps\n", opt.repeats,
-                    opt.promptTokens, opt.decodeTokens);
+  outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps, after "
+                    "an untimed prefill of `depth` tokens\n",
+                    opt.repeats, opt.promptTokens, opt.decodeTokens);
   return status;
 }
 
@@ -211,8 +226,14 @@ int main(int argc, char **argv) {
       cl::desc("With --config: where the libraries, CSV and JSON go (default "
                "tfm-bench-out/<config name>)"),
       cl::cat(category));
-  cl::opt<bool> child("child", cl::Hidden,
-                      cl::desc("Print only 'rates PREFILL DECODE' (one run of a --config round)"));
+  cl::opt<bool> ratesOnly(
+      "rates", cl::desc("For scripts: one model folder, no roofline; print only 'rates PREFILL "
+                        "DECODE' (tok/s, medians) at the first --depth"),
+      cl::cat(category));
+  cl::opt<std::string> depths(
+      "depth", cl::desc("Tokens already in the context when the prefill and decode timed start, "
+                        "one run for each of a list such as 0,1024,4096 (default 0)"),
+      cl::init("0"), cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
   cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
                             cl::cat(category));
@@ -239,8 +260,20 @@ int main(int argc, char **argv) {
     errs() << "tfm-bench: error: give model folders, or --config (not both)\n";
     return 1;
   }
-  if (child) {
-    Expected<Result> r = bench(opt.modelDirs.front());
+  opt.depths.clear();
+  for (const std::string &d : splitList(depths)) {
+    int depth = -1;
+    if (StringRef(d).getAsInteger(10, depth) || depth < 0) {
+      errs() << "tfm-bench: error: --depth: found '" << d
+             << "', expected non-negative token counts separated by commas\n";
+      return 1;
+    }
+    opt.depths.push_back(depth);
+  }
+  if (opt.depths.empty())
+    opt.depths.push_back(0);
+  if (ratesOnly) {
+    Expected<Result> r = bench(opt.modelDirs.front(), opt.depths.front());
     if (!r) {
       errs() << "tfm-bench: error: " << toString(r.takeError()) << "\n";
       return 1;

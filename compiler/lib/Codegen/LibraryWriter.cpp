@@ -45,13 +45,13 @@ bool runTool(const std::string &name, std::vector<std::string> args, bool verbos
   std::string command;
   for (llvm::StringRef a : argv)
     command += a.str() + " ";
-  if (verbose)
-    llvm::errs() << "tfmc: " << command << "\n";
+  if (verbose) // one write: the other thread reports too
+    llvm::errs() << ("tfmc: " + command + "\n");
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*program, argv, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
-    error = "'" + command + "' failed" + (message.empty() ? "" : ": " + message) +
-            " (exit " + std::to_string(rc) + ")";
+    error = "'" + command + "' failed" + (message.empty() ? "" : ": " + message) + " (exit " +
+            std::to_string(rc) + ")";
     return false;
   }
   return true;
@@ -77,7 +77,7 @@ void storeInCache(const std::string &object, const std::string &cached, bool ver
   if (ec) {
     fs::remove(temporary);
     if (verbose)
-      llvm::errs() << "tfmc: cannot store " << cached << ": " << ec.message() << "\n";
+      llvm::errs() << ("tfmc: cannot store " + cached + ": " + ec.message() + "\n");
   }
 }
 
@@ -85,9 +85,9 @@ void storeInCache(const std::string &object, const std::string &cached, bool ver
 /// there.
 bool runJob(const ObjectJob &job, bool verbose, std::string &error) {
   if (!job.cached.empty() && !fs::copy_file(job.cached, job.object)) {
-    if (verbose)
-      llvm::errs() << "tfmc: " << path::filename(job.object) << " reused from " << job.cached
-                   << "\n";
+    if (verbose) // one write: the other thread reports too
+      llvm::errs() << ("tfmc: " + path::filename(job.object).str() + " reused from " + job.cached +
+                       "\n");
     return true;
   }
   if (!job.build(error))
@@ -149,11 +149,13 @@ ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::
           [&kernel, target, object, verbose](std::string &error) {
             auto start = std::chrono::steady_clock::now();
             bool ok = compileKernel(kernel, target, object, error);
-            if (verbose)
-              llvm::errs() << llvm::formatv(
-                  "tfmc: kernel {0} ({1}) in {2:f2} s\n", kernel.name, kernel.schedule,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                      .count());
+            if (verbose) // one write: the other thread reports too
+              llvm::errs() << llvm::formatv("tfmc: kernel {0} ({1}) in {2:f2} s\n", kernel.name,
+                                            kernel.schedule,
+                                            std::chrono::duration<double>(
+                                                std::chrono::steady_clock::now() - start)
+                                                .count())
+                                  .str();
             return ok;
           },
           cachePath(options, kernel.name, kernel.irHash, target)};
@@ -207,11 +209,10 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
       if (isMultiRow(k) == multiRow)
         jobs.push_back(kernelJob(k, program.target, objDir, options));
   std::string runtimeObject = join(objDir, "halide_runtime.o");
-  jobs.push_back({runtimeObject,
-                  [&](std::string &e) {
-                    return compileKernelRuntime(program.target, runtimeObject, e);
-                  },
-                  cachePath(options, "halide_runtime", "", program.target)});
+  jobs.push_back(
+      {runtimeObject,
+       [&](std::string &e) { return compileKernelRuntime(program.target, runtimeObject, e); },
+       cachePath(options, "halide_runtime", "", program.target)});
   if (!runJobs(jobs, options.verbose, error))
     return failed();
   std::vector<std::string> objects;
