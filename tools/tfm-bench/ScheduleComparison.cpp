@@ -294,8 +294,8 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
       outs() << formatv(
           "  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9:f1} {5,8:f1} {6,10:f0}% {7,8}\n", s, med, lo,
           hi, gflops, gbs, pct, samples);
-      csv << formatv("{0},{1},{2},{3},{4},{5},{6},{7},{8}\n", k.kernel, s, med, lo, hi, gflops, gbs,
-                     pct, samples);
+      csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5:f2},{6:f2},{7:f1},{8}\n", k.kernel, s, med,
+                     lo, hi, gflops, gbs, pct, samples);
       kernelRows.push_back(json::Object{{"kernel", k.kernel},
                                         {"schedule", s},
                                         {"median_ms", med},
