@@ -222,12 +222,16 @@ def main():
 
     print(f"{shape} from {args.format} ({args.dtype} read as {args.read_as}, {args.shards} "
           f"shard(s)): seed {args.seed}, tolerance {TOLERANCE:g}", flush=True)
+    # Per weight file and model folder, as the weights: tests of one shape
+    # run at once, and one reading another's logits compares the wrong model.
+    run_name = (f"logits-{args.format}-{args.dtype}-{args.read_as}-{args.shards}-"
+                f"seed{args.seed}-{os.path.basename(model_dir)}")
     results = [run_case(model_dir, weights, tokens, p, k, reference,
-                        os.path.join(work, f"logits-{args.format}-p{p}-k{k}.npy"))
+                        os.path.join(work, f"{run_name}-p{p}-k{k}.npy"))
                for p, k in cases]
     if args.kv_dtype != "f32":
         results.append(cache_is_rounded(args, weights, tokens, reference,
-                                        os.path.join(work, f"logits-{args.format}-p0-k96.npy")))
+                                        os.path.join(work, f"{run_name}-p0-k96.npy")))
     return 0 if all(results) else 1
 
 
