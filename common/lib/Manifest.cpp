@@ -19,30 +19,6 @@ llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The array field `field` of `obj`, each element an object read by `read`
-/// with a FieldReader prefixed "field[i].".
-template <typename Read>
-llvm::Error readObjects(FieldReader &r, const json::Value *list, const char *field,
-                        const std::string &source, Read read) {
-  const json::Array *items = list->getAsArray();
-  if (!items) {
-    r.fail(field, "found " + FieldReader::describe(*list) + ", expected an array");
-    return failure(r.message());
-  }
-  for (size_t i = 0; i < items->size(); ++i) {
-    std::string prefix = std::string(field) + "[" + std::to_string(i) + "]";
-    const json::Object *obj = (*items)[i].getAsObject();
-    if (!obj)
-      return failure(source + ": field '" + prefix + "': found " +
-                     FieldReader::describe((*items)[i]) + ", expected an object");
-    FieldReader item(*obj, source, prefix + ".");
-    read(item);
-    if (item.failed())
-      return failure(item.message());
-  }
-  return llvm::Error::success();
-}
-
 /// An optional array of tensor names.
 void readTensorNames(FieldReader &r, const char *field, std::vector<std::string> &names) {
   const json::Value *value = r.raw(field);
@@ -151,7 +127,8 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
   m.config = std::move(*spec);
 
   if (llvm::Error e = readObjects(r, kernels, "kernels", source, [&](FieldReader &k) {
-        m.kernels.push_back({k.string("kernel", true), k.string("schedule", true), {}});
+        m.kernels.push_back({k.string("kernel", true), k.string("schedule", true), {},
+                             k.string("tuning_key", false)});
         readTensorNames(k, "weights", m.kernels.back().weights);
       }))
     return std::move(e);
@@ -170,7 +147,8 @@ std::string tfm::formatManifest(const Manifest &m) {
     for (const std::string &w : k.weights)
       weights.push_back(w);
     kernels.push_back(json::Object{
-        {"kernel", k.kernel}, {"schedule", k.schedule}, {"weights", std::move(weights)}});
+        {"kernel", k.kernel}, {"schedule", k.schedule}, {"weights", std::move(weights)},
+        {"tuning_key", k.tuningKey}});
   }
   json::Array tensors;
   for (const TensorSpec &t : m.tensors) {

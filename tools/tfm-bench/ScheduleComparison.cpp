@@ -3,6 +3,8 @@
 
 #include "KernelCosts.h"
 
+#include "tfm/common/TuningFile.h"
+
 #include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/Session.h"
@@ -139,6 +141,45 @@ struct Timings {
   std::map<std::string, int> samples;                  // profiler samples, last round
 };
 
+/// Records in the tuning file, for every kernel timed, the fastest of the
+/// `timed` schedules, unless the first (the baseline) is within the margin.
+Error recordWinners(const ComparisonOptions &opt, const tfm::Manifest &manifest,
+                    const std::vector<std::string> &timed,
+                    std::map<std::string, Timings> &timings) {
+  Expected<tfm::TuningFile> file = tfm::readTuningFile(opt.tuningFile);
+  if (!file)
+    return file.takeError();
+  std::string target = tfm::tuningTarget(manifest.target);
+  const std::string &baseline = timed.front();
+  outs() << "\nfastest per kernel (recorded in " << opt.tuningFile << "):\n";
+  int changed = 0;
+  for (const tfm::KernelSchedule &k : manifest.kernels) {
+    auto timeOf = [&](const std::string &s) {
+      auto found = timings[s].kernelMs.find(k.kernel);
+      return found == timings[s].kernelMs.end() ? 0.0 : median(found->second);
+    };
+    double baselineMs = timeOf(baseline);
+    if (k.tuningKey.empty() || baselineMs <= 0)
+      continue; // not run (score's kernels), or a library from before tuning keys
+    std::string best = baseline;
+    double bestMs = baselineMs;
+    for (const std::string &s : timed) {
+      double ms = timeOf(s);
+      if (ms > 0 && ms < bestMs && ms < baselineMs * (1 - kTuningMargin)) {
+        best = s;
+        bestMs = ms;
+      }
+    }
+    changed += best != baseline;
+    outs() << formatv("  {0,-28} {1,-14} {2,9:f3} ms ({3} {4:f3} ms)\n", k.kernel, best, bestMs,
+                      baseline, baselineMs);
+    file->put({target, k.tuningKey, k.kernel, manifest.config.name, best, bestMs, baselineMs});
+  }
+  outs() << formatv("  {0} kernels faster than {1} by over {2:f0}%\n", changed, baseline,
+                    100 * kTuningMargin);
+  return tfm::writeTuningFile(opt.tuningFile, *file);
+}
+
 bool shown(const std::string &kernel, const std::vector<std::string> &filters) {
   return filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string &f) {
            return kernel.find(f) != std::string::npos;
@@ -164,7 +205,9 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
   for (const std::string &s : schedules) {
     std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log", error;
     errs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
-    if (!runTo({tfmc, opt.config, "--schedule", s, "--profile", "-o", dir}, log, log, error)) {
+    std::vector<std::string> args = {tfmc, opt.config, "--schedule", s, "--profile", "-o", dir};
+    args.insert(args.end(), opt.tfmcArgs.begin(), opt.tfmcArgs.end());
+    if (!runTo(args, log, log, error)) {
       errs() << "tfm-bench: error: tfmc --schedule " << s << ": " << error << "\n" << readFile(log);
       return 1;
     }
@@ -328,5 +371,10 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
   raw_fd_ostream jsonOut(jsonPath, ec);
   jsonOut << formatv("{0:2}", json::Value(std::move(results))) << "\n";
   outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
+  if (!opt.tuningFile.empty() && !timed.empty())
+    if (Error e = recordWinners(opt, (*lib)->manifest(), timed, timings)) {
+      errs() << "tfm-bench: error: " << toString(std::move(e)) << "\n";
+      return 1;
+    }
   return status;
 }

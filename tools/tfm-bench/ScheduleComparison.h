@@ -9,7 +9,8 @@
 // (the profiler reports each kernel's time per call when the process
 // exits). Prints, per kernel, each schedule's median time per call and its
 // spread, GFLOP/s, GB/s and per cent of this machine's roofline, and writes
-// the same as CSV and JSON.
+// the same as CSV and JSON. With a tuning file, records each kernel's
+// fastest schedule in it (tfmc --tune).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_BENCH_SCHEDULECOMPARISON_H
@@ -29,7 +30,16 @@ struct ComparisonOptions {
   std::vector<std::string> kernels;   // substrings of the kernels to show; empty: all
   std::string self;                   // this executable, run once per schedule and round
   int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
+  std::vector<std::string> tfmcArgs; // passed to every compile (--dtype q8_0, --target ...)
+  /// Non-empty: each kernel's winner is recorded here. The first schedule
+  /// is the baseline: another wins only when faster by kTuningMargin.
+  std::string tuningFile;
 };
+
+/// How much faster than the baseline a schedule must be to be recorded
+/// instead: more than the spread of repeated medians on a quiet machine,
+/// so that noise does not flip choices between tuning runs.
+constexpr double kTuningMargin = 0.03;
 
 /// The prompt of every timed run and check: `tokens` pseudo-random ids.
 std::vector<int32_t> benchPrompt(int tokens, uint32_t vocab);

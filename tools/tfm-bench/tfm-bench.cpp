@@ -226,6 +226,17 @@ int main(int argc, char **argv) {
       cl::desc("With --config: where the libraries, CSV and JSON go (default "
                "tfm-bench-out/<config name>)"),
       cl::cat(category));
+  cl::opt<std::string> tuningFile(
+      "tuning-file",
+      cl::desc("With --config: record each kernel's fastest schedule in this tuning file "
+               "(tfmc --tune does; the first of --schedules wins unless another is faster by "
+               "over 3%)"),
+      cl::cat(category));
+  cl::opt<std::string> tfmcArgs(
+      "tfmc-args",
+      cl::desc("With --config: options for every compile, separated by spaces (e.g. "
+               "\"--dtype q8_0 --kv-dtype f16\")"),
+      cl::cat(category));
   cl::opt<bool> ratesOnly(
       "rates", cl::desc("For scripts: one model folder, no roofline; print only 'rates PREFILL "
                         "DECODE' (tok/s, medians) at the first --depth"),
@@ -297,5 +308,10 @@ int main(int argc, char **argv) {
       opt.promptTokens,
       opt.decodeTokens,
       opt.repeats};
+  SmallVector<StringRef> compileArgs;
+  StringRef(tfmcArgs).split(compileArgs, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef arg : compileArgs)
+    comparison.tfmcArgs.push_back(arg.str());
+  comparison.tuningFile = tuningFile;
   return tfm::bench::compareSchedules(comparison, roof);
 }

@@ -35,35 +35,39 @@ namespace {
 
 enum class WeightFormat { Llama2c, Safetensors, Gguf };
 
-cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"));
-cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc: its "
-                                                "manifest.json lists the tensors"),
-                              cl::value_desc("dir"));
+cl::OptionCategory category("tfm-weights options");
+
+cl::opt<std::string> configPath(cl::Positional, cl::desc("<config.json>"), cl::cat(category));
+cl::opt<std::string> modelDir("model",
+                              cl::desc("Model folder written by tfmc: its "
+                                       "manifest.json lists the tensors"),
+                              cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::Required,
                                 cl::desc("File to write (for safetensors: a folder)"),
-                                cl::value_desc("path"));
-cl::opt<uint64_t> seed("seed", cl::init(0), cl::desc("Random seed (default 0)"));
-cl::opt<WeightFormat> fileFormat(
-    "format", cl::init(WeightFormat::Llama2c), cl::desc("File format"),
-    cl::values(clEnumValN(WeightFormat::Llama2c, "llama2c",
-                          "llama2.c checkpoint: 7 int32 header, then f32 tensors"),
-               clEnumValN(WeightFormat::Safetensors, "safetensors",
-                          "Hugging Face names and layouts, in a folder"),
-               clEnumValN(WeightFormat::Gguf, "gguf",
-                          "GGUF v3 under llama.cpp names")));
-cl::opt<std::string> dtypeName(
-    "dtype", cl::init("f32"),
-    cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q5_k, "
-             "q6_k, and llama.cpp's mixes q4_k_m, q5_k_m (gguf: matrices in GGUF's block "
-             "formats, vectors in f32)"),
-    cl::value_desc("type"));
+                                cl::value_desc("path"), cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::init(0), cl::desc("Random seed (default 0)"), cl::cat(category));
+cl::opt<WeightFormat>
+    fileFormat("format", cl::init(WeightFormat::Llama2c), cl::desc("File format"),
+               cl::values(clEnumValN(WeightFormat::Llama2c, "llama2c",
+                                     "llama2.c checkpoint: 7 int32 header, then f32 tensors"),
+                          clEnumValN(WeightFormat::Safetensors, "safetensors",
+                                     "Hugging Face names and layouts, in a folder"),
+                          clEnumValN(WeightFormat::Gguf, "gguf", "GGUF v3 under llama.cpp names")),
+               cl::cat(category));
+cl::opt<std::string>
+    dtypeName("dtype", cl::init("f32"),
+              cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q5_k, "
+                       "q6_k, and llama.cpp's mixes q4_k_m, q5_k_m (gguf: matrices in GGUF's block "
+                       "formats, vectors in f32)"),
+              cl::value_desc("type"), cl::cat(category));
 cl::opt<int64_t> shards("shards", cl::init(1),
-                        cl::desc("Safetensors files to spread the tensors over (default 1)"));
+                        cl::desc("Safetensors files to spread the tensors over (default 1)"),
+                        cl::cat(category));
 cl::opt<std::string> vocabPath("vocab",
                                cl::desc("GGUF whose tokenizer metadata the GGUF written "
                                         "carries (e.g. llama.cpp's ggml-vocab-gpt-2.gguf), "
                                         "padded with unused tokens to the vocab_size"),
-                               cl::value_desc("file.gguf"));
+                               cl::value_desc("file.gguf"), cl::cat(category));
 
 int fail(const std::string &message) {
   errs() << "tfm-weights: error: " << message << "\n";
@@ -156,6 +160,7 @@ std::string writeLlama2cFile(const Model &m) {
 } // namespace
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
   std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(dtypeName);
   if (!type)

@@ -4,12 +4,15 @@
 //   tfmc configs/llama2-7b.json --dtype q8_0
 //   tfmc configs/llama2-7b.json --weights-like llama-2-7b.Q4_K_M.gguf
 //   tfmc model.mlir -o out        (tfm IR of any stage, e.g. from --emit-mlir)
+//   tfmc configs/gpt2-small.json --tune   (time the schedules per kernel here first)
 //
 // Parses the config (or the IR), lowers it through the tfm dialect and pass
 // pipeline, compiles every kernel with Halide for the target, and links
 // lib<name>.so (and with --emit exe a standalone executable).
 //
 //===----------------------------------------------------------------------===//
+#include "Tune.h"
+
 #include "tfm/Codegen/LibraryWriter.h"
 #include "tfm/Lowering/LowerToProgram.h"
 #include "tfm/Program/ScheduleNames.h"
@@ -53,10 +56,30 @@ cl::opt<bool> profile("profile",
                       cl::cat(category));
 cl::opt<std::string> scheduleOverrides(
     "schedule",
-    cl::desc("Schedule overrides: one schedule for every kernel (fast, plain, adams2019, "
-             "li2018, mullapudi2016), or kernel=schedule,... (default: chosen per kernel "
-             "and target)"),
+    cl::desc("Schedule overrides: one schedule for every kernel (fast, its variants fast-mv32, "
+             "fast-mv128, fast-c4, fast-c8, fast-attn8, fast-attn32, plain, adams2019, li2018, "
+             "mullapudi2016), or kernel=schedule,... (default: the tuning file's choice, else "
+             "the target's default)"),
     cl::cat(category));
+cl::opt<bool> tune("tune",
+                   cl::desc("Before compiling, time each kernel under every candidate schedule "
+                            "on this machine (checked against plain first) and record the "
+                            "fastest in the tuning file; configs only"),
+                   cl::cat(category));
+cl::opt<std::string> tuneSchedules(
+    "tune-schedules",
+    cl::desc("The candidates of --tune, the baseline first (default: every schedule but plain, "
+             "fast first)"),
+    cl::value_desc("a,b,..."), cl::cat(category));
+cl::opt<int> tuneThreads("tune-threads",
+                         cl::desc("Threads --tune times with (default: every hardware thread)"),
+                         cl::init(0), cl::cat(category));
+cl::opt<std::string> tuningFile(
+    "tuning-file",
+    cl::desc("The schedules --tune recorded, per target and kernel; a kernel it does not name "
+             "gets the target's default (default: the cache folder's tuning.json; 'none': "
+             "defaults only)"),
+    cl::value_desc("file"), cl::cat(category));
 cl::list<std::string> skipPasses("skip-passes", cl::CommaSeparated,
                                  cl::desc("Passes of the default pipeline to leave out, e.g. "
                                           "tfm-fuse-epilogues,cse"),
@@ -126,6 +149,15 @@ int64_t parameterCount(const tfm::ModelSpec &spec) {
     count += n;
   }
   return count;
+}
+
+std::vector<std::string> splitNames(StringRef text) {
+  SmallVector<StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> names;
+  for (StringRef item : items)
+    names.push_back(item.trim().str());
+  return names;
 }
 
 std::string pathJoin(StringRef a, StringRef b) {
@@ -242,6 +274,42 @@ int main(int argc, char **argv) {
   }
   if (dumpIr)
     lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
+
+  std::string tuning = tuningFile.empty() ? tfm::rt::defaultTuningFile() : std::string(tuningFile);
+  if (tuning == "none") {
+    if (tune)
+      return fail("--tune records its choices in a tuning file; --tuning-file is 'none'");
+    tuning.clear();
+  }
+  if (tune) {
+    if (!spec || emitKind == "mlir")
+      return fail("--tune compiles and runs a config: give a config.json and a library output");
+    if (!scheduleOverrides.empty())
+      return fail("--tune chooses the schedules; --schedule overrides them: pass one");
+    tfm::TuneRequest request{inputPath, tuning, pathJoin(lib.outDir, "tune")};
+    request.schedules = tuneSchedules.empty() ? tfm::defaultTuneCandidates()
+                                              : splitNames(tuneSchedules);
+    for (const std::string &s : request.schedules)
+      if (!tfm::isScheduleName(s))
+        return fail("--tune-schedules: unknown schedule '" + s + "'");
+    // What the kernels depend on, for every compile of the comparison.
+    auto forward = [&](const char *option, const std::string &value) {
+      if (!value.empty())
+        request.compileArgs.push_back(std::string("--") + option + "=" + value);
+    };
+    forward("target", targetName);
+    forward("dtype", weightType);
+    forward("weights-like", weightsLike);
+    forward("kv-dtype", kvType);
+    forward("context", contextOverride ? std::to_string(contextOverride) : "");
+    forward("prefill-chunk", prefillChunk ? std::to_string(prefillChunk) : "");
+    request.weightsLike = weightsLike;
+    request.weightType = weightType;
+    request.threads = tuneThreads;
+    if (Error e = tfm::tuneSchedules(request))
+      return fail(toString(std::move(e)));
+  }
+  lowering.tuningFile = tuning;
 
   if (emitKind == "mlir")
     lowering.emitMlirPath = outDir.empty() ? std::string("-") : std::string(outDir);

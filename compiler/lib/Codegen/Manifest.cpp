@@ -43,7 +43,8 @@ llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
     return config.takeError();
   manifest.config = *config;
   for (const Kernel &k : p.kernels)
-    manifest.kernels.push_back({k.name, k.schedule, firstLaunchWeights(p, &k - p.kernels.data())});
+    manifest.kernels.push_back(
+        {k.name, k.schedule, firstLaunchWeights(p, &k - p.kernels.data()), k.tuningKey});
   for (const WeightInfo &w : p.weights)
     manifest.tensors.push_back({w.name, w.shape, w.type});
   return formatManifest(manifest);

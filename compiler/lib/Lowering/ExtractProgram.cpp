@@ -3,6 +3,7 @@
 
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/Transforms/KernelKey.h"
 #include "tfm/common/Hash.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -142,6 +143,7 @@ private:
     llvm::raw_string_ostream os(text);
     fn->print(os, OpPrintingFlags().printGenericOpForm());
     kernel.irHash = contentHash(text);
+    kernel.tuningKey = kernelTuningKey(fn);
     auto schedule = fn->getAttrOfType<StringAttr>(attrs::kSchedule);
     kernel.schedule = schedule ? schedule.str() : kDefaultSchedule;
     if (!isScheduleName(kernel.schedule))

@@ -1,7 +1,10 @@
 //===- ExtractProgramTest.cpp - lowerConfig on small llama and GPT-2 ------===//
 #include "tfm/Lowering/LowerToProgram.h"
+#include "tfm/common/OutputFile.h"
+#include "tfm/common/TuningFile.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -657,12 +660,52 @@ TEST(ExtractProgram, ScheduleOverrides) {
   EXPECT_NE(error.find("'no_such_kernel'"), std::string::npos) << error;
 }
 
+// tfmc --tune's records choose a kernel's schedule by its tuning key and
+// the target; a record for another target, or none, leaves the default.
+TEST(ExtractProgram, TuningFileChoosesPerKernel) {
+  Program base = lower(gqaSpec(2));
+  std::set<std::string> keys;
+  for (const Kernel &kernel : base.kernels)
+    EXPECT_TRUE(keys.insert(kernel.tuningKey).second) << kernel.name;
+  // The key leaves out the schedule and the name: the same kernels, deeper
+  // and all plain, have the same keys.
+  LoweringOptions allPlain;
+  allPlain.scheduleOverrides = "plain";
+  Program deeperPlain = lower(gqaSpec(4), allPlain);
+  for (size_t i = 0; i < base.kernels.size(); ++i)
+    EXPECT_EQ(deeperPlain.kernels[i].tuningKey, base.kernels[i].tuningKey) << base.kernels[i].name;
+
+  const Kernel &tuned = base.kernels.front(), &elsewhere = base.kernels.back();
+  TuningFile file;
+  file.put({tuningTarget(std::string(kTarget) + "-profile"), tuned.tuningKey, tuned.name, "tiny",
+            "fast-attn32", 1.0, 1.5});
+  file.put({"arm-64-linux", elsewhere.tuningKey, elsewhere.name, "tiny", "plain", 1.0, 1.5});
+  llvm::SmallString<128> path;
+  llvm::sys::fs::createUniquePath("tfm-tuning-%%%%%%.json", path, /*MakeAbsolute=*/true);
+  ASSERT_FALSE(bool(writeTuningFile(std::string(path), file)));
+  LoweringOptions options;
+  options.tuningFile = std::string(path);
+  Program chosen = lower(gqaSpec(2), options);
+  for (const Kernel &kernel : chosen.kernels)
+    EXPECT_EQ(kernel.schedule, kernel.name == tuned.name ? "fast-attn32" : "fast") << kernel.name;
+  // An override still wins over the record.
+  options.scheduleOverrides = "plain";
+  for (const Kernel &kernel : lower(gqaSpec(2), options).kernels)
+    EXPECT_EQ(kernel.schedule, "plain") << kernel.name;
+
+  ASSERT_FALSE(bool(writeTextFile(std::string(path), "{\"format\": \"other\"}")));
+  options.scheduleOverrides.clear();
+  std::string error = loweringError(gqaSpec(2), options);
+  EXPECT_NE(error.find(std::string(path) + ": field 'version'"), std::string::npos) << error;
+  llvm::sys::fs::remove(path);
+}
+
 TEST(ExtractProgram, UnknownScheduleIsAnError) {
   LoweringOptions options;
   options.scheduleOverrides = "fastest";
   std::string error = loweringError(gqaSpec(2), options);
   EXPECT_NE(error.find("unknown schedule 'fastest'"), std::string::npos) << error;
-  EXPECT_NE(error.find("fast, plain"), std::string::npos) << error;
+  EXPECT_NE(error.find("fast, fast-mv32, "), std::string::npos) << error;
 }
 
 TEST(ExtractProgram, SkippingAnUnknownPassIsAnError) {

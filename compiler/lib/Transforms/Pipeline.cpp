@@ -47,7 +47,7 @@ const PipelinePass kPipeline[] = {
      [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmPlanMemory()); }},
     {"tfm-select-schedules", false,
      [](OpPassManager &pm, const TfmPipelineOptions &options) {
-       pm.addPass(createTfmSelectSchedules({options.scheduleOverrides}));
+       pm.addPass(createTfmSelectSchedules({options.scheduleOverrides, options.tuningFile}));
      }},
 };
 
@@ -82,6 +82,8 @@ namespace {
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<std::string> schedule{*this, "schedule",
                                llvm::cl::desc("schedule overrides: a name, or kernel=name,...")};
+  Option<std::string> tuningFile{*this, "tuning-file",
+                                 llvm::cl::desc("schedules recorded by tfmc --tune")};
   ListOption<std::string> skip{*this, "skip", llvm::cl::desc("passes to leave out")};
 };
 } // namespace
@@ -97,7 +99,8 @@ void registerTfmPassesAndPipeline() {
         PipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();
-        TfmPipelineOptions opts{options.schedule, {options.skip.begin(), options.skip.end()}};
+        TfmPipelineOptions opts{options.schedule, options.tuningFile,
+                                {options.skip.begin(), options.skip.end()}};
         if (llvm::Error e = buildTfmPipeline(pm, opts))
           return errorHandler(llvm::toString(std::move(e)));
         return success();

@@ -1,7 +1,9 @@
 //===- SelectSchedules.cpp - a schedule for each kernel -------------------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/Transforms/KernelKey.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/TuningFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -29,10 +31,12 @@ KernelClass classify(func::FuncOp kernel) {
   return projection ? KernelClass::Projection : KernelClass::RowWise;
 }
 
-/// The schedule per target and kernel class, first match wins. Every CPU
-/// target runs "fast" today: it was measured fastest for every class on
-/// AVX2, AVX-512 and ARM (tfm-bench). A target with other kernels (CUDA)
-/// adds its rows here.
+/// The default schedule per target and kernel class, first match wins: what
+/// a kernel gets when no tuning file names it. Every CPU target runs "fast"
+/// today: of the hand-written schedules and Halide's autoschedulers, it was
+/// measured fastest or within noise for every class on AVX-512 (tfm-bench
+/// --config with every schedule, GPT-2 Small and the 110M Llama). A target
+/// with other kernels (CUDA) adds its rows here.
 struct ScheduleRule {
   const char *targetPrefix; // of the explicit target string
   std::optional<KernelClass> kernelClass;
@@ -70,6 +74,16 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
 
     auto targetAttr = module->getAttrOfType<StringAttr>(attrs::kTarget);
     StringRef target = targetAttr ? targetAttr.getValue() : StringRef();
+    TuningFile tuning;
+    if (!tuningFile.empty()) {
+      llvm::Expected<TuningFile> read = readTuningFile(tuningFile);
+      if (!read) {
+        module.emitError() << llvm::toString(read.takeError());
+        return signalPassFailure();
+      }
+      tuning = std::move(*read);
+    }
+    std::string tunedTarget = tuningTarget(target);
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(attrs::kKernel))
         continue;
@@ -81,6 +95,10 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
       }
       if (!chosen && fn->hasAttr(attrs::kSchedule))
         continue; // chosen before, or written by hand
+      if (!chosen)
+        if (const TuningRecord *tuned = tuning.find(tunedTarget, kernelTuningKey(fn)))
+          if (isScheduleName(tuned->schedule)) // a name this tfmc no longer has: the default
+            chosen = tuned->schedule;
       if (!chosen)
         chosen = defaultSchedule(target, classify(fn));
       fn->setAttr(attrs::kSchedule, StringAttr::get(&getContext(), *chosen));

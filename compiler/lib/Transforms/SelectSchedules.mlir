@@ -68,7 +68,7 @@
 // MIXED-SAME:      tfm.schedule = "plain"
 // MIXED:         {{//[ ]-----}}
 
-// UNKNOWN-SCHEDULE: error: unknown schedule 'fastest'; known schedules: fast, plain, adams2019, li2018, mullapudi2016
+// UNKNOWN-SCHEDULE: error: unknown schedule 'fastest'; known schedules: fast, fast-mv32, {{.*}}, plain, adams2019, li2018, mullapudi2016
 // UNKNOWN-KERNEL:   error: schedule overrides name kernel 'decode_nope', which this module does not have
 
 module attributes {tfm.target = "x86-64-linux-sse41-avx-f16c-fma-avx2"} {

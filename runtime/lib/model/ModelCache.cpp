@@ -61,6 +61,8 @@ std::string tfm::rt::defaultCacheDir() {
   return xdg + "/tfmc";
 }
 
+std::string tfm::rt::defaultTuningFile() { return defaultCacheDir() + "/tuning.json"; }
+
 llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &request) {
   llvm::Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(request.configPath);
   if (!spec)
@@ -83,8 +85,14 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
     for (const auto &[name, encoding] : *types)
       weightTypes += name + "=" + encoding.name() + "\n";
   }
+  // The schedules tfmc reads from the tuning file: a new tuning compiles
+  // anew (the kernel cache keeps that short).
+  std::string tuning;
+  if (auto buffer = llvm::MemoryBuffer::getFile(defaultTuningFile()))
+    tuning = tfm::contentHash((*buffer)->getBuffer());
   std::string key = tfm::contentHash(spec->canonicalJson() + "\n" + *target + "\n" +
-                                     request.schedule + "\n" + weightTypes + *identity);
+                                     request.schedule + "\n" + weightTypes + tuning + "\n" +
+                                     *identity);
   std::string cacheDir = request.cacheDir.empty() ? defaultCacheDir() : request.cacheDir;
   std::string dir = cacheDir + "/" + spec->name + "-" + key;
   if (llvm::sys::fs::exists(dir + "/manifest.json"))

@@ -128,6 +128,32 @@ private:
   std::string error;
 };
 
+/// The array field `field` of `obj`, each element an object read by `read`
+/// with a FieldReader prefixed "field[i].".
+template <typename Read>
+llvm::Error readObjects(FieldReader &r, const llvm::json::Value *list, const char *field,
+                        const std::string &source, Read read) {
+  const llvm::json::Array *items = list->getAsArray();
+  if (!items) {
+    r.fail(field, "found " + FieldReader::describe(*list) + ", expected an array");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), r.message());
+  }
+  for (size_t i = 0; i < items->size(); ++i) {
+    std::string prefix = std::string(field) + "[" + std::to_string(i) + "]";
+    const llvm::json::Object *obj = (*items)[i].getAsObject();
+    if (!obj)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     source + ": field '" + prefix + "': found " +
+                                         FieldReader::describe((*items)[i]) +
+                                         ", expected an object");
+    FieldReader item(*obj, source, prefix + ".");
+    read(item);
+    if (item.failed())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), item.message());
+  }
+  return llvm::Error::success();
+}
+
 } // namespace tfm
 
 #endif // TFM_COMMON_FIELDREADER_H

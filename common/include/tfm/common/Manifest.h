@@ -37,6 +37,8 @@ struct KernelSchedule {
   /// The tensors its first launch reads (a layer's kernel: layer 0's), for
   /// tfm-bench's count of the bytes and FLOPs of a call.
   std::vector<std::string> weights;
+  /// What tfmc --tune records its choice under (tfm/common/TuningFile.h).
+  std::string tuningKey;
 };
 
 struct Manifest {

@@ -31,6 +31,7 @@ struct LoweringOptions {
   DType cacheType = DType::F32;
   /// --tfm-select-schedules overrides: a schedule name, or kernel=name,...
   std::string scheduleOverrides;
+  std::string tuningFile; // schedules recorded by tfmc --tune; empty: none
   /// Passes of the default pipeline to leave out (Passes.h).
   std::vector<std::string> skipPasses;
   /// Non-empty: this textual pass pipeline instead of the default one,

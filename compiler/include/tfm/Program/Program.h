@@ -94,6 +94,7 @@ struct Kernel {
   std::string schedule; // the schedule its IR function names
   std::string irHash;   // contentHash of its IR function: with the target
                         // and the compiler, what its object code depends on
+  std::string tuningKey; // kernelTuningKey: its IR less name and schedule
   std::vector<KernelParam> params;
   std::vector<KernelOp> ops;
   /// For each output parameter (in params order), the value it receives.

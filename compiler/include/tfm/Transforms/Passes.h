@@ -24,6 +24,7 @@ namespace tfm {
 struct TfmPipelineOptions {
   /// --tfm-select-schedules' `overrides` (empty: the per-target table).
   std::string scheduleOverrides;
+  std::string tuningFile; // tfm-select-schedules' tuning-file
   /// Passes to leave out, by argument ("tfm-fuse-epilogues", "cse", ...).
   std::vector<std::string> skip;
 };

@@ -107,17 +107,23 @@ def TfmPlanMemory : Pass<"tfm-plan-memory", "mlir::ModuleOp"> {
 def TfmSelectSchedules : Pass<"tfm-select-schedules", "mlir::ModuleOp"> {
   let summary = "choose the schedule of each kernel";
   let description = [{
-    Sets `tfm.schedule` on every kernel that has none, from a table keyed by
-    the module's target and the kernel's class (projection, attention,
-    gather/elementwise); a schedule already in the IR stays. `overrides`
-    replaces the choice: one schedule name for every kernel ("plain"), or
-    `kernel=name` pairs separated by commas. Names come from the one list
-    of schedules (tfm/Program/ScheduleNames.h). A kernel without a schedule
-    compiles with "plain", so the pass is optional.
+    Sets `tfm.schedule` on every kernel that has none: the schedule a
+    tuning file (`tuning-file`, written by tfmc --tune) records for the
+    kernel's tuning key and the module's target, else the default from a
+    table keyed by the target and the kernel's class (projection,
+    attention, gather/elementwise). A schedule already in the IR stays.
+    `overrides` replaces the choice: one schedule name for every kernel
+    ("plain"), or `kernel=name` pairs separated by commas. Names come from
+    the one list of schedules (tfm/Program/ScheduleNames.h). A kernel
+    without a schedule compiles with "plain", so the pass is optional.
+
+    Example: `tfm-opt --tfm-select-schedules=tuning-file=tuning.json m.mlir`
   }];
   let options = [
     Option<"overrides", "overrides", "std::string", /*default=*/"\"\"",
-           "a schedule for every kernel, or kernel=schedule,...">
+           "a schedule for every kernel, or kernel=schedule,...">,
+    Option<"tuningFile", "tuning-file", "std::string", /*default=*/"\"\"",
+           "the schedules tfmc --tune recorded (tfm/common/TuningFile.h)">
   ];
 }
 

@@ -37,14 +37,6 @@ using namespace tfm::kernels;
 
 namespace {
 
-/// Columns per parallel task of a matrix-vector product: enough work per
-/// task that dispatch costs little, and enough tasks to share out.
-constexpr int kMatvecTask = 64;
-
-/// Query rows per attention task in prefill (measured: 16 rows 1.4 -> 0.8 ms
-/// for GPT-2 Small's 128-token attention).
-constexpr int kAttentionRows = 16;
-
 /// Ops reached from an output through inlined elementwise ops that need a
 /// placement of their own.
 struct Anchors {
@@ -108,10 +100,11 @@ int lanesDividing(int n, int lanes) {
   return lanes;
 }
 
-void scheduleMatvec(ScheduleContext &ctx, Func out, int cols, const std::vector<Value *> &linears) {
+void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
+                    const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
   Var task("task"), ci("ci");
-  int perTask = std::min(kMatvecTask, cols);
+  int perTask = std::min(params.matvecColumns, cols);
   out.split(a.col, task, ci, perTask, TailStrategy::ShiftInwards).parallel(task);
   for (Value *lin : linears) {
     // Each column's reduction is one contiguous dot product; LLVM vectorises
@@ -172,25 +165,21 @@ void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes) {
       .unroll(block.args()[1], lanes, TailStrategy::GuardWithIf);
 }
 
-/// Register tiles of the prefill matrix product: accumulators for
-/// `cols` output columns by `rowVectors` vectors of rows, plus one vector of
-/// activations per row vector and a broadcast weight, fit the register file.
-struct MatmulTile {
-  int cols, rowVectors;
-};
-
-MatmulTile matmulTile(int lanes) {
-  if (lanes >= 16)
-    return {6, 4}; // AVX-512: 24 + 4 + 1 of 32 zmm
-  return {6, 2};   // AVX2, SSE: 12 + 2 + 1 of 16 registers
+/// Vectors of rows in a register tile of the prefill matrix product with
+/// `cols` output columns: its accumulators (cols x rowVectors), one vector
+/// of activations per row vector and a broadcast weight fill the register
+/// file (AVX-512's 32 zmm: 6 columns by 4; AVX2's 16 ymm: 6 by 2).
+int matmulRowVectors(int lanes, int cols) {
+  int registers = lanes >= 16 ? 32 : 16;
+  return std::max(1, (registers - 1) / (cols + 1));
 }
 
-void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
-                    const std::vector<Value *> &linears) {
+void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out, bool transposed,
+                    int cols, const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
-  MatmulTile tile = matmulTile(lanes);
-  int colTile = std::min(tile.cols, cols), rowTile = tile.rowVectors * lanes;
+  int colTile = std::min(params.matmulColumns, cols),
+      rowTile = matmulRowVectors(lanes, params.matmulColumns) * lanes;
   Var co("co"), ci("ci"), ro("ro"), ri("ri"), rvo("rvo"), rvi("rvi");
   out.split(a.col, co, ci, colTile, TailStrategy::ShiftInwards)
       .split(a.row, ro, ri, rowTile, TailStrategy::GuardWithIf)
@@ -253,7 +242,8 @@ void scheduleMatmul(ScheduleContext &ctx, Func out, bool transposed, int cols,
   }
 }
 
-void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool singleRow) {
+void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func out,
+                       Value &attention, bool singleRow) {
   KernelAlgorithm &a = ctx.algorithm;
   AttentionFuncs &at = attention.attention;
   int lanes = ctx.vectorLanes;
@@ -267,7 +257,7 @@ void scheduleAttention(ScheduleContext &ctx, Func out, Value &attention, bool si
     // share each key-cache load (keys up to the block's last row; each row
     // then reduces over its own causal prefix).
     Var ro("ro"), ri("ri");
-    out.split(a.row, ro, ri, kAttentionRows, TailStrategy::GuardWithIf)
+    out.split(a.row, ro, ri, params.attentionRows, TailStrategy::GuardWithIf)
         .reorder(inHead, ri, head, ro)
         .fuse(head, ro, task)
         .parallel(task);
@@ -298,17 +288,17 @@ bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1
 
 /// Tiles `out` over its columns (and rows) and computes the projections it
 /// reads inside the tiles.
-void scheduleProjections(ScheduleContext &ctx, Func out, int cols, bool singleRow,
-                         bool transposed, const std::vector<Value *> &linears) {
+void scheduleProjections(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
+                         bool singleRow, bool transposed, const std::vector<Value *> &linears) {
   if (singleRow)
-    scheduleMatvec(ctx, out, cols, linears);
+    scheduleMatvec(ctx, params, out, cols, linears);
   else
-    scheduleMatmul(ctx, out, transposed, cols, linears);
+    scheduleMatmul(ctx, params, out, transposed, cols, linears);
 }
 
 } // namespace
 
-void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
+void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &params) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
 
@@ -343,8 +333,8 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
       continue;
     Value &lin = a.values[index];
     lin.func.compute_root();
-    scheduleProjections(ctx, lin.func, static_cast<int>(lin.shape.back()), isSingleRow(lin),
-                        false, {&lin});
+    scheduleProjections(ctx, params, lin.func, static_cast<int>(lin.shape.back()),
+                        isSingleRow(lin), false, {&lin});
   }
 
   for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -353,7 +343,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
     bool singleRow = isSingleRow(a.values[a.outputValues[i]]);
 
     if (anchors[i].attention >= 0) {
-      scheduleAttention(ctx, out, a.values[anchors[i].attention], singleRow);
+      scheduleAttention(ctx, params, out, a.values[anchors[i].attention], singleRow);
       continue;
     }
     std::vector<Value *> linears;
@@ -363,7 +353,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx) {
     int cols = static_cast<int>(param.shape.back());
     bool transposed = param.isCache && param.cacheLayout == CacheLayout::Transposed;
     if (!linears.empty()) {
-      scheduleProjections(ctx, out, cols, singleRow, transposed, linears);
+      scheduleProjections(ctx, params, out, cols, singleRow, transposed, linears);
       continue;
     }
     // Gathers, copies and plain elementwise outputs.

@@ -7,9 +7,23 @@
 
 using namespace tfm::kernels;
 
+namespace {
+
+ScheduleSet fast(const char *name, CpuFastParams params) {
+  return {name, [params](ScheduleContext &ctx) { scheduleCpuFast(ctx, params); }};
+}
+
+} // namespace
+
 const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
   static const std::vector<ScheduleSet> sets = {
-      {"fast", scheduleCpuFast},
+      fast("fast", {}),
+      fast("fast-mv32", {32, 6, 16}),
+      fast("fast-mv128", {128, 6, 16}),
+      fast("fast-c4", {64, 4, 16}),
+      fast("fast-c8", {64, 8, 16}),
+      fast("fast-attn8", {64, 6, 8}),
+      fast("fast-attn32", {64, 6, 32}),
       {"plain", schedulePlain},
       {"adams2019", scheduleAdams2019},
       {"li2018", scheduleLi2018},

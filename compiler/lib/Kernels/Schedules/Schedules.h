@@ -11,6 +11,7 @@
 
 #include "../KernelAlgorithm.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,19 @@ struct ScheduleContext {
 /// Every Func computed once, at the root, in plain loops: obviously right.
 void schedulePlain(ScheduleContext &ctx);
 
+/// The parameters of the CPU schedule; the schedule names of the "fast"
+/// family (tfm/Program/ScheduleNames.h) each fix one set.
+struct CpuFastParams {
+  int matvecColumns = 64; // output columns per parallel task of a matrix-vector product
+  int matmulColumns = 6;  // output columns of a prefill matrix product's register tile
+  int attentionRows = 16; // query rows per prefill attention task (16 against 1: 1.4 -> 0.8 ms
+                          // for GPT-2 Small's 128-token attention)
+};
+
 /// Vectorised and multi-threaded for CPUs: tiled matrix-vector products for
 /// single rows, register-tiled matrix products for prefill, attention per
 /// head.
-void scheduleCpuFast(ScheduleContext &ctx);
+void scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &params);
 
 /// Halide's autoschedulers (AutoSchedules.cpp), given the kernel's exact
 /// shapes as estimates.
@@ -41,7 +51,7 @@ void scheduleMullapudi2016(ScheduleContext &ctx);
 /// The schedule behind one name of tfm/Program/ScheduleNames.h.
 struct ScheduleSet {
   const char *name;
-  void (*apply)(ScheduleContext &);
+  std::function<void(ScheduleContext &)> apply;
 };
 
 /// Every name of kScheduleNames has one.

@@ -30,6 +30,10 @@ struct CompileRequest {
 /// $TFM_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
 std::string defaultCacheDir();
 
+/// The tuning file tfmc reads by default (written by tfmc --tune):
+/// defaultCacheDir()/tuning.json.
+std::string defaultTuningFile();
+
 /// $TFMC, else tfmc installed beside the running executable.
 std::string compilerPath();
 

@@ -1,0 +1,96 @@
+//===- Tune.cpp - tfmc --tune: each kernel's fastest schedule here --------===//
+#include "Tune.h"
+
+#include "tfm/Program/ScheduleNames.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <thread>
+
+using namespace llvm;
+
+namespace {
+
+/// Rounds of the comparison and decode steps per run: enough for medians
+/// that hold within the tuning margin on a quiet machine, few enough that
+/// GPT-2 Small tunes in minutes on two cores.
+constexpr int kRounds = 3;
+constexpr int kDecodeSteps = 32;
+
+std::string sibling(StringRef tool) {
+  static int anchor;
+  SmallString<256> path(sys::path::parent_path(sys::fs::getMainExecutable(nullptr, &anchor)));
+  sys::path::append(path, tool);
+  return std::string(path);
+}
+
+std::string pathJoin(StringRef a, StringRef b) {
+  SmallString<256> p(a);
+  sys::path::append(p, b);
+  return std::string(p);
+}
+
+/// Runs `args` (args[0] the program) with the terminal as its output: its
+/// progress is the user's.
+Error run(const std::vector<std::string> &args) {
+  std::vector<StringRef> argv(args.begin(), args.end());
+  std::string error;
+  int status = sys::ExecuteAndWait(args[0], argv, std::nullopt, {}, 0, 0, &error);
+  if (status == 0)
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           "tfmc --tune: " + join(argv, " ") + ": " +
+                               (error.empty() ? "exit status " + std::to_string(status) : error));
+}
+
+} // namespace
+
+std::vector<std::string> tfm::defaultTuneCandidates() {
+  std::vector<std::string> names = {"fast"};
+  for (const ScheduleName &s : kScheduleNames)
+    if (std::string(s.name) != "fast" && std::string(s.name) != "plain")
+      names.push_back(s.name);
+  return names;
+}
+
+Error tfm::tuneSchedules(const TuneRequest &request) {
+  if (std::error_code ec = sys::fs::create_directories(request.workDir))
+    return createStringError(ec, request.workDir + ": cannot create: " + ec.message());
+  std::string weights = request.weightsLike;
+  if (weights.empty()) {
+    weights = pathJoin(request.workDir, "random-weights.gguf");
+    errs() << "tfmc --tune: random weights -> " << weights << "\n";
+    if (Error e = run({sibling("tfm-weights"), request.config, "--format", "gguf", "--dtype",
+                       request.weightType.empty() ? "f32" : request.weightType, "-o", weights}))
+      return e;
+  }
+  int threads = request.threads > 0 ? request.threads
+                                    : int(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> bench = {sibling("tfm-bench"),
+                                    "--config",
+                                    request.config,
+                                    "--weights",
+                                    weights,
+                                    "--schedules",
+                                    join(request.schedules, ","),
+                                    "--tuning-file",
+                                    request.tuningFile,
+                                    "--out",
+                                    pathJoin(request.workDir, "bench"),
+                                    "--threads",
+                                    std::to_string(threads),
+                                    "--repeat",
+                                    std::to_string(kRounds),
+                                    "--decode",
+                                    std::to_string(kDecodeSteps)};
+  if (!request.compileArgs.empty())
+    bench.push_back("--tfmc-args=" + join(request.compileArgs, " "));
+  errs() << "tfmc --tune: " << request.schedules.size() << " schedules on " << threads
+         << " threads: " << join(request.schedules, ", ") << "\n";
+  return run(bench);
+}
