@@ -141,10 +141,23 @@ struct Timings {
   std::map<std::string, int> samples;                  // profiler samples, last round
 };
 
+/// Whether schedule `s` compiled `kernel` to the same object code as
+/// `baseline`: a parameter the kernel does not use (fast-attn32 on a
+/// projection). Its time differs from the baseline's by noise alone.
+bool sameCode(const std::map<std::string, std::string> &dirs, const std::string &s,
+              const std::string &baseline, const std::string &kernel) {
+  std::string object = pathJoin("obj", kernel + ".o");
+  std::string a = readFile(pathJoin(dirs.at(s), object)),
+              b = readFile(pathJoin(dirs.at(baseline), object));
+  return !a.empty() && a == b;
+}
+
 /// Records in the tuning file, for every kernel timed, the fastest of the
-/// `timed` schedules, unless the first (the baseline) is within the margin.
+/// `timed` schedules that compile it to other code than the first (the
+/// baseline), unless the baseline is within the margin.
 Error recordWinners(const ComparisonOptions &opt, const tfm::Manifest &manifest,
                     const std::vector<std::string> &timed,
+                    const std::map<std::string, std::string> &dirs,
                     std::map<std::string, Timings> &timings) {
   Expected<tfm::TuningFile> file = tfm::readTuningFile(opt.tuningFile);
   if (!file)
@@ -158,14 +171,19 @@ Error recordWinners(const ComparisonOptions &opt, const tfm::Manifest &manifest,
       auto found = timings[s].kernelMs.find(k.kernel);
       return found == timings[s].kernelMs.end() ? 0.0 : median(found->second);
     };
+    auto sampled = [&](const std::string &s) {
+      return timings[s].samples[k.kernel] >= kTuningSamples;
+    };
     double baselineMs = timeOf(baseline);
-    if (k.tuningKey.empty() || baselineMs <= 0)
-      continue; // not run (score's kernels), or a library from before tuning keys
+    if (k.tuningKey.empty() || !sampled(baseline))
+      continue; // not run (score's kernels), too short to time, or no tuning key
+
     std::string best = baseline;
     double bestMs = baselineMs;
     for (const std::string &s : timed) {
       double ms = timeOf(s);
-      if (ms > 0 && ms < bestMs && ms < baselineMs * (1 - kTuningMargin)) {
+      if (sampled(s) && ms < bestMs && ms < baselineMs * (1 - kTuningMargin) &&
+          !sameCode(dirs, s, baseline, k.kernel)) {
         best = s;
         bestMs = ms;
       }
@@ -204,7 +222,11 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
   std::map<std::string, std::string> dirs;
   for (const std::string &s : schedules) {
     std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log", error;
-    errs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
+    // Progress on stdout with the tables: stderr also carries the
+    // profiler's report of every library the check loads (tfmc --tune
+    // keeps it in a log).
+    outs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
+    outs().flush();
     std::vector<std::string> args = {tfmc, opt.config, "--schedule", s, "--profile", "-o", dir};
     args.insert(args.end(), opt.tfmcArgs.begin(), opt.tfmcArgs.end());
     if (!runTo(args, log, log, error)) {
@@ -248,7 +270,8 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
   std::map<std::string, Timings> timings;
   for (int round = 0; round < opt.repeats; ++round)
     for (const std::string &s : timed) {
-      errs() << formatv("tfm-bench: round {0}/{1}: {2}\r", round + 1, opt.repeats, s);
+      outs() << formatv("tfm-bench: round {0}/{1}: {2}\n", round + 1, opt.repeats, s);
+      outs().flush();
       std::string out = dirs[s] + ".out", err = dirs[s] + ".err", error;
       if (!runTo({opt.self, "--rates", "--weights", opt.weights, "--threads",
                   std::to_string(opt.threads), "--prompt", std::to_string(opt.promptTokens),
@@ -268,7 +291,6 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
         t.samples[kernel] = time.second;
       }
     }
-  errs() << "\n";
 
   // Report.
   auto lib = tfm::rt::ModelLibrary::open(dirs["plain"]);
@@ -334,9 +356,13 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
       double gbs = cost && med > 0 ? cost->bytes / (med * 1e6) : 0;
       double pct = med > 0 ? 100.0 * rooflineMs / med : 0;
       int samples = timings[s].samples[k.kernel];
+      // The first schedule's code under another name: their difference is
+      // this machine's noise.
+      std::string sameAs =
+          s != timed.front() && sameCode(dirs, s, timed.front(), k.kernel) ? timed.front() : "";
       outs() << formatv(
-          "  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9:f1} {5,8:f1} {6,10:f0}% {7,8}\n", s, med, lo,
-          hi, gflops, gbs, pct, samples);
+          "  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9:f1} {5,8:f1} {6,10:f0}% {7,8}{8}\n", s, med,
+          lo, hi, gflops, gbs, pct, samples, sameAs.empty() ? "" : "  (same code as " + sameAs + ")");
       csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5:f2},{6:f2},{7:f1},{8}\n", k.kernel, s, med,
                      lo, hi, gflops, gbs, pct, samples);
       kernelRows.push_back(json::Object{{"kernel", k.kernel},
@@ -350,7 +376,8 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
                                         {"bytes_per_call", cost ? cost->bytes : 0},
                                         {"roofline_ms", rooflineMs},
                                         {"roofline_pct", pct},
-                                        {"samples", samples}});
+                                        {"samples", samples},
+                                        {"same_code_as", sameAs}});
     }
   }
   json::Array reads;
@@ -372,7 +399,7 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &r
   jsonOut << formatv("{0:2}", json::Value(std::move(results))) << "\n";
   outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
   if (!opt.tuningFile.empty() && !timed.empty())
-    if (Error e = recordWinners(opt, (*lib)->manifest(), timed, timings)) {
+    if (Error e = recordWinners(opt, (*lib)->manifest(), timed, dirs, timings)) {
       errs() << "tfm-bench: error: " << toString(std::move(e)) << "\n";
       return 1;
     }

@@ -40,6 +40,9 @@ struct ComparisonOptions {
 /// instead: more than the spread of repeated medians on a quiet machine,
 /// so that noise does not flip choices between tuning runs.
 constexpr double kTuningMargin = 0.03;
+/// Profiler samples (one a millisecond) a kernel needs under a schedule for
+/// its time to count: a kernel seen less keeps the target's default.
+constexpr int kTuningSamples = 10;
 
 /// The prompt of every timed run and check: `tokens` pseudo-random ids.
 std::vector<int32_t> benchPrompt(int tokens, uint32_t vocab);

@@ -6,21 +6,25 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <thread>
 
 using namespace llvm;
 
 namespace {
 
-/// Rounds of the comparison and decode steps per run: enough for medians
-/// that hold within the tuning margin on a quiet machine, few enough that
-/// GPT-2 Small tunes in minutes on two cores.
+/// Rounds of the comparison, prompt tokens and decode steps per run: enough
+/// for medians that hold within the tuning margin on a quiet machine, few
+/// enough that GPT-2 Small tunes in minutes on two cores. A short context
+/// takes a quarter for the prompt and an eighth for decode.
 constexpr int kRounds = 3;
-constexpr int kDecodeSteps = 32;
+constexpr int64_t kPromptTokens = 128;
+constexpr int64_t kDecodeSteps = 32;
 
 std::string sibling(StringRef tool) {
   static int anchor;
@@ -35,17 +39,28 @@ std::string pathJoin(StringRef a, StringRef b) {
   return std::string(p);
 }
 
-/// Runs `args` (args[0] the program) with the terminal as its output: its
-/// progress is the user's.
-Error run(const std::vector<std::string> &args) {
+/// Runs `args` (args[0] the program) with its standard output on the
+/// terminal, its progress being the user's, and its standard error in `log`
+/// (tfm-bench's carries the profiler's reports), shown when it fails.
+Error run(const std::vector<std::string> &args, const std::string &log) {
   std::vector<StringRef> argv(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt, StringRef(log)};
   std::string error;
-  int status = sys::ExecuteAndWait(args[0], argv, std::nullopt, {}, 0, 0, &error);
+  int status = sys::ExecuteAndWait(args[0], argv, std::nullopt, redirects, 0, 0, &error);
   if (status == 0)
     return Error::success();
+  std::string messages;
+  if (auto buffer = MemoryBuffer::getFile(log)) {
+    SmallVector<StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines) // the tools' own messages, not the profiler's
+      if (line.contains("error:"))
+        messages += "\n  " + line.str();
+  }
   return createStringError(inconvertibleErrorCode(),
                            "tfmc --tune: " + join(argv, " ") + ": " +
-                               (error.empty() ? "exit status " + std::to_string(status) : error));
+                               (error.empty() ? "exit status " + std::to_string(status) : error) +
+                               " (log: " + log + ")" + messages);
 }
 
 } // namespace
@@ -66,7 +81,8 @@ Error tfm::tuneSchedules(const TuneRequest &request) {
     weights = pathJoin(request.workDir, "random-weights.gguf");
     errs() << "tfmc --tune: random weights -> " << weights << "\n";
     if (Error e = run({sibling("tfm-weights"), request.config, "--format", "gguf", "--dtype",
-                       request.weightType.empty() ? "f32" : request.weightType, "-o", weights}))
+                       request.weightType.empty() ? "f32" : request.weightType, "-o", weights},
+                      pathJoin(request.workDir, "tfm-weights.log")))
       return e;
   }
   int threads = request.threads > 0 ? request.threads
@@ -86,11 +102,15 @@ Error tfm::tuneSchedules(const TuneRequest &request) {
                                     std::to_string(threads),
                                     "--repeat",
                                     std::to_string(kRounds),
+                                    "--prompt",
+                                    std::to_string(std::min(kPromptTokens,
+                                                            request.contextLength / 4)),
                                     "--decode",
-                                    std::to_string(kDecodeSteps)};
+                                    std::to_string(std::min(kDecodeSteps,
+                                                            request.contextLength / 8))};
   if (!request.compileArgs.empty())
     bench.push_back("--tfmc-args=" + join(request.compileArgs, " "));
   errs() << "tfmc --tune: " << request.schedules.size() << " schedules on " << threads
          << " threads: " << join(request.schedules, ", ") << "\n";
-  return run(bench);
+  return run(bench, pathJoin(request.workDir, "tfm-bench.log"));
 }

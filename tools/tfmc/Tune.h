@@ -14,6 +14,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct TuneRequest {
   std::string weightsLike; // a weight file to time with; empty: random weights
   std::string weightType;  // their type (tfm-weights --dtype); empty: f32
   int threads = 0;         // 0: every hardware thread
+  int64_t contextLength = 0; // positions the compiled cache holds
 };
 
 /// Runs the comparison and records its winners; fails when a candidate does

@@ -306,6 +306,7 @@ int main(int argc, char **argv) {
     request.weightsLike = weightsLike;
     request.weightType = weightType;
     request.threads = tuneThreads;
+    request.contextLength = spec->contextLength;
     if (Error e = tfm::tuneSchedules(request))
       return fail(toString(std::move(e)));
   }
