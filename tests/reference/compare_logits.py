@@ -166,6 +166,7 @@ def main():
     parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
                         help="what the compiled kernels read (see above)")
     parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
+    parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
@@ -181,12 +182,14 @@ def main():
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
     longest = max(p + k for p, k in cases)
-    schedule = ("--schedule", args.schedule) if args.schedule else ()
+    chosen = (("--schedule", args.schedule) if args.schedule else ()) + \
+        (("--attention", args.attention) if args.attention else ())
 
     def compile_as(name, *tfmc_args):
-        """The config compiled into work/<name> (plus the schedule's name)."""
-        folder = name + (f"-{args.schedule}" if args.schedule else "")
-        return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + schedule)
+        """The config compiled into work/<name> (plus the schedule's and the
+        attention's names)."""
+        folder = name + "".join(f"-{c}" for c in (args.schedule, args.attention) if c)
+        return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + chosen)
 
     if args.context:
         model_dir = compile_as(f"model-context-{args.context}", "--context", str(args.context))

@@ -34,6 +34,9 @@ struct ComparisonOptions {
   /// Non-empty: each kernel's winner is recorded here. The first schedule
   /// is the baseline: another wins only when faster by kTuningMargin.
   std::string tuningFile;
+  /// A schedule other than plain and the first that fails to compile or to
+  /// match plain is left out with a note, not an error.
+  bool leaveOutFailing = false;
 };
 
 /// How much faster than the baseline a schedule must be to be recorded

@@ -237,6 +237,11 @@ int main(int argc, char **argv) {
       cl::desc("With --config: options for every compile, separated by spaces (e.g. "
                "\"--dtype q8_0 --kv-dtype f16\")"),
       cl::cat(category));
+  cl::opt<bool> leaveOutFailing(
+      "leave-out-failing",
+      cl::desc("With --config: a schedule (other than the first) that Halide refuses or that "
+               "computes other logits than plain is left out with a note instead of failing"),
+      cl::cat(category));
   cl::opt<bool> ratesOnly(
       "rates", cl::desc("For scripts: one model folder, no roofline; print only 'rates PREFILL "
                         "DECODE' (tok/s, medians) at the first --depth"),
@@ -313,5 +318,6 @@ int main(int argc, char **argv) {
   for (StringRef arg : compileArgs)
     comparison.tfmcArgs.push_back(arg.str());
   comparison.tuningFile = tuningFile;
+  comparison.leaveOutFailing = leaveOutFailing;
   return tfm::bench::compareSchedules(comparison, roof);
 }

@@ -87,27 +87,27 @@ Error tfm::tuneSchedules(const TuneRequest &request) {
   }
   int threads = request.threads > 0 ? request.threads
                                     : int(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> bench = {sibling("tfm-bench"),
-                                    "--config",
-                                    request.config,
-                                    "--weights",
-                                    weights,
-                                    "--schedules",
-                                    join(request.schedules, ","),
-                                    "--tuning-file",
-                                    request.tuningFile,
-                                    "--out",
-                                    pathJoin(request.workDir, "bench"),
-                                    "--threads",
-                                    std::to_string(threads),
-                                    "--repeat",
-                                    std::to_string(kRounds),
-                                    "--prompt",
-                                    std::to_string(std::min(kPromptTokens,
-                                                            request.contextLength / 4)),
-                                    "--decode",
-                                    std::to_string(std::min(kDecodeSteps,
-                                                            request.contextLength / 8))};
+  std::vector<std::string> bench = {
+      sibling("tfm-bench"),
+      "--config",
+      request.config,
+      "--weights",
+      weights,
+      "--schedules",
+      join(request.schedules, ","),
+      "--leave-out-failing",
+      "--tuning-file",
+      request.tuningFile,
+      "--out",
+      pathJoin(request.workDir, "bench"),
+      "--threads",
+      std::to_string(threads),
+      "--repeat",
+      std::to_string(kRounds),
+      "--prompt",
+      std::to_string(std::min(kPromptTokens, request.contextLength / 4)),
+      "--decode",
+      std::to_string(std::min(kDecodeSteps, request.contextLength / 8))};
   if (!request.compileArgs.empty())
     bench.push_back("--tfmc-args=" + join(request.compileArgs, " "));
   errs() << "tfmc --tune: " << request.schedules.size() << " schedules on " << threads

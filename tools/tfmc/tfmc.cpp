@@ -41,8 +41,8 @@ namespace {
 
 cl::OptionCategory category("tfmc options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<config.json | model.mlir>"), cl::cat(category));
+cl::opt<std::string> inputPath(cl::Positional, cl::Required, cl::desc("<config.json | model.mlir>"),
+                               cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default: generated/<name>)"),
                             cl::value_desc("dir"), cl::cat(category));
 cl::opt<std::string> targetName(
@@ -61,6 +61,12 @@ cl::opt<std::string> scheduleOverrides(
              "mullapudi2016), or kernel=schedule,... (default: the tuning file's choice, else "
              "the target's default)"),
     cl::cat(category));
+cl::opt<std::string> attention(
+    "attention",
+    cl::desc("Attention's algorithm: direct (one softmax over all the keys of a row) or "
+             "flash[=N] (FlashAttention: keys in tiles of N, default 64, merged with an online "
+             "softmax; in parallel across tiles for decode) (default: direct)"),
+    cl::value_desc("algorithm"), cl::cat(category));
 cl::opt<bool> tune("tune",
                    cl::desc("Before compiling, time each kernel under every candidate schedule "
                             "on this machine (checked against plain first) and record the "
@@ -117,16 +123,16 @@ cl::opt<std::string> weightType(
              "(default), f16, bf16; or q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m, q5_k_m (matrices "
              "in GGUF's block formats, the rest in f32, as llama.cpp quantizes); configs only"),
     cl::value_desc("type"), cl::cat(category));
-cl::opt<std::string> weightsLike(
-    "weights-like",
-    cl::desc("Read every weight in the format this weight file stores it in (GGUF, "
-             "safetensors, llama2.c); configs only"),
-    cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> kvType(
-    "kv-dtype",
-    cl::desc("What the KV cache holds: f32, f16 or bf16 (default: f16 for models of over a "
-             "billion parameters, else f32); configs only"),
-    cl::value_desc("type"), cl::cat(category));
+cl::opt<std::string>
+    weightsLike("weights-like",
+                cl::desc("Read every weight in the format this weight file stores it in (GGUF, "
+                         "safetensors, llama2.c); configs only"),
+                cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    kvType("kv-dtype",
+           cl::desc("What the KV cache holds: f32, f16 or bf16 (default: f16 for models of over a "
+                    "billion parameters, else f32); configs only"),
+           cl::value_desc("type"), cl::cat(category));
 cl::opt<std::string> kernelCache(
     "kernel-cache",
     cl::desc("Folder of compiled kernels shared by every compile: a kernel with the same IR, "
@@ -181,7 +187,8 @@ int main(int argc, char **argv) {
 
   tfm::LoweringOptions lowering;
   if (!targetName.empty() || !fromIr) {
-    Expected<std::string> target = tfm::resolveTarget(targetName.empty() ? std::string("host") : targetName.getValue());
+    Expected<std::string> target =
+        tfm::resolveTarget(targetName.empty() ? std::string("host") : targetName.getValue());
     if (!target)
       return fail("--target: " + toString(target.takeError()));
     lowering.target = *target;
@@ -287,8 +294,8 @@ int main(int argc, char **argv) {
     if (!scheduleOverrides.empty())
       return fail("--tune chooses the schedules; --schedule overrides them: pass one");
     tfm::TuneRequest request{inputPath, tuning, pathJoin(lib.outDir, "tune")};
-    request.schedules = tuneSchedules.empty() ? tfm::defaultTuneCandidates()
-                                              : splitNames(tuneSchedules);
+    request.schedules =
+        tuneSchedules.empty() ? tfm::defaultTuneCandidates() : splitNames(tuneSchedules);
     for (const std::string &s : request.schedules)
       if (!tfm::isScheduleName(s))
         return fail("--tune-schedules: unknown schedule '" + s + "'");
@@ -303,6 +310,7 @@ int main(int argc, char **argv) {
     forward("kv-dtype", kvType);
     forward("context", contextOverride ? std::to_string(contextOverride) : "");
     forward("prefill-chunk", prefillChunk ? std::to_string(prefillChunk) : "");
+    forward("attention", attention);
     request.weightsLike = weightsLike;
     request.weightType = weightType;
     request.threads = tuneThreads;
@@ -311,6 +319,18 @@ int main(int argc, char **argv) {
       return fail(toString(std::move(e)));
   }
   lowering.tuningFile = tuning;
+
+  if (!attention.empty()) {
+    auto [algorithm, tile] = StringRef(attention).split('=');
+    int64_t keyTile = 64;
+    if (algorithm == "direct" && tile.empty())
+      keyTile = 0;
+    else if (algorithm != "flash" ||
+             (!tile.empty() && (tile.getAsInteger(10, keyTile) || keyTile <= 0)))
+      return fail("--attention: found '" + attention +
+                  "', expected direct, flash or flash=N (N > 0)");
+    lowering.attentionKeyTile = keyTile;
+  }
 
   if (emitKind == "mlir")
     lowering.emitMlirPath = outDir.empty() ? std::string("-") : std::string(outDir);
@@ -331,7 +351,7 @@ int main(int argc, char **argv) {
     scheduleText.push_back(std::to_string(count) + " " + schedule);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   errs() << formatv("tfmc: {0}: {1} kernels ({2}) for {3} in {4:f1} s -> {5}\n", program->name,
-                    program->kernels.size(), join(scheduleText, ", "), program->target,
-                    seconds, lib.outDir);
+                    program->kernels.size(), join(scheduleText, ", "), program->target, seconds,
+                    lib.outDir);
   return 0;
 }

@@ -22,18 +22,29 @@
 
 namespace tfm::kernels {
 
-/// The Funcs behind one attention op, for the schedule to place.
+/// The Funcs behind one attention op, for the schedule to place. With all
+/// keys at once (key_tile 0), the softmax is over every key of the row:
+/// maxScore, weight, denom and mixed are over `overKeys`. With key tiles
+/// (FlashAttention), each tile t has its own maximum, weights, sum and
+/// mix (over `inTile`), and `merged` combines the tiles in order (over
+/// `overTiles`) with an online softmax.
 struct AttentionFuncs {
   Halide::Func dot;      // (s, h, row): q . k
   Halide::Func score;    // (s, h, row): dot / sqrt(head_dim)
-  Halide::Func maxScore; // (h, row)
-  Halide::Func weight;   // (s, h, row): exp(score - max)
-  Halide::Func denom;    // (h, row): sum of weights
-  Halide::Func mixed;    // (d, h, row): sum over s of weight * v
+  Halide::Func maxScore; // (h, row), or (t, h, row) per tile
+  Halide::Func weight;   // (s, h, row): exp(score - max of the row, or of s's tile)
+  Halide::Func denom;    // (h, row), or (t, h, row): sum of weights
+  Halide::Func mixed;    // (d, h, row), or (d, t, h, row): sum of weight * v
   Halide::RDom overDim;  // d in [0, head_dim)
   Halide::RDom overKeys; // s in [0, row]: the keys the row attends to
   Halide::Var s, h, d;
   int headDim = 0;
+  // Key tiles only:
+  int keyTile = 0;
+  Halide::Var t;           // a tile of keys
+  Halide::RDom inTile;     // the tile's keys up to the row
+  Halide::RDom overTiles;  // the tiles after the first, up to the row's
+  Halide::Func merged;     // (d, h, row): {max, sum, mix} of the tiles so far
 };
 
 /// One value of the kernel: a parameter or an op result.

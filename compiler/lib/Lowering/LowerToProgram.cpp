@@ -73,7 +73,8 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
     if (failed(parsePassPipeline(options.passPipeline, pm, os)))
       return llvm::createStringError("--pass-pipeline '" + options.passPipeline + "': " + errors);
   } else {
-    TfmPipelineOptions pipeline{options.scheduleOverrides, options.tuningFile, options.skipPasses};
+    TfmPipelineOptions pipeline{options.scheduleOverrides, options.tuningFile, options.skipPasses,
+                                options.attentionKeyTile};
     if (llvm::Error e = buildTfmPipeline(pm, pipeline))
       return std::move(e);
   }

@@ -37,6 +37,10 @@ const PipelinePass kPipeline[] = {
      [](OpPassManager &pm, const TfmPipelineOptions &) {
        pm.addPass(createTfmChooseCacheLayouts());
      }},
+    {"tfm-choose-attention", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &options) {
+       pm.addNestedPass<func::FuncOp>(createTfmChooseAttention({options.attentionKeyTile}));
+     }},
     {"tfm-outline-kernels", true,
      [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmOutlineKernels()); }},
     {"tfm-deduplicate-kernels", false,
@@ -84,6 +88,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                                llvm::cl::desc("schedule overrides: a name, or kernel=name,...")};
   Option<std::string> tuningFile{*this, "tuning-file",
                                  llvm::cl::desc("schedules recorded by tfmc --tune")};
+  Option<int64_t> keyTile{*this, "key-tile",
+                          llvm::cl::desc("attention's key tile (0: all keys; -1: default)"),
+                          llvm::cl::init(-1)};
   ListOption<std::string> skip{*this, "skip", llvm::cl::desc("passes to leave out")};
 };
 } // namespace
@@ -100,7 +107,7 @@ void registerTfmPassesAndPipeline() {
         if (failed(options.parseFromString(text)))
           return failure();
         TfmPipelineOptions opts{options.schedule, options.tuningFile,
-                                {options.skip.begin(), options.skip.end()}};
+                                {options.skip.begin(), options.skip.end()}, options.keyTile};
         if (llvm::Error e = buildTfmPipeline(pm, opts))
           return errorHandler(llvm::toString(std::move(e)));
         return success();

@@ -330,12 +330,24 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     bias is computed from the indices, never stored. The rows of the current
     call must have been stored (`tfm.kv_store`) before.
 
+    `key_tile` is the algorithm. 0: every score of a row at once, then one
+    softmax over them. N > 0: FlashAttention's, keys in tiles of N: each
+    tile's scores, their maximum, the sum of their exponentials and the
+    values they weight are computed on their own, and merged tile by tile
+    with an online softmax (the running sums rescaled by exp(old max - new
+    max)), so no row of scores is ever held whole; single-row (decode)
+    kernels may compute the tiles in parallel and merge after
+    (flash-decoding). Causal masking is by index within each tile.
+
     ```mlir
     %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
         : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
     %b = tfm.attention %q, %kc, %vc {alibi_slopes = array<f32: 0.25, 0.0625, 0.015625, 0.00390625>,
                                      head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64}
         : tensor<?x64xf32>, memref<256x64xf32, strided<[1, 256]>>, memref<256x64xf32>
+    %c = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, key_tile = 64 : i64, n_heads = 4 : i64,
+                                     n_kv_heads = 2 : i64}
+        : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$query,
@@ -343,7 +355,8 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        Arg<Tfm_CacheBuffer, "the layer's values", [MemRead]>:$value_cache,
                        Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
                        Tfm_PositiveI64Attr:$head_dim,
-                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes);
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes,
+                       DefaultValuedAttr<I64Attr, "0">:$key_tile);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

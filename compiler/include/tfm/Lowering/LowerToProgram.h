@@ -32,6 +32,9 @@ struct LoweringOptions {
   /// --tfm-select-schedules overrides: a schedule name, or kernel=name,...
   std::string scheduleOverrides;
   std::string tuningFile; // schedules recorded by tfmc --tune; empty: none
+  /// Attention's key tile (tfm-choose-attention): 0 all keys at once, N
+  /// FlashAttention's tiles of N keys, -1 the pass's default.
+  int64_t attentionKeyTile = -1;
   /// Passes of the default pipeline to leave out (Passes.h).
   std::vector<std::string> skipPasses;
   /// Non-empty: this textual pass pipeline instead of the default one,

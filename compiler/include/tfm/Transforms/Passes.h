@@ -27,10 +27,12 @@ struct TfmPipelineOptions {
   std::string tuningFile; // tfm-select-schedules' tuning-file
   /// Passes to leave out, by argument ("tfm-fuse-epilogues", "cse", ...).
   std::vector<std::string> skip;
+  /// --tfm-choose-attention's `key-tile` (-1: its default).
+  int64_t attentionKeyTile = -1;
 };
 
 /// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache
-/// layouts, outline kernels, deduplicate kernels, plan memory, select
+/// layouts, choose attention, outline kernels, deduplicate kernels, plan memory, select
 /// schedules; less the skipped ones. Skipping a required pass, or a name not
 /// in the pipeline, is an error naming the optional ones.
 llvm::Error buildTfmPipeline(mlir::OpPassManager &pm, const TfmPipelineOptions &options);

@@ -59,6 +59,24 @@ def TfmChooseCacheLayouts : Pass<"tfm-choose-cache-layouts", "mlir::ModuleOp"> {
   }];
 }
 
+def TfmChooseAttention : Pass<"tfm-choose-attention", "mlir::func::FuncOp"> {
+  let summary = "choose each attention op's algorithm: all keys at once, or key tiles";
+  let description = [{
+    Sets `key_tile` on every `tfm.attention` that has none (0): the tile of
+    keys of FlashAttention's online softmax, or 0 for one softmax over all
+    the keys of a row (tfm/Dialect/TfmOps.td). `key-tile=N` asks for tiles
+    of N keys, `key-tile=0` for all keys at once; without it, the default
+    below applies (ChooseAttention.cpp), and a tile longer than the cache
+    is the whole cache. An op given a tile by hand keeps it. Optional.
+
+    Example: `tfm-opt --tfm-choose-attention=key-tile=64 m.mlir`
+  }];
+  let options = [
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"-1",
+           "keys per tile (0: all keys at once; -1: the default)">
+  ];
+}
+
 def TfmOutlineKernels : Pass<"tfm-outline-kernels", "mlir::ModuleOp"> {
   let summary = "turn each fusion region and lone kernel op into a kernel";
   let description = [{

@@ -6,6 +6,66 @@
 using namespace Halide;
 
 namespace tfm::kernels {
+namespace {
+
+/// One softmax over all the keys of a row: its maximum, the weights, their
+/// sum and the values they mix.
+void defineAllKeys(AttentionFuncs &at, Func value, Expr kvCol, Var r, const std::string &name) {
+  Var s = at.s, h = at.h, dd = at.d;
+  at.maxScore = Func(name + "_max");
+  at.maxScore(h, r) = Float(32).min();
+  at.maxScore(h, r) = max(at.maxScore(h, r), at.score(at.overKeys, h, r));
+  at.weight = Func(name + "_weight");
+  at.weight(s, h, r) = exp(at.score(s, h, r) - at.maxScore(h, r));
+  at.denom = Func(name + "_denom");
+  at.denom(h, r) = 0.0f;
+  at.denom(h, r) += at.weight(at.overKeys, h, r);
+  at.mixed = Func(name + "_mixed");
+  at.mixed(dd, h, r) = 0.0f;
+  at.mixed(dd, h, r) += at.weight(at.overKeys, h, r) * value(kvCol + dd, at.overKeys);
+}
+
+/// FlashAttention: the same softmax per tile of keys, the tiles merged in
+/// order with an online softmax. The call's cache window holds `keys` keys
+/// (its positions up to the last row's).
+void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys, int tile,
+                    const std::string &name) {
+  Var s = at.s, h = at.h, dd = at.d, t = at.t;
+  at.keyTile = tile;
+  at.inTile = RDom(0, tile, name + "_k");
+  at.inTile.where(t * tile + at.inTile.x <= r); // causal, by index
+  // Clamped as well as masked: bounds inference then keeps the last tile's
+  // reads inside the window, which ends at the last row's key.
+  Expr key = min(t * tile + at.inTile.x, r);
+
+  at.maxScore = Func(name + "_max");
+  at.maxScore(t, h, r) = Float(32).min();
+  at.maxScore(t, h, r) = max(at.maxScore(t, h, r), at.score(key, h, r));
+  at.weight = Func(name + "_weight");
+  at.weight(s, h, r) = exp(at.score(s, h, r) - at.maxScore(s / tile, h, r));
+  at.denom = Func(name + "_denom");
+  at.denom(t, h, r) = 0.0f;
+  at.denom(t, h, r) += at.weight(key, h, r);
+  at.mixed = Func(name + "_mixed");
+  at.mixed(dd, t, h, r) = 0.0f;
+  at.mixed(dd, t, h, r) += at.weight(key, h, r) * value(kvCol + dd, key);
+
+  // The running maximum starts at the lowest float, not -inf, and the sums
+  // at 0: the first tile's rescaling of them, exp(lowest - max), is 0 or
+  // tiny, and multiplies zeros.
+  at.overTiles = RDom(0, (keys + tile - 1) / tile, name + "_t");
+  at.overTiles.where(at.overTiles.x * tile <= r);
+  Expr u = at.overTiles.x;
+  at.merged = Func(name + "_merged");
+  at.merged(dd, h, r) = Tuple(Float(32).min(), 0.0f, 0.0f);
+  Expr runningMax = at.merged(dd, h, r)[0];
+  Expr newMax = max(runningMax, at.maxScore(u, h, r));
+  Expr keep = exp(runningMax - newMax), add = exp(at.maxScore(u, h, r) - newMax);
+  at.merged(dd, h, r) = Tuple(newMax, at.merged(dd, h, r)[1] * keep + at.denom(u, h, r) * add,
+                              at.merged(dd, h, r)[2] * keep + at.mixed(dd, u, h, r) * add);
+}
+
+} // namespace
 
 void defineAttention(OpDefinition &d) {
   Value &q = d.operand(0), &kc = d.operand(1), &vc = d.operand(2);
@@ -42,21 +102,18 @@ void defineAttention(OpDefinition &d) {
     scaled -= slopes(h) * cast<float>(r - s);
   }
   at.score(s, h, r) = scaled;
-  at.maxScore = Func(name + "_max");
-  at.maxScore(h, r) = Float(32).min();
-  at.maxScore(h, r) = max(at.maxScore(h, r), at.score(at.overKeys, h, r));
-  at.weight = Func(name + "_weight");
-  at.weight(s, h, r) = exp(at.score(s, h, r) - at.maxScore(h, r));
-  at.denom = Func(name + "_denom");
-  at.denom(h, r) = 0.0f;
-  at.denom(h, r) += at.weight(at.overKeys, h, r);
-  at.mixed = Func(name + "_mixed");
-  at.mixed(dd, h, r) = 0.0f;
-  at.mixed(dd, h, r) += at.weight(at.overKeys, h, r) * vc.func(kvCol + dd, at.overKeys);
 
   Expr head = a.col / headDim, inHead = a.col % headDim;
   Func out(name);
-  out(a.col, r) = at.mixed(inHead, head, r) / at.denom(head, r);
+  if (attrs.keyTile == 0) {
+    defineAllKeys(at, vc.func, kvCol, r, name);
+    out(a.col, r) = at.mixed(inHead, head, r) / at.denom(head, r);
+  } else {
+    defineKeyTiles(at, vc.func, kvCol, r, kc.image.dim(1).extent(),
+                   static_cast<int>(attrs.keyTile), name);
+    Expr merged = at.merged(inHead, head, r)[2], sum = at.merged(inHead, head, r)[1];
+    out(a.col, r) = merged / sum;
+  }
   d.result.func = out;
 }
 

@@ -242,6 +242,54 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   }
 }
 
+/// Attention in key tiles (FlashAttention). Prefill: each task (a head and
+/// a block of rows) merges the tiles in order, computing each tile's
+/// scores, weights and sums just before merging them, so no row of scores
+/// outlives its tile. Decode (flash-decoding): every tile's partial softmax
+/// at once, the tiles shared out among the threads, then each head merges
+/// its tiles.
+void scheduleKeyTiles(ScheduleContext &ctx, Func out, AttentionFuncs &at, Var where,
+                      bool singleRow) {
+  KernelAlgorithm &a = ctx.algorithm;
+  int lanes = ctx.vectorLanes, dLanes = lanesDividing(at.headDim, lanes);
+  Var so("so"), si("si");
+  RVar tile = at.overTiles.x;
+  at.merged.compute_at(out, where).vectorize(at.d, dLanes);
+  at.merged.update().reorder(at.d, a.row, at.h, tile).vectorize(at.d, dLanes);
+  if (singleRow) {
+    Var task("task");
+    // Guarded: the window ends at the row's key, inside the last tile.
+    for (Func f : {at.dot, at.score, at.weight})
+      f.compute_root()
+          .split(at.s, task, si, at.keyTile, TailStrategy::GuardWithIf)
+          .parallel(task)
+          .vectorize(si, lanes, TailStrategy::GuardWithIf);
+    at.dot.update()
+        .split(at.s, task, si, at.keyTile, TailStrategy::GuardWithIf)
+        .reorder(si, a.row, task, at.overDim.x)
+        .vectorize(si, lanes, TailStrategy::GuardWithIf);
+    at.maxScore.compute_root().parallel(at.t);
+    at.maxScore.update().parallel(at.t);
+    at.denom.compute_root().parallel(at.t);
+    at.denom.update().parallel(at.t);
+    at.mixed.compute_root().parallel(at.t).vectorize(at.d, dLanes);
+    at.mixed.update().reorder(at.d, at.inTile.x).parallel(at.t).vectorize(at.d, dLanes);
+    return;
+  }
+  LoopLevel inTile(at.merged, tile);
+  at.dot.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
+  at.dot.update()
+      .split(at.s, so, si, lanes, TailStrategy::GuardWithIf)
+      .reorder(si, a.row, so, at.overDim.x)
+      .vectorize(si);
+  at.score.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
+  at.maxScore.compute_at(inTile);
+  at.weight.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
+  at.denom.compute_at(inTile);
+  at.mixed.compute_at(inTile).vectorize(at.d, dLanes);
+  at.mixed.update().reorder(at.d, at.inTile.x).vectorize(at.d, dLanes);
+}
+
 void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func out,
                        Value &attention, bool singleRow) {
   KernelAlgorithm &a = ctx.algorithm;
@@ -262,6 +310,10 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
         .fuse(head, ro, task)
         .parallel(task);
     where = task;
+  }
+  if (at.keyTile > 0) {
+    scheduleKeyTiles(ctx, out, at, where, singleRow);
+    return;
   }
   Var so("so"), si("si");
   at.dot.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
