@@ -252,9 +252,6 @@ LogicalResult AttentionOp::verify() {
   if (!slopes.empty() && static_cast<int64_t>(slopes.size()) != nHeads)
     return emitOpError() << "alibi_slopes has " << slopes.size()
                          << " slopes, expected none or one per head (" << nHeads << ")";
-  if (getKeyTile() < 0)
-    return emitOpError() << "key_tile " << getKeyTile()
-                         << " must be 0 (all keys at once) or a count of keys (> 0)";
   return success();
 }
 

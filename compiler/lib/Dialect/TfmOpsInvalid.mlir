@@ -483,6 +483,14 @@ func.func @attention_groups(%q: tensor<1x48xf32>, %c: memref<48x32xf32>) {
 
 // -----
 
+func.func @attention_key_tile(%q: tensor<1x64xf32>, %c: memref<48x32xf32>) {
+  // expected-error@+1 {{'tfm.attention' op attribute 'key_tile' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %a = tfm.attention %q, %c, %c {head_dim = 16 : i64, key_tile = -8 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x64xf32>, memref<48x32xf32>, memref<48x32xf32>
+  return
+}
+
+// -----
+
 func.func @attention_query_width(%q: tensor<1x48xf32>, %c: memref<48x32xf32>) {
   // expected-error@+1 {{'tfm.attention' op query width 48 must be n_heads*head_dim = 64}}
   %a = tfm.attention %q, %c, %c {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64} : tensor<1x48xf32>, memref<48x32xf32>, memref<48x32xf32>

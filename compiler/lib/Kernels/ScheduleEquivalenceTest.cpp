@@ -87,13 +87,15 @@ Kernel attentionInput(int64_t rows) {
   return k;
 }
 
-Kernel attention(int64_t rows) {
+/// Grouped-query attention: all keys at once, or in tiles of `keyTile`.
+Kernel attention(int64_t rows, int64_t keyTile = 0) {
   Kernel k;
   k.name = "attention";
   k.params = {param("q", {rows, kHeads * kHeadDim}, true),
               cache("kc", CacheLayout::Transposed, false), cache("vc", CacheLayout::Rows, false),
               param("out", {rows, kHeads * kHeadDim}, true, true)};
-  k.ops = {op(AttentionAttrs{kHeads, kKvHeads, kHeadDim}, {0, 1, 2}, {rows, kHeads * kHeadDim})};
+  k.ops = {op(AttentionAttrs{kHeads, kKvHeads, kHeadDim, {}, keyTile}, {0, 1, 2},
+              {rows, kHeads * kHeadDim})};
   k.outputValue = {{3, 4}};
   return k;
 }
@@ -158,14 +160,15 @@ Kernel gpt2AttentionInput(int64_t rows) {
   return k;
 }
 
-/// Multi-head attention: as many kv heads as heads.
-Kernel gpt2Attention(int64_t rows) {
+/// Multi-head attention: as many kv heads as heads; all keys at once, or in
+/// tiles of `keyTile`.
+Kernel gpt2Attention(int64_t rows, int64_t keyTile = 0) {
   Kernel k;
   k.name = "gpt2_attention";
   k.params = {param("q", {rows, kGDim}, true), cache("kc", CacheLayout::Transposed, false, kGDim),
               cache("vc", CacheLayout::Rows, false, kGDim),
               param("out", {rows, kGDim}, true, true)};
-  k.ops = {op(AttentionAttrs{kGHeads, kGHeads, kGHeadDim}, {0, 1, 2}, {rows, kGDim})};
+  k.ops = {op(AttentionAttrs{kGHeads, kGHeads, kGHeadDim, {}, keyTile}, {0, 1, 2}, {rows, kGDim})};
   k.outputValue = {{3, 4}};
   return k;
 }
@@ -376,8 +379,11 @@ const ScheduleSet &plainSchedule() {
   throw std::runtime_error("no plain schedule set");
 }
 
-void expectSchedulesAgree(const Kernel &k, int pos, int rows) {
-  std::optional<Buffers> plain = run(k, plainSchedule(), pos, rows);
+/// Every schedule set's `k` against the plain schedule's `reference` (by
+/// default `k` itself; another algorithm of the same op, with the same
+/// parameters, otherwise).
+void expectSchedulesAgree(const Kernel &k, int pos, int rows, const Kernel *reference = nullptr) {
+  std::optional<Buffers> plain = run(reference ? *reference : k, plainSchedule(), pos, rows);
   ASSERT_TRUE(plain);
   const Buffers &expected = *plain;
   float largest = 0.0f;
@@ -399,6 +405,12 @@ void expectSchedulesAgree(const Kernel &k, int pos, int rows) {
             << " element " << i;
     }
   }
+}
+
+/// Every schedule set's `k` against the plain schedule's `reference`, the
+/// same op by another algorithm.
+void expectAlgorithmsAgree(const Kernel &k, int pos, int rows, const Kernel &reference) {
+  expectSchedulesAgree(k, pos, rows, &reference);
 }
 
 /// The value of output parameter `out` at (row, col) computed in double
@@ -461,6 +473,21 @@ TEST(ScheduleEquivalence, AttentionDecode) { expectSchedulesAgree(attention(1), 
 TEST(ScheduleEquivalence, AttentionPrefill) {
   expectSchedulesAgree(attention(kDynamicRows), 4, 11);
   expectSchedulesAgree(attention(kDynamicRows), 0, 70);
+}
+// FlashAttention's key tiles against all keys at once: tiles of 16 over
+// windows that end inside a tile, on a tile's last key, and in the first
+// tile; prefill blocks that span tiles.
+TEST(ScheduleEquivalence, AttentionKeyTilesDecode) {
+  for (int pos : {0, 15, 21, 63})
+    expectAlgorithmsAgree(attention(1, 16), pos, 1, attention(1));
+}
+TEST(ScheduleEquivalence, AttentionKeyTilesPrefill) {
+  expectAlgorithmsAgree(attention(kDynamicRows, 16), 4, 11, attention(kDynamicRows));
+  expectAlgorithmsAgree(attention(kDynamicRows, 16), 0, 70, attention(kDynamicRows));
+}
+TEST(ScheduleEquivalence, Gpt2AttentionKeyTiles) {
+  expectAlgorithmsAgree(gpt2Attention(1, 8), 30, 1, gpt2Attention(1));
+  expectAlgorithmsAgree(gpt2Attention(kDynamicRows, 8), 5, 17, gpt2Attention(kDynamicRows));
 }
 TEST(ScheduleEquivalence, FeedForwardDecode) {
   expectSchedulesAgree(feedForwardInput(1), 9, 1);

@@ -356,7 +356,7 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
                        Tfm_PositiveI64Attr:$head_dim,
                        DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes,
-                       DefaultValuedAttr<I64Attr, "0">:$key_tile);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$key_tile);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

@@ -34,9 +34,10 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   at.keyTile = tile;
   at.inTile = RDom(0, tile, name + "_k");
   at.inTile.where(t * tile + at.inTile.x <= r); // causal, by index
-  // Clamped as well as masked: bounds inference then keeps the last tile's
-  // reads inside the window, which ends at the last row's key.
-  Expr key = min(t * tile + at.inTile.x, r);
+  // Clamped to the window as well as masked: bounds inference then keeps
+  // the last tile's reads inside the cache the call passes, even for rows
+  // a schedule's guarded tail computes past the last.
+  Expr key = min(t * tile + at.inTile.x, keys - 1);
 
   at.maxScore = Func(name + "_max");
   at.maxScore(t, h, r) = Float(32).min();
@@ -90,7 +91,13 @@ void defineAttention(OpDefinition &d) {
 
   at.dot = Func(name + "_dot");
   at.dot(s, h, r) = 0.0f;
-  at.dot(s, h, r) += q.func(h * headDim + at.overDim, r) * kc.func(kvCol + at.overDim, s);
+  // Key tiles are computed inside a row block's task, and a guarded block
+  // past the last row must not read queries past it: the row is clamped to
+  // the window's end, the last row's position.
+  Expr queryRow = r;
+  if (attrs.keyTile > 0)
+    queryRow = min(r, kc.image.dim(1).extent() - 1);
+  at.dot(s, h, r) += q.func(h * headDim + at.overDim, queryRow) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
   Expr scaled = at.dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
   if (!attrs.alibiSlopes.empty()) {

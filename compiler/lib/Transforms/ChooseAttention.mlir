@@ -1,0 +1,26 @@
+// RUN: tfm-opt %s --split-input-file --tfm-choose-attention | FileCheck %s --check-prefix=DEFAULT
+// RUN: tfm-opt %s --split-input-file --tfm-choose-attention=key-tile=64 | FileCheck %s --check-prefix=FLASH
+// RUN: tfm-opt %s --split-input-file --tfm-choose-attention=key-tile=64 --tfm-choose-attention=key-tile=8 \
+// RUN:   | FileCheck %s --check-prefix=FLASH
+// RUN: tfm-opt %s --split-input-file --tfm-choose-attention=key-tile=0 | FileCheck %s --check-prefix=DEFAULT
+
+// The default keeps one softmax over all keys (no key_tile). key-tile=N
+// gives every attention op FlashAttention's tiles of N keys, a tile longer
+// than the cache (16 rows) is the whole cache, and an op that has a tile
+// keeps it (so a second run changes nothing).
+
+// DEFAULT-LABEL: func.func @prefill
+// DEFAULT:         tfm.attention {{.*}} {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+// DEFAULT:         tfm.attention {{.*}} {head_dim = 16 : i64, key_tile = 4 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+
+// FLASH-LABEL:   func.func @prefill
+// FLASH:           tfm.attention {{.*}} {head_dim = 16 : i64, key_tile = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+// FLASH:           tfm.attention {{.*}} {head_dim = 16 : i64, key_tile = 4 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+func.func @prefill(%q: tensor<?x64xf32>, %kc: memref<16x32xf32, strided<[1, 16]>>,
+                   %vc: memref<16x32xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+      : tensor<?x64xf32>, memref<16x32xf32, strided<[1, 16]>>, memref<16x32xf32>
+  %b = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, key_tile = 4 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+      : tensor<?x64xf32>, memref<16x32xf32, strided<[1, 16]>>, memref<16x32xf32>
+  return %a, %b : tensor<?x64xf32>, tensor<?x64xf32>
+}
