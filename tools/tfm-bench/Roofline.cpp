@@ -185,6 +185,27 @@ double Roofline::readGBs(double bytes) const {
   return memoryGBs();
 }
 
+namespace {
+
+/// The largest working set read at least twice as fast as memory.
+void findCache(Roofline &r) {
+  r.cacheBytes = 0;
+  for (const ReadRate &rate : r.reads)
+    if (rate.gbs >= 2 * r.memoryGBs())
+      r.cacheBytes = rate.bytes;
+}
+
+} // namespace
+
+Roofline tfm::bench::higherOf(const Roofline &a, const Roofline &b) {
+  Roofline r = a;
+  r.fmaGflops = std::max(a.fmaGflops, b.fmaGflops);
+  for (size_t i = 0; i < r.reads.size() && i < b.reads.size(); ++i)
+    r.reads[i].gbs = std::max(a.reads[i].gbs, b.reads[i].gbs);
+  findCache(r);
+  return r;
+}
+
 Roofline tfm::bench::measureRoofline(int threads) {
   Probes probes = probesForThisCpu();
   Roofline r;
@@ -199,9 +220,7 @@ Roofline tfm::bench::measureRoofline(int threads) {
   for (size_t bytes : sizes)
     r.reads.push_back({bytes, readBandwidth(probes, threads, bytes,
                                             int(std::max<size_t>(1, (size_t(2) << 30) / bytes)))});
-  for (const ReadRate &rate : r.reads)
-    if (rate.gbs >= 2 * r.memoryGBs())
-      r.cacheBytes = rate.bytes;
+  findCache(r);
   const long iterations = 20'000'000;
   double seconds = bestTime(threads, [&](int t) { return probes.fma(float(t), iterations); });
   r.fmaGflops = 2.0 * kChains * probes.lanes * double(iterations) * threads / seconds / 1e9;

@@ -41,6 +41,12 @@ struct Roofline {
 /// Measures the ceilings with `threads` threads (a few seconds).
 Roofline measureRoofline(int threads);
 
+/// Each ceiling the higher of two measurements of the same machine: on a
+/// shared machine neighbours lower a measurement for a while (memory read
+/// 35 GB/s before a run and 58 after one), and a kernel timed in a quiet
+/// moment then reads above a ceiling measured in a busy one.
+Roofline higherOf(const Roofline &a, const Roofline &b);
+
 } // namespace tfm::bench
 
 #endif // TFM_BENCH_ROOFLINE_H

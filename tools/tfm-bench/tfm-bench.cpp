@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 using namespace llvm;
@@ -161,11 +162,9 @@ void printRoofline(const tfm::bench::Roofline &roof) {
                     roof.reads.back().bytes >> 20);
 }
 
-int benchModels(const tfm::bench::Roofline &roof) {
-  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13}\n", "model",
-                    "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s",
-                    "decode GB/s", "% of read");
+int benchModels(const tfm::bench::Roofline &before) {
   int status = 0;
+  std::vector<std::tuple<std::string, int, Result>> results;
   for (const std::string &dir : opt.modelDirs)
     for (int depth : opt.depths) {
       Expected<Result> r = bench(dir, depth);
@@ -174,15 +173,27 @@ int benchModels(const tfm::bench::Roofline &roof) {
         status = 1;
         continue;
       }
-      double gflops = r->prefill / opt.promptTokens * r->prefillFlops / 1e9;
-      double gbs = r->decode * r->decodeBytes / 1e9;
-      bool cached = r->decodeBytes <= roof.cacheBytes;
-      outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
-                        "{7,12:f1} {8,6:f0}% {9}\n",
-                        dir, r->schedule, depth, r->prefill, gflops,
-                        100.0 * gflops / roof.fmaGflops, r->decode, gbs,
-                        100.0 * gbs / roof.readGBs(r->decodeBytes), cached ? "cache" : "memory");
+      results.emplace_back(dir, depth, *r);
     }
+  // The rates are held against the higher of the ceilings measured before
+  // and after them (Roofline.h: higherOf).
+  tfm::bench::Roofline roof = higherOf(before, tfm::bench::measureRoofline(opt.threads));
+  outs() << formatv("roofline after the runs: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA {2:f1} "
+                    "GFLOP/s (the higher of before and after)\n",
+                    roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
+  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13}\n", "model",
+                    "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s",
+                    "decode GB/s", "% of read");
+  for (const auto &[dir, depth, r] : results) {
+    double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
+    double gbs = r.decode * r.decodeBytes / 1e9;
+    bool cached = r.decodeBytes <= roof.cacheBytes;
+    outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
+                      "{7,12:f1} {8,6:f0}% {9}\n",
+                      dir, r.schedule, depth, r.prefill, gflops, 100.0 * gflops / roof.fmaGflops,
+                      r.decode, gbs, 100.0 * gbs / roof.readGBs(r.decodeBytes),
+                      cached ? "cache" : "memory");
+  }
   outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps, after "
                     "an untimed prefill of `depth` tokens\n",
                     opt.repeats, opt.promptTokens, opt.decodeTokens);
