@@ -22,8 +22,10 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
       v.product.compute_root();
     AttentionFuncs &at = v.attention;
     if (at.dot.defined()) {
-      for (Halide::Func f : {at.dot, at.score, at.maxScore, at.weight, at.denom, at.mixed})
-        f.compute_root();
+      for (Halide::Func f :
+           {at.dot, at.score, at.maxScore, at.weight, at.denom, at.mixed, at.merged})
+        if (f.defined())
+          f.compute_root();
     }
   }
 }
