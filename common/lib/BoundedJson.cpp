@@ -54,3 +54,15 @@ llvm::Expected<llvm::json::Value> tfm::parseBoundedJson(llvm::StringRef text,
                                    llvm::toString(value.takeError()).c_str());
   return value;
 }
+
+llvm::Expected<llvm::json::Object> tfm::parseBoundedJsonObject(llvm::StringRef text,
+                                                               llvm::StringRef source) {
+  llvm::Expected<llvm::json::Value> parsed = parseBoundedJson(text, source);
+  if (!parsed)
+    return parsed.takeError();
+  llvm::json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   source + ": expected a JSON object at the top level");
+  return std::move(*obj);
+}

@@ -42,3 +42,13 @@ void tfm::parseCommandLine(int argc, const char *const *argv, llvm::StringRef ov
   LiteralArguments literal(argc, argv);
   cl::ParseCommandLineOptions(literal.argc(), literal.argv(), overview);
 }
+
+std::vector<std::string> tfm::splitCommaList(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> out;
+  for (llvm::StringRef item : items)
+    if (!item.trim().empty())
+      out.push_back(item.trim().str());
+  return out;
+}

@@ -100,12 +100,9 @@ std::string tfm::formatShape(const std::vector<int64_t> &shape) {
 }
 
 llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std::string &source) {
-  llvm::Expected<json::Value> parsed = parseBoundedJson(jsonText, source);
-  if (!parsed)
-    return parsed.takeError();
-  const json::Object *obj = parsed->getAsObject();
+  llvm::Expected<json::Object> obj = parseBoundedJsonObject(jsonText, source);
   if (!obj)
-    return failure(source + ": expected a JSON object at the top level");
+    return obj.takeError();
 
   Manifest m;
   FieldReader r(*obj, source, "");

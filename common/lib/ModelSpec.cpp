@@ -340,12 +340,9 @@ llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
 }
 
 llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const std::string &path) {
-  llvm::Expected<json::Value> parsed = parseBoundedJson(jsonText, path);
-  if (!parsed)
-    return parsed.takeError();
-  const json::Object *obj = parsed->getAsObject();
+  llvm::Expected<json::Object> obj = parseBoundedJsonObject(jsonText, path);
   if (!obj)
-    return failure(path + ": expected a JSON object at the top level");
+    return obj.takeError();
 
   FieldReader r(*obj, path);
   ModelSpec s;

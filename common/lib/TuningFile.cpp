@@ -61,12 +61,9 @@ llvm::Expected<TuningFile> tfm::readTuningFile(const std::string &path) {
   auto buffer = readBoundedFile(path, kMaxTuningFileBytes, "tuning file");
   if (!buffer)
     return buffer.takeError();
-  llvm::Expected<json::Value> parsed = parseBoundedJson((*buffer)->getBuffer(), path);
-  if (!parsed)
-    return parsed.takeError();
-  const json::Object *obj = parsed->getAsObject();
+  llvm::Expected<json::Object> obj = parseBoundedJsonObject((*buffer)->getBuffer(), path);
   if (!obj)
-    return failure(path + ": expected a JSON object at the top level");
+    return obj.takeError();
   FieldReader r(*obj, path);
   std::string format = r.string("format", true);
   int64_t version = r.integer("version", true);

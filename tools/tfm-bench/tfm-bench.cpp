@@ -200,14 +200,6 @@ int benchModels(const tfm::bench::Roofline &before) {
   return status;
 }
 
-std::vector<std::string> splitList(StringRef text) {
-  SmallVector<StringRef> items;
-  text.split(items, ',', -1, /*KeepEmpty=*/false);
-  std::vector<std::string> out;
-  for (StringRef item : items)
-    out.push_back(item.trim().str());
-  return out;
-}
 
 } // namespace
 
@@ -288,7 +280,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   opt.depths.clear();
-  for (const std::string &d : splitList(depths)) {
+  for (const std::string &d : tfm::splitCommaList(depths)) {
     int depth = -1;
     if (StringRef(d).getAsInteger(10, depth) || depth < 0) {
       errs() << "tfm-bench: error: --depth: found '" << d
@@ -317,8 +309,8 @@ int main(int argc, char **argv) {
       config,
       weightsPath,
       outDir.empty() ? "tfm-bench-out/" + sys::path::stem(config).str() : std::string(outDir),
-      splitList(schedules),
-      splitList(kernels),
+      tfm::splitCommaList(schedules),
+      tfm::splitCommaList(kernels),
       sys::fs::getMainExecutable(argv[0], &anchor),
       opt.threads,
       opt.promptTokens,

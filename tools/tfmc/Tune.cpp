@@ -2,13 +2,12 @@
 #include "Tune.h"
 
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/common/ChildProcess.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -39,30 +38,6 @@ std::string pathJoin(StringRef a, StringRef b) {
   return std::string(p);
 }
 
-/// Runs `args` (args[0] the program) with its standard output on the
-/// terminal, its progress being the user's, and its standard error in `log`
-/// (tfm-bench's carries the profiler's reports), shown when it fails.
-Error run(const std::vector<std::string> &args, const std::string &log) {
-  std::vector<StringRef> argv(args.begin(), args.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt, StringRef(log)};
-  std::string error;
-  int status = sys::ExecuteAndWait(args[0], argv, std::nullopt, redirects, 0, 0, &error);
-  if (status == 0)
-    return Error::success();
-  std::string messages;
-  if (auto buffer = MemoryBuffer::getFile(log)) {
-    SmallVector<StringRef> lines;
-    (*buffer)->getBuffer().split(lines, '\n');
-    for (StringRef line : lines) // the tools' own messages, not the profiler's
-      if (line.contains("error:"))
-        messages += "\n  " + line.str();
-  }
-  return createStringError(inconvertibleErrorCode(),
-                           "tfmc --tune: " + join(argv, " ") + ": " +
-                               (error.empty() ? "exit status " + std::to_string(status) : error) +
-                               " (log: " + log + ")" + messages);
-}
-
 } // namespace
 
 std::vector<std::string> tfm::defaultTuneCandidates() {
@@ -80,9 +55,10 @@ Error tfm::tuneSchedules(const TuneRequest &request) {
   if (weights.empty()) {
     weights = pathJoin(request.workDir, "random-weights.gguf");
     errs() << "tfmc --tune: random weights -> " << weights << "\n";
-    if (Error e = run({sibling("tfm-weights"), request.config, "--format", "gguf", "--dtype",
-                       request.weightType.empty() ? "f32" : request.weightType, "-o", weights},
-                      pathJoin(request.workDir, "tfm-weights.log")))
+    if (Error e = runProgram({sibling("tfm-weights"), request.config, "--format", "gguf",
+                              "--dtype", request.weightType.empty() ? "f32" : request.weightType,
+                              "-o", weights},
+                             std::nullopt, pathJoin(request.workDir, "tfm-weights.log")))
       return e;
   }
   int threads = request.threads > 0 ? request.threads
@@ -112,5 +88,7 @@ Error tfm::tuneSchedules(const TuneRequest &request) {
     bench.push_back("--tfmc-args=" + join(request.compileArgs, " "));
   errs() << "tfmc --tune: " << request.schedules.size() << " schedules on " << threads
          << " threads: " << join(request.schedules, ", ") << "\n";
-  return run(bench, pathJoin(request.workDir, "tfm-bench.log"));
+  // Standard output on the terminal: its progress and tables are the
+  // user's; standard error (the profiler's reports) in a log.
+  return runProgram(bench, std::nullopt, pathJoin(request.workDir, "tfm-bench.log"));
 }

@@ -157,14 +157,6 @@ int64_t parameterCount(const tfm::ModelSpec &spec) {
   return count;
 }
 
-std::vector<std::string> splitNames(StringRef text) {
-  SmallVector<StringRef> items;
-  text.split(items, ',', -1, /*KeepEmpty=*/false);
-  std::vector<std::string> names;
-  for (StringRef item : items)
-    names.push_back(item.trim().str());
-  return names;
-}
 
 std::string pathJoin(StringRef a, StringRef b) {
   SmallString<256> p(a);
@@ -295,7 +287,7 @@ int main(int argc, char **argv) {
       return fail("--tune chooses the schedules; --schedule overrides them: pass one");
     tfm::TuneRequest request{inputPath, tuning, pathJoin(lib.outDir, "tune")};
     request.schedules =
-        tuneSchedules.empty() ? tfm::defaultTuneCandidates() : splitNames(tuneSchedules);
+        tuneSchedules.empty() ? tfm::defaultTuneCandidates() : tfm::splitCommaList(tuneSchedules);
     for (const std::string &s : request.schedules)
       if (!tfm::isScheduleName(s))
         return fail("--tune-schedules: unknown schedule '" + s + "'");
@@ -316,7 +308,7 @@ int main(int argc, char **argv) {
     request.threads = tuneThreads;
     request.contextLength = spec->contextLength;
     if (Error e = tfm::tuneSchedules(request))
-      return fail(toString(std::move(e)));
+      return fail("--tune: " + toString(std::move(e)));
   }
   lowering.tuningFile = tuning;
 

@@ -95,7 +95,7 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
       }
       if (!chosen && fn->hasAttr(attrs::kSchedule))
         continue; // chosen before, or written by hand
-      if (!chosen)
+      if (!chosen && !tuning.records.empty())
         if (const TuningRecord *tuned = tuning.find(tunedTarget, kernelTuningKey(fn)))
           if (isScheduleName(tuned->schedule)) // a name this tfmc no longer has: the default
             chosen = tuned->schedule;

@@ -27,6 +27,11 @@ constexpr size_t kMaxJsonDepth = 64;
 llvm::Expected<llvm::json::Value> parseBoundedJson(llvm::StringRef text, llvm::StringRef source,
                                                    size_t maxDepth = kMaxJsonDepth);
 
+/// parseBoundedJson of a file whose top level must be an object (configs,
+/// manifests, tuning files); anything else is refused naming `source`.
+llvm::Expected<llvm::json::Object> parseBoundedJsonObject(llvm::StringRef text,
+                                                          llvm::StringRef source);
+
 } // namespace tfm
 
 #endif // TFM_COMMON_BOUNDEDJSON_H

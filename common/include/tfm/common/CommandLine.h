@@ -38,6 +38,9 @@ private:
 /// as ParseCommandLineOptions does.
 void parseCommandLine(int argc, const char *const *argv, llvm::StringRef overview);
 
+/// An option's list "a, b,c": its items trimmed, empty ones dropped.
+std::vector<std::string> splitCommaList(llvm::StringRef text);
+
 } // namespace tfm
 
 #endif // TFM_COMMON_COMMANDLINE_H
