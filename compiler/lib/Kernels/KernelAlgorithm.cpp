@@ -104,7 +104,9 @@ private:
         v.func = Func(in);
       } else if (p.isCache) { // keys or values, widened where they are read
         v.func = Func(p.name + "_values");
-        v.func(a.col, a.row) = cast<float>(in(a.col, a.row));
+        v.func(a.col, a.row) = p.type.plain == DType::F16
+                                   ? halfBitsToFloat(reinterpret(UInt(16), in(a.col, a.row)))
+                                   : cast<float>(in(a.col, a.row));
       } else {
         // A weight: its values decoded where they are read (the Func is
         // never scheduled, so it is inlined into its readers).

@@ -436,9 +436,15 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
     const Buffers &b = *got;
     for (int r = 0; r < outRows; ++r)
       for (int c = 0; c < cols; ++c) {
-        double want = reference(b, r, c);
-        ASSERT_NEAR(b.at(out, r, c), want, rel * std::fabs(want) + abs)
-            << k.name << " schedule " << s.name << " row " << r << " col " << c;
+        double want = reference(b, r, c), got = b.at(out, r, c);
+        std::string where = k.name + " schedule " + s.name + " row " + std::to_string(r) +
+                            " col " + std::to_string(c);
+        if (std::isnan(want))
+          ASSERT_TRUE(std::isnan(got)) << where << ": " << got;
+        else if (std::isinf(want))
+          ASSERT_EQ(got, want) << where;
+        else
+          ASSERT_NEAR(got, want, rel * std::fabs(want) + abs) << where;
       }
   }
 }
@@ -689,10 +695,11 @@ TEST(TypedWeights, EmbeddingDecodesRows) {
 }
 
 // The kernels widen f16 with their own bit arithmetic: subnormals, signed
-// zero and the extremes come out exactly as HalfFloat.h decodes them.
+// zero, the extremes, infinities and NaN come out as HalfFloat.h decodes them.
 TEST(TypedWeights, F16ExtremesDecodeExactly) {
   constexpr int kWidth = 16;
-  const uint16_t halves[] = {0x0001, 0x03ff, 0x0400, 0x3c00, 0xc000, 0x8000, 0x7bff, 0xfbff};
+  const uint16_t halves[] = {0x0001, 0x03ff, 0x0400, 0x3c00, 0xc000, 0x8000,
+                             0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x83ff};
   KernelParam table = param("table", {kGVocab, kWidth});
   table.type = ElementEncoding{DType::F16, std::nullopt};
   KernelParam tokens = param("tokens", {kDynamicRows}, true);

@@ -62,34 +62,33 @@ Expr StoredWeight::byteAt(Expr offset, Expr n) const {
   return cast<int32_t>(image_(offset, n));
 }
 
-namespace {
-
-/// The f32 value of f16 `bits` (a u32 holding them). Halide 14 emulates f16
-/// casts with a dozen integer operations, even where the CPU has F16C; this
-/// is the exact conversion in fewer: the f16's exponent and mantissa placed
-/// in an f32's, rescaled by 2^112 (which also normalises subnormals), the
-/// sign put back, and an all-ones exponent kept as infinity or NaN.
-Expr halfToFloat(Expr bits) {
-  Expr shifted = (bits & 0x7fff) << 13;
-  Expr magnitude = reinterpret(Float(32), shifted) * 5.192296858534828e+33f;
-  magnitude = select((bits & 0x7c00) == 0x7c00, reinterpret(Float(32), shifted | 0x7f800000),
-                     magnitude);
-  return reinterpret(Float(32), reinterpret(UInt(32), magnitude) | ((bits & 0x8000) << 16));
+/// Halide 14 emulates f16 casts with about fifteen integer operations, even
+/// where the CPU has F16C; this exact conversion takes seven. Shifting the
+/// sign-extended bits left by 13 puts the exponent and mantissa where an
+/// f32's go and copies of the sign in bits 28..31; clearing bits 28..30
+/// leaves a signed f32 that is the f16 times 2^-112, subnormals included, so
+/// one multiplication rescales it (the sign rides along). An all-ones
+/// exponent (infinity, NaN) takes an all-ones f32 exponent instead, keeping
+/// the NaN payload.
+Expr tfm::kernels::halfBitsToFloat(Expr bits) {
+  Expr shifted = cast<int32_t>(reinterpret(Int(16), cast<uint16_t>(bits))) << 13;
+  Expr signedMagnitude = shifted & static_cast<int32_t>(0x8fffe000);
+  Expr value = reinterpret(Float(32), signedMagnitude) * 5.192296858534828e+33f;
+  return select((shifted & 0x0f800000) == 0x0f800000,
+                reinterpret(Float(32), signedMagnitude | 0x7f800000), value);
 }
-
-} // namespace
 
 /// An f16 stored little-endian at `offset` (a block's scale).
 Expr StoredWeight::halfAt(Expr offset, Expr n) const {
-  return halfToFloat(cast<uint32_t>(image_(offset, n)) |
-                     (cast<uint32_t>(image_(offset + 1, n)) << 8));
+  return halfBitsToFloat(cast<uint16_t>(image_(offset, n)) |
+                         (cast<uint16_t>(image_(offset + 1, n)) << 8));
 }
 
 Expr StoredWeight::at(Expr k, Expr n) const {
   if (!isBlocked()) {
     Expr v = image_.dimensions() == 1 ? image_(k) : image_(k, n);
     if (encoding_.plain == DType::F16)
-      return halfToFloat(cast<uint32_t>(reinterpret(UInt(16), v)));
+      return halfBitsToFloat(reinterpret(UInt(16), v));
     return encoding_.plain == DType::F32 ? v : cast<float>(v);
   }
   int perBlock = subBlockSize_ * subBlocks_;

@@ -29,6 +29,9 @@ namespace tfm::kernels {
 /// bf16, or bytes (u8) for a block format.
 Halide::Type storedElementType(const ElementEncoding &encoding);
 
+/// The f32 value of the f16 whose bits `bits` (u16) holds, exactly.
+Halide::Expr halfBitsToFloat(Halide::Expr bits);
+
 class StoredWeight {
 public:
   /// `image` holds rows of `rowLength` values as `encoding` stores them.
