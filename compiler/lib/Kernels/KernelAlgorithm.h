@@ -39,6 +39,7 @@ struct AttentionFuncs {
   Halide::RDom overKeys; // s in [0, row]: the keys the row attends to
   Halide::Var s, h, d;
   int headDim = 0;
+  int groupSize = 1; // heads reading one KV head (grouped-query attention)
   // Key tiles only:
   int keyTile = 0;
   Halide::Var t;           // a tile of keys

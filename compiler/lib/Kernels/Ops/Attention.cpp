@@ -79,6 +79,7 @@ void defineAttention(OpDefinition &d) {
   Var r = a.row;
   AttentionFuncs &at = d.result.attention;
   at.headDim = headDim;
+  at.groupSize = group;
   Var s = at.s, h = at.h, dd = at.d;
   const std::string &name = d.name;
 

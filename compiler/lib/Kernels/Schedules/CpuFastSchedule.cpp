@@ -21,7 +21,9 @@
 //    their row statistics computed once per row;
 //  * attention runs one head (decode) or one head and block of rows (prefill)
 //    per task, vectorised across key positions (contiguous when the key cache is transposed)
-//    and across the head dimension for the value mix.
+//    and across the head dimension for the value mix; under grouped-query
+//    attention a task holds a KV group's heads, which share each key and
+//    value load.
 //
 //===----------------------------------------------------------------------===//
 #include "Schedules.h"
@@ -242,14 +244,43 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   }
 }
 
-/// Attention in key tiles (FlashAttention). Prefill: each task (a head and
-/// a block of rows) merges the tiles in order, computing each tile's
-/// scores, weights and sums just before merging them, so no row of scores
-/// outlives its tile. Decode (flash-decoding): every tile's partial softmax
-/// at once, the tiles shared out among the threads, then each head merges
-/// its tiles.
+/// Orders an attention stage's loops as `loops`, innermost first, the
+/// first being its vector loop. With `shareGroup` the heads of a KV group
+/// (grouped-query attention) go right outside the vector loop, unrolled:
+/// each key or value vector is then loaded once for all the group's heads.
+void orderSharingGroup(Stage stage, const AttentionFuncs &at, bool shareGroup,
+                       std::vector<VarOrRVar> loops) {
+  if (shareGroup) {
+    Var kvHead("kv_head"), inGroup("in_group");
+    stage.split(at.h, kvHead, inGroup, at.groupSize, TailStrategy::GuardWithIf).unroll(inGroup);
+    loops.insert(loops.begin() + 1, inGroup);
+  }
+  stage.reorder(loops);
+}
+
+/// The value mix's update: vectors across the head dimension, `keys` the
+/// reduction over keys (all of them, or a tile's).
+void scheduleMix(AttentionFuncs &at, int lanes, bool shareGroup, RVar keys, bool parallelTiles) {
+  Var dOuter("d_outer"), dInner("d_inner");
+  Stage mix = at.mixed.update();
+  mix.split(at.d, dOuter, dInner, lanesDividing(at.headDim, lanes));
+  std::vector<VarOrRVar> loops{dInner, dOuter, keys};
+  if (parallelTiles) // outside the reduction: one fork for all the tiles
+    loops.push_back(at.t);
+  orderSharingGroup(mix, at, shareGroup, loops);
+  mix.vectorize(dInner);
+  if (parallelTiles)
+    mix.parallel(at.t);
+}
+
+/// Attention in key tiles (FlashAttention). Prefill: each task (a head, or
+/// a KV group's heads, and a block of rows) merges the tiles in order,
+/// computing each tile's scores, weights and sums just before merging them,
+/// so no row of scores outlives its tile. Decode (flash-decoding): every
+/// tile's partial softmax at once, the tiles shared out among the threads,
+/// then each head merges its tiles.
 void scheduleKeyTiles(ScheduleContext &ctx, Func out, AttentionFuncs &at, Var where,
-                      bool singleRow) {
+                      bool singleRow, bool shareGroup) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes, dLanes = lanesDividing(at.headDim, lanes);
   Var so("so"), si("si");
@@ -264,30 +295,31 @@ void scheduleKeyTiles(ScheduleContext &ctx, Func out, AttentionFuncs &at, Var wh
           .split(at.s, task, si, at.keyTile, TailStrategy::GuardWithIf)
           .parallel(task)
           .vectorize(si, lanes, TailStrategy::GuardWithIf);
-    at.dot.update()
-        .split(at.s, task, si, at.keyTile, TailStrategy::GuardWithIf)
-        .reorder(si, a.row, task, at.overDim.x)
-        .vectorize(si, lanes, TailStrategy::GuardWithIf);
+    Stage dot = at.dot.update();
+    dot.split(at.s, task, so, at.keyTile, TailStrategy::GuardWithIf)
+        .split(so, so, si, lanes, TailStrategy::GuardWithIf);
+    orderSharingGroup(dot, at, shareGroup, {si, so, a.row, task, at.overDim.x});
+    dot.vectorize(si);
     at.maxScore.compute_root().parallel(at.t);
     at.maxScore.update().parallel(at.t);
     at.denom.compute_root().parallel(at.t);
     at.denom.update().parallel(at.t);
     at.mixed.compute_root().parallel(at.t).vectorize(at.d, dLanes);
-    at.mixed.update().reorder(at.d, at.inTile.x).parallel(at.t).vectorize(at.d, dLanes);
+    scheduleMix(at, lanes, shareGroup, at.inTile.x, true);
     return;
   }
   LoopLevel inTile(at.merged, tile);
   at.dot.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
-  at.dot.update()
-      .split(at.s, so, si, lanes, TailStrategy::GuardWithIf)
-      .reorder(si, a.row, so, at.overDim.x)
-      .vectorize(si);
+  Stage dot = at.dot.update();
+  dot.split(at.s, so, si, lanes, TailStrategy::GuardWithIf);
+  orderSharingGroup(dot, at, shareGroup, {si, a.row, so, at.overDim.x});
+  dot.vectorize(si);
   at.score.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.maxScore.compute_at(inTile);
   at.weight.compute_at(inTile).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.denom.compute_at(inTile);
   at.mixed.compute_at(inTile).vectorize(at.d, dLanes);
-  at.mixed.update().reorder(at.d, at.inTile.x).vectorize(at.d, dLanes);
+  scheduleMix(at, lanes, shareGroup, at.inTile.x, false);
 }
 
 void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func out,
@@ -297,22 +329,35 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
   int lanes = ctx.vectorLanes;
   Var head("head"), inHead("in_head"), task("task");
   out.split(a.col, head, inHead, at.headDim).vectorize(inHead, lanesDividing(at.headDim, lanes));
-  Var where = head;
+  // Grouped-query attention: a task holds the heads of a KV group, which
+  // then share each key and value load; not for groups too large to unroll
+  // (multi-query attention over many heads). Decode's direct algorithm
+  // keeps a task per head: there are too few KV heads to balance the
+  // threads (3 on 2 threads leave one idle a third of the time), and a
+  // group's heads, adjacent tasks, find its keys in cache after the first.
+  bool shareGroup =
+      at.groupSize > 1 && at.groupSize <= 8 && (!singleRow || at.keyTile > 0);
+  Var unit = head;
+  if (shareGroup) {
+    unit = Var("kv_head");
+    out.split(head, unit, Var("in_group"), at.groupSize);
+  }
+  Var where = unit;
   if (singleRow) {
-    out.parallel(head);
+    out.parallel(unit);
   } else {
-    // A task per head and block of rows: the block's key dot products
-    // share each key-cache load (keys up to the block's last row; each row
-    // then reduces over its own causal prefix).
+    // A task per head (or KV group) and block of rows: the block's key dot
+    // products share each key-cache load (keys up to the block's last row;
+    // each row then reduces over its own causal prefix).
     Var ro("ro"), ri("ri");
     out.split(a.row, ro, ri, params.attentionRows, TailStrategy::GuardWithIf)
-        .reorder(inHead, ri, head, ro)
-        .fuse(head, ro, task)
+        .reorder(inHead, ri, unit, ro)
+        .fuse(unit, ro, task)
         .parallel(task);
     where = task;
   }
   if (at.keyTile > 0) {
-    scheduleKeyTiles(ctx, out, at, where, singleRow);
+    scheduleKeyTiles(ctx, out, at, where, singleRow, shareGroup);
     return;
   }
   Var so("so"), si("si");
@@ -321,17 +366,16 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
   // contiguously. (Reading all dimensions of a few keys instead walks rows
   // context * 4 bytes apart, which share L1 sets when that is a multiple of
   // 4 KiB.)
-  at.dot.update()
-      .split(at.s, so, si, lanes, TailStrategy::GuardWithIf)
-      .reorder(si, a.row, so, at.overDim.x)
-      .vectorize(si);
+  Stage dot = at.dot.update();
+  dot.split(at.s, so, si, lanes, TailStrategy::GuardWithIf);
+  orderSharingGroup(dot, at, shareGroup, {si, a.row, so, at.overDim.x});
+  dot.vectorize(si);
   at.score.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.maxScore.compute_at(out, where);
   at.weight.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   at.denom.compute_at(out, where);
-  int dLanes = lanesDividing(at.headDim, lanes);
-  at.mixed.compute_at(out, where).vectorize(at.d, dLanes);
-  at.mixed.update().reorder(at.d, at.overKeys.x).vectorize(at.d, dLanes);
+  at.mixed.compute_at(out, where).vectorize(at.d, lanesDividing(at.headDim, lanes));
+  scheduleMix(at, lanes, shareGroup, at.overKeys.x, false);
 }
 
 /// A value of one row: decode, or the last row of a prefill. Cache outputs
