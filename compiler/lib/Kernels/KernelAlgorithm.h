@@ -18,6 +18,8 @@
 
 #include "Halide.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace tfm::kernels {
@@ -87,6 +89,7 @@ struct KernelAlgorithm {
   std::vector<Halide::Func> outputs;      // output parameters, params order
   std::vector<int> outputValues;          // value feeding each output
   std::vector<const KernelParam *> outputParams;
+  std::map<std::string, Halide::Func> ropeTables; // (pair, row) -> {cos, sin}, by angles
 };
 
 /// What an op's define function (OpRegistry.h) works with.

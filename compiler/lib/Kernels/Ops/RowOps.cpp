@@ -120,14 +120,20 @@ void defineRope(OpDefinition &d) {
   // not a cosine and a sine per column of every head. Angles in double:
   // positions reach the thousands and a float angle would lose the low bits
   // that the reference keeps.
-  Var p("pair");
-  Expr freq = exp(cast<double>(p) * Expr(-2.0 * std::log(attrs.theta) / rotary));
-  Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
-  Func cosine(d.name + "_cos"), sine(d.name + "_sin");
-  cosine(p, r) = cast<float>(cos(angle));
-  sine(p, r) = cast<float>(sin(angle));
-  d.result.positionTables = {cosine, sine};
-  Expr cs = cosine(pair, r), sn = sine(pair, r);
+  // The ops rotating by the same angles (a layer's queries and keys) share
+  // one table.
+  std::string key = std::to_string(attrs.theta) + "/" + std::to_string(rotary) + "/" +
+                    std::to_string(attrs.positionScale);
+  Func &table = d.algorithm.ropeTables[key];
+  if (!table.defined()) {
+    Var p("pair");
+    Expr freq = exp(cast<double>(p) * Expr(-2.0 * std::log(attrs.theta) / rotary));
+    Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
+    table = Func(d.name + "_angles");
+    table(p, r) = Tuple(cast<float>(cos(angle)), cast<float>(sin(angle)));
+  }
+  d.result.positionTables = {table};
+  Expr cs = table(pair, r)[0], sn = table(pair, r)[1];
   Expr rotated = self * cs + select(first, -partner, partner) * sn;
   Func f(d.name);
   f(c, r) = rotary == headDim ? rotated : select(within < rotary, rotated, self);

@@ -176,8 +176,13 @@ int matmulRowVectors(int lanes, int cols) {
   return std::max(1, (registers - 1) / (cols + 1));
 }
 
+/// The prefill products reading each activation (by name): the kernel
+/// transposes each activation once for all of them, whichever outputs they
+/// feed (the q, k and v of an attention input read one normalised input).
+using ActivationReaders = std::map<std::string, std::pair<Func, std::vector<Func>>>;
+
 void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out, bool transposed,
-                    int cols, const std::vector<Value *> &linears) {
+                    int cols, const std::vector<Value *> &linears, ActivationReaders &readers) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
   int colTile = std::min(params.matmulColumns, cols),
@@ -193,9 +198,8 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   else // a row's columns at a time: rows lie a whole row stride apart
     out.reorder(ci, ri, ro, co).vectorize(ci).unroll(ri);
 
-  // Activations are read transposed, a vector of rows per reduction step;
-  // linears reading the same activations share one transposed copy.
-  std::map<std::string, std::pair<Func, std::vector<Func>>> byActivations;
+  // Activations are read transposed, a vector of rows per reduction step
+  // (transposeActivations).
   for (Value *lin : linears) {
     // The accumulators of a tile: a constant-size block, so that LLVM keeps
     // it in registers (the last row tile uses part of it). Each weight
@@ -232,11 +236,16 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       order.push_back(lin->reduction.x);
     }
     update.reorder(order).vectorize(rvi).unroll(rvo).unroll(a.col);
-    auto &group = byActivations[lin->activations.name()];
+    auto &group = readers[lin->activations.name()];
     group.first = lin->activations;
     group.second.push_back(prod);
   }
-  for (auto &[name, group] : byActivations) {
+}
+
+/// One transposed copy of each activation that prefill products read,
+/// shared by all of them.
+void transposeActivations(ActivationReaders &readers, int lanes) {
+  for (auto &[name, group] : readers) {
     Func xT = group.first.in(group.second);
     Var k = xT.args()[0], r = xT.args()[1];
     xT.compute_root().reorder_storage(r, k);
@@ -385,11 +394,12 @@ bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1
 /// Tiles `out` over its columns (and rows) and computes the projections it
 /// reads inside the tiles.
 void scheduleProjections(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
-                         bool singleRow, bool transposed, const std::vector<Value *> &linears) {
+                         bool singleRow, bool transposed, const std::vector<Value *> &linears,
+                         ActivationReaders &activationReaders) {
   if (singleRow)
     scheduleMatvec(ctx, params, out, cols, linears);
   else
-    scheduleMatmul(ctx, params, out, transposed, cols, linears);
+    scheduleMatmul(ctx, params, out, transposed, cols, linears, activationReaders);
 }
 
 } // namespace
@@ -398,10 +408,14 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
 
-  // Tables of position alone (RoPE's cosines and sines): once per call.
+  // Tables of position alone (RoPE's cosines and sines): once per call,
+  // rows in parallel.
   for (Value &v : a.values)
-    for (Func f : v.positionTables)
+    for (Func f : v.positionTables) {
       f.compute_root();
+      if (v.shape[0] != 1)
+        f.parallel(a.row);
+    }
 
   // Norms: the row statistics once per row, then the normalised rows, all
   // materialised so projections read finished rows.
@@ -419,6 +433,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
   // Linears computed on their own: read by several outputs, or across
   // tiles; counted as two readers.
   std::map<int, int> readers; // linear -> how many outputs read it
+  ActivationReaders activationReaders;
   for (size_t i = 0; i < a.outputs.size(); ++i) {
     collectAnchors(a, a.outputValues[i], anchors[i]);
     for (int index : anchors[i].linears)
@@ -430,7 +445,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
     Value &lin = a.values[index];
     lin.func.compute_root();
     scheduleProjections(ctx, params, lin.func, static_cast<int>(lin.shape.back()),
-                        isSingleRow(lin), false, {&lin});
+                        isSingleRow(lin), false, {&lin}, activationReaders);
   }
 
   for (size_t i = 0; i < a.outputs.size(); ++i) {
@@ -449,7 +464,8 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
     int cols = static_cast<int>(param.shape.back());
     bool transposed = param.isCache && param.cacheLayout == CacheLayout::Transposed;
     if (!linears.empty()) {
-      scheduleProjections(ctx, params, out, cols, singleRow, transposed, linears);
+      scheduleProjections(ctx, params, out, cols, singleRow, transposed, linears,
+                          activationReaders);
       continue;
     }
     // Gathers, copies and plain elementwise outputs.
@@ -462,4 +478,5 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
     if (param.shape.size() == 2 && !singleRow)
       out.parallel(a.row);
   }
+  transposeActivations(activationReaders, lanes);
 }
