@@ -660,21 +660,28 @@ TEST(Gpt2Ops, LinearBias) {
 // by tfm/common/BlockQuant.cpp, independently of the kernel's decoder).
 const char *const kWeightTypes[] = {"f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"};
 
+// Rows of 512 values are two k-quant blocks; decode also reads rows of 2304
+// (72 sub-blocks of 32), past the length at which the fast schedule decodes
+// the sub-blocks' scales inside the dot product instead of as vectors first.
 TEST(TypedWeights, LinearDecodesEveryType) {
-  constexpr int kK = 512, kN = 40; // two k-quant blocks per row
+  constexpr int kN = 40;
+  struct Shape {
+    int64_t rows, rowLength;
+  };
   for (const char *name : kWeightTypes)
-    for (int64_t rows : {int64_t(1), kDynamicRows}) {
+    for (Shape shape : {Shape{1, 512}, Shape{1, 2304}, Shape{kDynamicRows, 512}}) {
+      int64_t kK = shape.rowLength;
       KernelParam w = param("w", {kN, kK});
       w.type = *parseElementEncoding(name);
-      Kernel k = single(LinearAttrs{}, {param("x", {rows, kK}, true), w}, rows, kN);
-      Reference ref = [](const Buffers &b, int r, int c) {
+      Kernel k = single(LinearAttrs{}, {param("x", {shape.rows, kK}, true), w}, shape.rows, kN);
+      Reference ref = [kK](const Buffers &b, int r, int c) {
         double sum = 0;
         for (int j = 0; j < kK; ++j)
           sum += double(b.at(0, r, j)) * b.data[1][c * kK + j];
         return sum;
       };
-      SCOPED_TRACE(name);
-      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5);
+      SCOPED_TRACE(std::string(name) + " row length " + std::to_string(kK));
+      expectMatchesReference(k, 3, shape.rows == 1 ? 1 : 70, ref, 1e-5, 1e-5);
     }
 }
 
