@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <thread>
+#include <vector>
 
 using namespace tfm;
 
@@ -388,9 +390,26 @@ static_assert(std::size(kCoders) == std::size(kLayouts), "a coder per block form
 void tfm::quantizeRow(BlockFormat format, const float *x, int64_t n, uint8_t *out) {
   const BlockLayout &layout = blockLayout(format);
   const int64_t blocks = blockRowBytes(format, n) / layout.blockBytes;
-  for (int64_t b = 0; b < blocks; ++b)
-    kCoders[static_cast<int>(format)].quantize(x + b * layout.blockElements,
-                                               out + b * layout.blockBytes);
+  auto quantizeBlocks = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b)
+      kCoders[static_cast<int>(format)].quantize(x + b * layout.blockElements,
+                                                 out + b * layout.blockBytes);
+  };
+  // Blocks are independent, and a k-quant's scale search takes tens of
+  // microseconds a block (a 7B Q4_K_M file took most of an hour on one
+  // thread): a whole tensor is shared among the hardware threads.
+  constexpr int64_t kBlocksPerThread = 4096;
+  int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                      blocks / kBlocksPerThread);
+  if (threads < 2) {
+    quantizeBlocks(0, blocks);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t)
+    pool.emplace_back(quantizeBlocks, blocks * t / threads, blocks * (t + 1) / threads);
+  for (std::thread &worker : pool)
+    worker.join();
 }
 
 void tfm::dequantizeRow(BlockFormat format, const uint8_t *in, int64_t n, float *y) {

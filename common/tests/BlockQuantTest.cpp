@@ -195,3 +195,23 @@ TEST(BlockQuant, ZerosAndConstantsSurvive) {
 }
 
 } // namespace
+
+// A large tensor is quantized by several threads: the bytes are those of its
+// blocks quantized one at a time.
+TEST(BlockQuant, LargeTensorsQuantizeAsBlockByBlock) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (BlockFormat f : {BlockFormat::Q8_0, BlockFormat::Q4_K}) {
+    const BlockLayout &layout = blockLayout(f);
+    const int64_t blocks = 3 * 4096 + 7, n = blocks * layout.blockElements;
+    std::vector<float> x(n);
+    for (float &v : x)
+      v = normal(rng);
+    std::vector<uint8_t> whole(blockRowBytes(f, n)), one(blockRowBytes(f, n));
+    quantizeRow(f, x.data(), n, whole.data());
+    for (int64_t b = 0; b < blocks; ++b)
+      quantizeRow(f, x.data() + b * layout.blockElements, layout.blockElements,
+                  one.data() + b * layout.blockBytes);
+    EXPECT_EQ(whole, one) << layout.name;
+  }
+}
