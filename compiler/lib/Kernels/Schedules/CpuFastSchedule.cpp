@@ -102,12 +102,17 @@ int lanesDividing(int n, int lanes) {
   return lanes;
 }
 
-/// Rows of more sub-blocks than this decode each sub-block's multiplier
-/// (and offset) inside the dot product instead of all of them as vectors
-/// first. Measured on q8_0 decode, 2 threads: with Llama 2 7B's rows of 128
-/// and 344 sub-blocks the vectors cost a quarter of the speed (2.45 against
-/// 3.1 tok/s), with the 110M Llama's 24 and 64 they gain 5%.
-constexpr int kMaxRowAffinesAsVector = 64;
+/// Whether a matrix-vector product decodes its weight's sub-block
+/// multipliers inside the dot product rather than a row's worth as vectors
+/// first: for formats of one f16 scale per 32-value block (q8_0, q4_0), in
+/// rows of more than 64 blocks. Measured on decode, 2 threads: Llama 2 7B's
+/// q8_0 rows of 128 and 344 blocks ran at 3.1 tok/s so against 2.45 with the
+/// vectors, gathered two bytes at a time; the 110M Llama's rows of 24 and 64
+/// are 5% faster with them, and so are the k-quants' (their 6-bit scales
+/// cost more to unpack one at a time: 7B Q4_K_M 2.2 against 2.0 tok/s).
+bool decodesScalesInline(const StoredWeight &weight) {
+  return weight.subBlocks() == 1 && weight.blocks() > 64;
+}
 
 void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
                     const std::vector<Value *> &linears) {
@@ -142,7 +147,7 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
     // (a chain of 32 dependent adds per column took a third of the time).
     lin->product.update().atomic().vectorize(run);
     const StoredWeight &weight = *weightOf(a, *lin).stored;
-    if (blockedWeight(*lin) && weight.blocks() * weight.subBlocks() <= kMaxRowAffinesAsVector) {
+    if (blockedWeight(*lin) && !decodesScalesInline(weight)) {
       // A row's sub-block multipliers and offsets decoded together, as
       // vectors, before its dot product (one at a time they cost as much
       // as the values).
