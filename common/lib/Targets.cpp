@@ -17,8 +17,12 @@ llvm::Error failure(const std::string &message) {
 
 /// A CPU feature of Halide's target strings and the LLVM features
 /// (-mattr names, as llvm::sys::getHostCPUFeatures reports them) whose
-/// instructions Halide 14 may emit for it. Ordered so that resolving `host`
-/// lists them as Halide prints them.
+/// instructions the kernels may use for it: LLVM 22 compiles them with
+/// exactly these (tfm/Codegen/KernelObject.h). Halide's Sapphire Rapids is
+/// its documented set, Cannon Lake's with AVX-512 VNNI and BF16, which
+/// AMD's Zen 4 has too; Halide's AMX tiles would need amx-* as well, and no
+/// schedule asks for them. Ordered so that resolving `host` lists them as
+/// Halide prints them.
 struct CpuFeature {
   const char *arch; // Halide's architecture name
   const char *name;
@@ -41,7 +45,7 @@ const CpuFeature kCpuFeatures[] = {
     {"x86",
      "avx512_sapphirerapids",
      {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
-      "avx512bf16", "avx512vnni", "amx-tile", "amx-int8", "amx-bf16"}},
+      "avx512bf16", "avx512vnni"}},
     {"arm", "arm_dot_prod", {"dotprod"}},
     {"arm", "arm_fp16", {"fullfp16"}},
     // Not an instruction set: Halide's profiler (tfmc --profile), which
@@ -149,6 +153,20 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
                      " feature '" + feature.str() + "'; known: " +
                      llvm::join(knownFeatures(arch), ", "));
   return nameOrTarget.str();
+}
+
+llvm::Expected<std::string> tfm::targetLlvmFeatures(llvm::StringRef target) {
+  llvm::Expected<std::string> resolved = resolveTarget(target);
+  if (!resolved)
+    return resolved.takeError();
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(*resolved).split(parts, '-');
+  std::vector<std::string> features;
+  for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(3))
+    for (const char *need : findFeature(parts[0], name)->needs)
+      if (!llvm::is_contained(features, std::string("+") + need))
+        features.push_back(std::string("+") + need);
+  return llvm::join(features, ",");
 }
 
 std::vector<std::string> tfm::missingCpuFeatures(llvm::StringRef target,

@@ -50,12 +50,27 @@ TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
       cpu({"sse4.1", "avx", "f16c", "fma", "avx2", "avx512f", "avx512cd", "avx512vl", "avx512bw",
            "avx512dq", "avx512ifma", "avx512vbmi", "avx512bf16", "avx512vnni"});
   EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-avx512_cannonlake", zen4).empty());
+  // Halide's Sapphire Rapids is Cannon Lake with VNNI and BF16: Zen 4 has it.
+  EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-avx512_sapphirerapids", zen4).empty());
+  llvm::StringMap<bool> skylakeX = cpu({"sse4.1", "avx", "f16c", "fma", "avx2", "avx512f",
+                                        "avx512cd", "avx512vl", "avx512bw", "avx512dq"});
   std::vector<std::string> missing =
-      missingCpuFeatures("x86-64-linux-avx2-avx512_sapphirerapids", zen4);
+      missingCpuFeatures("x86-64-linux-avx2-avx512_sapphirerapids", skylakeX);
   ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0], "avx512_sapphirerapids (needs amx-tile, amx-int8, amx-bf16)");
+  EXPECT_EQ(missing[0],
+            "avx512_sapphirerapids (needs avx512ifma, avx512vbmi, avx512bf16, avx512vnni)");
   EXPECT_EQ(missingCpuFeatures("x86-64-linux-fma4", zen4),
             std::vector<std::string>{"fma4 (needs fma4)"});
+}
+
+TEST(Targets, LlvmFeaturesAreTheUnionOfWhatEachFeatureNeeds) {
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-sse41-avx-avx2")),
+            "+sse4.1,+avx,+avx2");
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-avx512-avx512_skylake")),
+            "+avx512f,+avx512cd,+avx512vl,+avx512bw,+avx512dq");
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-profile")), "");
+  EXPECT_NE(error(targetLlvmFeatures("x86-64-linux-avx3")).find("unknown"),
+            std::string::npos);
 }
 
 TEST(Targets, TheProfilerIsAskedForNeverPickedForHost) {

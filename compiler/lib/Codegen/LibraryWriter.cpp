@@ -1,6 +1,7 @@
 //===- LibraryWriter.cpp - Program to lib<model>.so -----------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
+#include "tfm/Codegen/KernelObject.h"
 #include "tfm/Kernels/KernelCompiler.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/OutputFile.h"
@@ -148,7 +149,14 @@ ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::
   return {object,
           [&kernel, target, object, verbose](std::string &error) {
             auto start = std::chrono::steady_clock::now();
-            bool ok = compileKernel(kernel, target, object, error);
+            std::string bitcode = object.substr(0, object.size() - 2) + ".bc";
+            bool ok = compileKernel(kernel, target, bitcode, error);
+            if (ok)
+              if (llvm::Error e = compileKernelBitcode(bitcode, target, object)) {
+                error = "kernel " + kernel.name + ": " + llvm::toString(std::move(e));
+                ok = false;
+              }
+            fs::remove(bitcode);
             if (verbose) // one write: the other thread reports too
               llvm::errs() << llvm::formatv("tfmc: kernel {0} ({1}) in {2:f2} s\n", kernel.name,
                                             kernel.schedule,

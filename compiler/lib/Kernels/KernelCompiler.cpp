@@ -1,4 +1,4 @@
-//===- KernelCompiler.cpp - Program kernels to object code ---------------===//
+//===- KernelCompiler.cpp - Program kernels to LLVM bitcode ---------------===//
 #include "tfm/Kernels/KernelCompiler.h"
 
 #include "KernelAlgorithm.h"
@@ -10,7 +10,7 @@ using namespace tfm;
 using namespace tfm::kernels;
 
 bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
-                        const std::string &objectPath, std::string &error) {
+                        const std::string &bitcodePath, std::string &error) {
   const ScheduleSet *set = findScheduleSet(kernel.schedule);
   if (!set) {
     error = "kernel " + kernel.name + ": unknown schedule '" + kernel.schedule + "'";
@@ -21,8 +21,8 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
     KernelAlgorithm algorithm = buildKernelAlgorithm(kernel);
     Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
     std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
-    pipeline.compile_to_object(objectPath, args, kernel.name,
-                               target.with_feature(Halide::Target::NoRuntime));
+    pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}}, args, kernel.name,
+                        target.with_feature(Halide::Target::NoRuntime));
   } catch (const Halide::Error &e) {
     error = "kernel " + kernel.name + ": Halide: " + e.what();
     return false;
@@ -36,7 +36,12 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &halideTarget,
 bool tfm::compileKernelRuntime(const std::string &halideTarget, const std::string &objectPath,
                                std::string &error) {
   try {
-    Halide::compile_standalone_runtime(objectPath, Halide::Target(halideTarget));
+    // Halide's back end compiles the runtime itself, for a named CPU: its
+    // Sapphire Rapids would bring instructions (AVX512-FP16) that other
+    // CPUs with VNNI and BF16 lack, and the runtime uses neither.
+    Halide::Target target(halideTarget);
+    Halide::compile_standalone_runtime(
+        objectPath, target.without_feature(Halide::Target::AVX512_SapphireRapids));
   } catch (const Halide::Error &e) {
     error = std::string("Halide runtime: ") + e.what();
     return false;

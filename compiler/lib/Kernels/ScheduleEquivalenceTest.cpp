@@ -334,9 +334,11 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
 }
 
 /// This CPU as Halide's JIT should see it. Halide 14 calls every CPU with
-/// AVX-512 BF16 and VNNI a Sapphire Rapids, and LLVM then emits AVX512-FP16
-/// instructions (vmovw) that AMD's Zen 4 lacks. tfmc's own resolution of
-/// `host` (tfm/common/Targets.h) asks for AMX as well; so does this.
+/// AVX-512 BF16 and VNNI a Sapphire Rapids, and its JIT (LLVM 14, for that
+/// CPU by name) then emits AVX512-FP16 instructions (vmovw) that AMD's Zen 4
+/// lacks; tfmc's kernels are compiled by LLVM 22 for the named features
+/// alone (tfm/Codegen/KernelObject.h). The JIT keeps the feature only where
+/// AMX says the CPU is a Sapphire Rapids.
 Halide::Target jitTarget() {
   Halide::Target target = Halide::get_jit_target_from_environment();
 #if defined(__x86_64__)

@@ -32,6 +32,11 @@ llvm::Expected<std::string> resolveTarget(llvm::StringRef nameOrTarget);
 /// Whether `target` (a target string) names `feature` among its features.
 bool targetHasFeature(llvm::StringRef target, llvm::StringRef feature);
 
+/// The LLVM features (-mattr) of every CPU feature `target` names, as
+/// "+avx2,+fma,...": what the kernels are compiled with, and all they may
+/// use.
+llvm::Expected<std::string> targetLlvmFeatures(llvm::StringRef target);
+
 /// The CPU features LLVM reports for this machine ("avx2" -> true, ...).
 llvm::StringMap<bool> hostCpuFeatures();
 

@@ -1,7 +1,8 @@
 //===- KernelCompiler.h - Program kernels to object code --------*- C++ -*-===//
 //
 // The Halide half of tfmc, seen from outside: it turns one kernel of a
-// Program into an object file whose function has every shape baked in.
+// Program into LLVM bitcode whose function has every shape baked in (LLVM
+// 22 compiles it for the target's exact features: tfm/Codegen/KernelObject.h).
 // Includes no Halide (and no MLIR) header: callers stay clean of both.
 //
 // The compiled function takes one halide_buffer_t* per kernel parameter:
@@ -21,9 +22,9 @@ namespace tfm {
 
 /// Compiles one kernel with its schedule (kernel.schedule, a name of
 /// tfm/Program/ScheduleNames.h) for `target`, an explicit Halide target
-/// string (tfm/common/Targets.h), into `objectPath`.
+/// string (tfm/common/Targets.h), into the bitcode file `bitcodePath`.
 bool compileKernel(const Kernel &kernel, const std::string &target,
-                   const std::string &objectPath, std::string &error);
+                   const std::string &bitcodePath, std::string &error);
 
 /// Compiles Halide's runtime (thread pool, buffers, errors) once per library.
 bool compileKernelRuntime(const std::string &target, const std::string &objectPath,
