@@ -5,6 +5,7 @@ usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf
                          [--dtype TYPE] [--read-as f32|dtype|file]
                          [--kv-dtype f32|f16|bf16] [--schedule NAME] [--shards N]
                          [--seed S] [--skip-passes PASSES] [--context N]
+                         [--activations int8 --tolerance T]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
 in the type --dtype names (f32, f16, bf16, or for GGUF q8_0, q4_0, q4_k, q5_k,
@@ -24,7 +25,11 @@ picks a seeded random token sequence and runs the probe tfm-logits for each
 case: a prefill of P tokens, then K single-token decodes; and one call of the
 score entry point over all tokens. Each row of the probe's output must be
 within a relative error max|ours - ref| / max|ref| <= 1e-4 of the oracle's
-logits at the same position. The oracle (llama_oracle.py or gpt2_oracle.py,
+logits at the same position; with --activations int8 (tfmc's 8-bit inputs
+for products of one row with block-format weights, which are no longer
+exact) the rows of prefill and decode calls, which come from such products
+(the last row's head, decode's projections), are held to --tolerance
+instead, against the same f32 oracle; the score call's stay exact. The oracle (llama_oracle.py or gpt2_oracle.py,
 by the config's model_type) reads the same file with its own reader
 (weight_files.py), under the format's own tensor names and layouts, and
 decodes block formats itself, so the oracle runs on the dequantized weights.
@@ -100,8 +105,12 @@ def context_length(config):
     return getattr(config, "context_length", None) or config.n_positions
 
 
-def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path):
-    """prefill 0: one score call over tokens[:decodes] (every row checked)."""
+def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path,
+             decode_tolerance=TOLERANCE):
+    """prefill 0: one score call over tokens[:decodes] (every row checked);
+    the rows of a prefill and its decode steps come from products of one
+    row (the last row's head, decode's projections), held to
+    decode_tolerance."""
     used = tokens[:prefill + decodes]
     testlib.check_run([testlib.bin("tfm-logits"), "--model", model_dir, "--weights", weights,
                        "--tokens", ",".join(map(str, used)), "--prefill", str(prefill),
@@ -118,7 +127,8 @@ def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path):
         position = row if prefill == 0 else prefill - 1 + row
         error = relative_error(ours[row].astype(np.float64), reference[position])
         worst = max(worst, error)
-        if not np.isfinite(error) or error > TOLERANCE:
+        tolerance = decode_tolerance if prefill > 0 else TOLERANCE
+        if not np.isfinite(error) or error > tolerance:
             failures.append(f"row {row} (position {position}): relative error {error:.3e}")
     if prefill == 0:
         label = f"score {decodes}"
@@ -176,6 +186,11 @@ def main():
                         help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
     parser.add_argument("--context", type=int, metavar="N",
                         help="compile with tfmc --context N and run the cases to position N")
+    parser.add_argument("--activations", choices=["int8"],
+                        help="compile with tfmc --activations int8 (decode steps held to "
+                             "--tolerance)")
+    parser.add_argument("--tolerance", type=float, default=TOLERANCE,
+                        help="the relative error allowed to decode steps with --activations")
     args = parser.parse_args()
     cases = CASES if not args.context else [(1, 0), (args.context - 32, 32), (0, args.context)]
 
@@ -183,12 +198,14 @@ def main():
     work = testlib.work_dir(f"reference/{shape}")
     longest = max(p + k for p, k in cases)
     chosen = (("--schedule", args.schedule) if args.schedule else ()) + \
-        (("--attention", args.attention) if args.attention else ())
+        (("--attention", args.attention) if args.attention else ()) + \
+        (("--activations", args.activations) if args.activations else ())
 
     def compile_as(name, *tfmc_args):
-        """The config compiled into work/<name> (plus the schedule's and the
-        attention's names)."""
-        folder = name + "".join(f"-{c}" for c in (args.schedule, args.attention) if c)
+        """The config compiled into work/<name> (plus the schedule's, the
+        attention's and the activations' names)."""
+        folder = name + "".join(f"-{c}" for c in (args.schedule, args.attention,
+                                                    args.activations) if c)
         return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + chosen)
 
     if args.context:
@@ -223,19 +240,37 @@ def main():
                            generator=torch.Generator().manual_seed(args.seed)).tolist()
     reference = oracle.logits(tokens).numpy()  # causal: every case is a prefix of this run
 
+    decode_tolerance = args.tolerance if args.activations else TOLERANCE
     print(f"{shape} from {args.format} ({args.dtype} read as {args.read_as}, {args.shards} "
-          f"shard(s)): seed {args.seed}, tolerance {TOLERANCE:g}", flush=True)
+          f"shard(s)): seed {args.seed}, tolerance {TOLERANCE:g}"
+          + (f", decode steps {decode_tolerance:g} ({args.activations} activations)"
+             if args.activations else ""), flush=True)
     # Per weight file and model folder, as the weights: tests of one shape
     # run at once, and one reading another's logits compares the wrong model.
     run_name = (f"logits-{args.format}-{args.dtype}-{args.read_as}-{args.shards}-"
                 f"seed{args.seed}-{os.path.basename(model_dir)}")
     results = [run_case(model_dir, weights, tokens, p, k, reference,
-                        os.path.join(work, f"{run_name}-p{p}-k{k}.npy"))
+                        os.path.join(work, f"{run_name}-p{p}-k{k}.npy"), decode_tolerance)
                for p, k in cases]
+    if args.activations:
+        results.append(activations_are_quantized(work, run_name))
     if args.kv_dtype != "f32":
         results.append(cache_is_rounded(args, weights, tokens, reference,
                                         os.path.join(work, f"{run_name}-p0-k96.npy")))
     return 0 if all(results) else 1
+
+
+def activations_are_quantized(work, run_name):
+    """8-bit inputs must show: exact logits from the one-row products would
+    mean the option was ignored."""
+    ours = np.load(os.path.join(work, f"{run_name}-p64-k32.npy"))
+    scored = np.load(os.path.join(work, f"{run_name}-p0-k96.npy"))
+    error = max(relative_error(ours[i].astype(np.float64), scored[63 + i].astype(np.float64))
+                for i in range(len(ours)))
+    ok = error > TOLERANCE
+    print(f"8-bit activations: the decode steps differ from the exact score call by "
+          f"{error:.3e} ({'ok' if ok else 'FAIL: as if the inputs were f32'})", flush=True)
+    return ok
 
 
 def cache_is_rounded(args, weights, tokens, reference, scored_path):

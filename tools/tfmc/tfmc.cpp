@@ -67,6 +67,12 @@ cl::opt<std::string> attention(
              "flash[=N] (FlashAttention: keys in tiles of N, default 64, merged with an online "
              "softmax; in parallel across tiles for decode) (default: direct)"),
     cl::value_desc("algorithm"), cl::cat(category));
+cl::opt<std::string> activations(
+    "activations",
+    cl::desc("What decode's matrix-vector products of block-format weights multiply: f32 (the "
+             "input as it is; default) or int8 (the input quantized to 8 bits in blocks of 32, as "
+             "llama.cpp does, for integer dot products: faster, and no longer exact)"),
+    cl::value_desc("f32|int8"), cl::cat(category));
 cl::opt<bool> tune("tune",
                    cl::desc("Before compiling, time each kernel under every candidate schedule "
                             "on this machine (checked against plain first) and record the "
@@ -303,6 +309,7 @@ int main(int argc, char **argv) {
     forward("context", contextOverride ? std::to_string(contextOverride) : "");
     forward("prefill-chunk", prefillChunk ? std::to_string(prefillChunk) : "");
     forward("attention", attention);
+    forward("activations", activations);
     request.weightsLike = weightsLike;
     request.weightType = weightType;
     request.threads = tuneThreads;
@@ -322,6 +329,12 @@ int main(int argc, char **argv) {
       return fail("--attention: found '" + attention +
                   "', expected direct, flash or flash=N (N > 0)");
     lowering.attentionKeyTile = keyTile;
+  }
+
+  if (!activations.empty()) {
+    if (activations != "f32" && activations != "int8")
+      return fail("--activations: found '" + activations + "', expected f32 or int8");
+    lowering.activationBlock = activations == "int8" ? 32 : 0;
   }
 
   if (emitKind == "mlir")

@@ -175,6 +175,20 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult LinearOp::verify() {
+  int64_t block = getActivationBlock();
+  if (block == 0)
+    return success();
+  if (block != 32)
+    return emitOpError() << "activation_block " << block
+                         << " is not supported: expected 0 (f32 input) or 32";
+  Type element = tensorType(getWeight()).getElementType();
+  if (!isa<BlocksType>(element))
+    return emitOpError() << "activation_block " << block << " needs a block-format weight "
+                         << "(!tfm.blocks<...>), found " << element;
+  return success();
+}
+
 LogicalResult LinearOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
                                          Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
   if (!isRowsType(adaptor.getInput().getType()) ||

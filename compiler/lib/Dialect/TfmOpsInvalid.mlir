@@ -872,3 +872,19 @@ func.func @fusion_body_without_yield(%x: tensor<1x8xf32>) {
   }) : () -> tensor<1x8xf32>
   return
 }
+
+// -----
+
+func.func @activation_block_on_f32_weight(%x: tensor<1x64xf32>, %w: tensor<16x64xf32>) {
+  // expected-error@+1 {{'tfm.linear' op activation_block 32 needs a block-format weight (!tfm.blocks<...>), found 'f32'}}
+  %y = tfm.linear %x, %w {activation_block = 32 : i64} : tensor<1x64xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @activation_block_not_32(%x: tensor<1x64xf32>, %w: tensor<16x64x!tfm.blocks<"q8_0">>) {
+  // expected-error@+1 {{'tfm.linear' op activation_block 16 is not supported: expected 0 (f32 input) or 32}}
+  %y = tfm.linear %x, %w {activation_block = 16 : i64} : tensor<1x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>
+  return
+}

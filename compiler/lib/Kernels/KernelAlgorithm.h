@@ -19,6 +19,7 @@
 #include "Halide.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,28 @@ struct AttentionFuncs {
   Halide::Func merged;     // (d, h, row): {max, sum, mix} of the tiles so far
 };
 
+/// The Funcs of a linear op whose input is quantized to 8 bits (its
+/// activation_block): the input row in units of 32 values, each an f32
+/// scale and 32 signed bytes; a block-format weight's unsigned levels
+/// times those bytes summed four at a time (AVX-512 VNNI's dot product),
+/// in 8 lanes per unit; each lane's integer sum scaled by its unit's
+/// activation scale and weight multiplier and summed over the units; and
+/// the weights' zero points and offsets, which multiply the sum of each
+/// sub-block's activations, as one dot product over sub-blocks.
+struct IntegerProduct {
+  Halide::Func scale;       // (unit, row): the largest |x| of the unit / 127
+  Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
+  Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
+  Halide::Func unitDot;     // (group, unit, col, row): 4 levels times 4 bytes, int32
+  Halide::Func lanes;       // (group, col, row): sum over units of unitDot * scales
+  Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
+  Halide::Var group, unit, subBlock;
+  Halide::RDom inGroup;       // the 4 values of a group
+  Halide::RDom overUnits;     // the row's units
+  Halide::RDom overGroups;    // a unit's 8 groups
+  Halide::RDom overSubBlocks; // the row's sub-blocks
+};
+
 /// One value of the kernel: a parameter or an op result.
 struct Value {
   const KernelOp *op = nullptr; // null for parameters
@@ -69,6 +92,7 @@ struct Value {
                                       // block format
   Halide::Func subBlockAffine;        // and its sub-blocks' multipliers and
                                       // offsets (i, sub-block, block, col)
+  std::optional<IntegerProduct> integer; // linear with 8-bit activations
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only

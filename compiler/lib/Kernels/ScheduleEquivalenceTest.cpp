@@ -687,6 +687,37 @@ TEST(TypedWeights, LinearDecodesEveryType) {
     }
 }
 
+// 8-bit activations (activation_block 32): every schedule gives the sum of
+// the weight's values times each input value rounded to its unit's grid,
+// scale = largest |x| of the 32 / 127, as the op defines it; the units
+// are computed here in float as the kernel does (x * (1 / scale), rounded
+// to nearest even), so that no value lands on the other side of a tie.
+TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
+  constexpr int kN = 40, kK = 512;
+  for (const char *name : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"})
+    for (int64_t rows : {int64_t(1), kDynamicRows}) {
+      KernelParam w = param("w", {kN, kK});
+      w.type = *parseElementEncoding(name);
+      Kernel k = single(LinearAttrs{32}, {param("x", {rows, kK}, true), w}, rows, kN);
+      Reference ref = [](const Buffers &b, int r, int c) {
+        double sum = 0;
+        for (int unit = 0; unit < kK / 32; ++unit) {
+          float largest = 0.0f;
+          for (int j = unit * 32; j < unit * 32 + 32; ++j)
+            largest = std::max(largest, std::fabs(b.at(0, r, j)));
+          float scale = largest / 127.0f, inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
+          for (int j = unit * 32; j < unit * 32 + 32; ++j) {
+            float level = std::nearbyint(b.at(0, r, j) * inverse);
+            sum += double(scale) * std::clamp(level, -127.0f, 127.0f) * b.data[1][c * kK + j];
+          }
+        }
+        return sum;
+      };
+      SCOPED_TRACE(std::string(name) + (rows == 1 ? " one row" : " rows"));
+      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5);
+    }
+}
+
 TEST(TypedWeights, EmbeddingDecodesRows) {
   constexpr int kWidth = 256;
   for (const char *name : kWeightTypes) {

@@ -178,3 +178,62 @@ Expr StoredWeight::level(Expr b, Expr s, Expr e, Expr n) const {
   }
   throw std::logic_error("unhandled block format");
 }
+
+int StoredWeight::levelZeroPoint() const {
+  switch (*encoding_.block) {
+  case BlockFormat::Q8_0:
+    return 128;
+  case BlockFormat::Q4_0:
+    return 8;
+  case BlockFormat::Q6_K:
+    return 32;
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K:
+    return 0;
+  }
+  throw std::logic_error("unhandled block format");
+}
+
+Expr StoredWeight::unitBlock(Expr unit) const {
+  return unit / (static_cast<int>(blockLayout(*encoding_.block).blockElements) / 32);
+}
+
+Expr StoredWeight::unitSubBlock(Expr unit, Expr group) const {
+  Expr inBlock = unit % (static_cast<int>(blockLayout(*encoding_.block).blockElements) / 32);
+  return subBlockSize_ == 16 ? inBlock * 2 + group / 4 : inBlock;
+}
+
+Expr StoredWeight::unitLevel(Expr unit, Expr group, Expr j, Expr n) const {
+  // Written per format so that the 32 bytes of a unit are one dense load
+  // (the generic (block, sub-block, element) split hides that from Halide).
+  const BlockLayout &layout = blockLayout(*encoding_.block);
+  Expr b = unitBlock(unit), inBlock = unit % (static_cast<int>(layout.blockElements) / 32);
+  Expr base = b * static_cast<int>(layout.blockBytes), e = group * 4 + j;
+  auto byte = [&](Expr offset) { return image_(offset, n); };
+  switch (*encoding_.block) {
+  case BlockFormat::Q8_0: // the signed byte + 128
+    return byte(base + 2 + e) ^ cast<uint8_t>(0x80);
+  case BlockFormat::Q4_0: // values 0..15 low nibbles, 16..31 high
+    return (byte(base + 2 + e % 16) >> cast<uint8_t>((e / 16) * 4)) & cast<uint8_t>(15);
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K: {
+    bool fiveBits = *encoding_.block == BlockFormat::Q5_K;
+    Expr qs = base + (fiveBits ? 48 : 16);
+    Expr q = (byte(qs + (inBlock / 2) * 32 + e) >> cast<uint8_t>((inBlock % 2) * 4)) &
+             cast<uint8_t>(15);
+    if (fiveBits)
+      q = q | (((byte(base + 16 + e) >> cast<uint8_t>(inBlock)) & cast<uint8_t>(1)) << 4);
+    return q;
+  }
+  case BlockFormat::Q6_K: {
+    // A unit is two sub-blocks of 16 (StoredWeight::level's l = e here):
+    // half h = inBlock / 4 of the block, quarter inBlock % 4 of that half.
+    Expr h = inBlock / 4, quarter = inBlock % 4;
+    Expr low = (byte(base + h * 64 + e + (quarter % 2) * 32) >> cast<uint8_t>((quarter / 2) * 4)) &
+               cast<uint8_t>(15);
+    Expr high = (byte(base + 128 + h * 32 + e) >> cast<uint8_t>(quarter * 2)) & cast<uint8_t>(3);
+    return low | (high << 4);
+  }
+  }
+  throw std::logic_error("unhandled block format");
+}

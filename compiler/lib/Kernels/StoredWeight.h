@@ -60,6 +60,19 @@ public:
   /// The integer level of element `e` of sub-block `s` of block `b`, as f32.
   Halide::Expr level(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
 
+  /// Integer dot products (8-bit activations, Ops/Linear.cpp) read a
+  /// block-format row in units of 32 values, each unit as 8 groups of 4:
+  /// level(b, s, e) = unitLevel(...) - levelZeroPoint(), where unitLevel
+  /// is the stored integer as an unsigned byte (q8_0's signed bytes offset
+  /// by 128), for value 4 * group + j of unit `unit` of row `n`.
+  Halide::Expr unitLevel(Halide::Expr unit, Halide::Expr group, Halide::Expr j,
+                         Halide::Expr n) const;
+  int levelZeroPoint() const;
+  /// The sub-block (within its block) and block of value 4 * group of a
+  /// unit: a unit lies in one sub-block of 32, or spans two of 16.
+  Halide::Expr unitSubBlock(Halide::Expr unit, Halide::Expr group) const;
+  Halide::Expr unitBlock(Halide::Expr unit) const;
+
   /// A row as blocks of sub-blocks (1 sub-block of the whole row for a
   /// plain type).
   int subBlockSize() const { return subBlockSize_; }

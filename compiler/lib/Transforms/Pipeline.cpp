@@ -41,6 +41,11 @@ const PipelinePass kPipeline[] = {
      [](OpPassManager &pm, const TfmPipelineOptions &options) {
        pm.addNestedPass<func::FuncOp>(createTfmChooseAttention({options.attentionKeyTile}));
      }},
+    {"tfm-quantize-activations", false,
+     [](OpPassManager &pm, const TfmPipelineOptions &options) {
+       pm.addNestedPass<func::FuncOp>(
+           createTfmQuantizeActivations({options.activationBlock}));
+     }},
     {"tfm-outline-kernels", true,
      [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmOutlineKernels()); }},
     {"tfm-deduplicate-kernels", false,
@@ -91,6 +96,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<int64_t> keyTile{*this, "key-tile",
                           llvm::cl::desc("attention's key tile (0: all keys; -1: default)"),
                           llvm::cl::init(-1)};
+  Option<int64_t> activationBlock{
+      *this, "activation-block",
+      llvm::cl::desc("linear inputs quantized to 8 bits in blocks of this many (0: f32)"),
+      llvm::cl::init(0)};
   ListOption<std::string> skip{*this, "skip", llvm::cl::desc("passes to leave out")};
 };
 } // namespace
@@ -107,7 +116,8 @@ void registerTfmPassesAndPipeline() {
         if (failed(options.parseFromString(text)))
           return failure();
         TfmPipelineOptions opts{options.schedule, options.tuningFile,
-                                {options.skip.begin(), options.skip.end()}, options.keyTile};
+                                {options.skip.begin(), options.skip.end()}, options.keyTile,
+                                options.activationBlock};
         if (llvm::Error e = buildTfmPipeline(pm, opts))
           return errorHandler(llvm::toString(std::move(e)));
         return success();

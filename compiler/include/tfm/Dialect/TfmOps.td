@@ -158,17 +158,32 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
     `input` is [T, K], `weight` is [N, K], the optional `bias` is [N]; the
     result is [T, N].
 
+    `activation_block` is the algorithm. 0: the input is read as it is, in
+    f32, and each weight decoded to f32 (exact up to f32 rounding). 32:
+    each row of the input is first quantized to 8-bit integers in blocks of
+    32 values, each with an f32 scale (its largest magnitude / 127, as
+    llama.cpp's q8_0), and a block-format weight's integer levels are
+    multiplied with those bytes in integer dot products (AVX-512 VNNI where
+    the target has it), then scaled. Faster, and no longer exact: the
+    rounding of the input adds an error of about 1/254 of each block's
+    largest value. Only for weights in a block format.
+
     ```mlir
     %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32>
     %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>
+    %i = tfm.linear %h, %w8 {activation_block = 32 : i64}
+        : tensor<?x64xf32>, tensor<64x64x!tfm.blocks<"q8_0">>
     ```
   }];
-  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$weight, Optional<Tfm_Vector>:$bias);
+  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$weight, Optional<Tfm_Vector>:$bias,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:
+                           $activation_block);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)
     (`,` type($bias)^)?
   }];
+  let hasVerifier = 1;
 }
 
 def Tfm_AddPositionsOp : Tfm_KernelOp<"add_positions",

@@ -35,6 +35,10 @@ struct LoweringOptions {
   /// Attention's key tile (tfm-choose-attention): 0 all keys at once, N
   /// FlashAttention's tiles of N keys, -1 the pass's default.
   int64_t attentionKeyTile = -1;
+  /// Linear inputs quantized to 8 bits in blocks of this many values for
+  /// integer dot products with block-format weights
+  /// (tfm-quantize-activations); 0 keeps them f32.
+  int64_t activationBlock = 0;
   /// Passes of the default pipeline to leave out (Passes.h).
   std::vector<std::string> skipPasses;
   /// Non-empty: this textual pass pipeline instead of the default one,

@@ -29,10 +29,12 @@ struct TfmPipelineOptions {
   std::vector<std::string> skip;
   /// --tfm-choose-attention's `key-tile` (-1: its default).
   int64_t attentionKeyTile = -1;
+  /// --tfm-quantize-activations' `block` (0: f32 inputs).
+  int64_t activationBlock = 0;
 };
 
 /// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache
-/// layouts, choose attention, outline kernels, deduplicate kernels, plan memory, select
+/// layouts, choose attention, quantize activations, outline kernels, deduplicate kernels, plan memory, select
 /// schedules; less the skipped ones. Skipping a required pass, or a name not
 /// in the pipeline, is an error naming the optional ones.
 llvm::Error buildTfmPipeline(mlir::OpPassManager &pm, const TfmPipelineOptions &options);

@@ -114,6 +114,59 @@ bool decodesScalesInline(const StoredWeight &weight) {
   return weight.subBlocks() == 1 && weight.blocks() > 64;
 }
 
+/// The input of a linear with 8-bit activations, quantized once per call:
+/// each unit's scale, the bytes, and each sub-block's scaled sum.
+void scheduleQuantizedInput(ScheduleContext &ctx, IntegerProduct &ip, bool singleRow) {
+  KernelAlgorithm &a = ctx.algorithm;
+  for (Func f : {ip.scale, ip.quantized, ip.offsetTerms}) {
+    f.compute_root().vectorize(f.args()[0], ctx.vectorLanes, TailStrategy::GuardWithIf);
+    if (!singleRow)
+      f.parallel(a.row);
+  }
+}
+
+/// A matrix-vector product with 8-bit activations: per column, each unit's
+/// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
+/// vector, the lanes added at the end of the row, then the offsets' dot
+/// product over sub-blocks, as a vector too.
+void scheduleIntegerMatvec(ScheduleContext &ctx, const KernelAlgorithm &a, Value &lin) {
+  IntegerProduct &ip = *lin.integer;
+  const StoredWeight &weight = *weightOf(a, lin).stored;
+  scheduleQuantizedInput(ctx, ip, true);
+  // A block's units unrolled: their sub-block's bit positions (k-quants'
+  // nibbles and q6_K's high bits) are then constants, where a shift by a
+  // loop variable costs a dozen instructions on bytes.
+  int unitsPerBlock = weight.subBlocks() * weight.subBlockSize() / 32;
+  RVar blockOfUnits("block_of_units"), unitInBlock("unit_in_block");
+  ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
+  ip.lanes.update()
+      .split(ip.overUnits.x, blockOfUnits, unitInBlock, unitsPerBlock)
+      .reorder(ip.group, unitInBlock, blockOfUnits)
+      .vectorize(ip.group)
+      .unroll(unitInBlock);
+  ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
+  ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
+      ip.group);
+  lin.product.update(0).atomic().vectorize(ip.overGroups.x);
+  int subBlocks = weight.subBlocks() * weight.blocks();
+  RVar run("run"), rest("rest");
+  Var lane("lane");
+  Stage offsets = lin.product.update(1);
+  offsets.split(ip.overSubBlocks.x, rest, run, lanesDividing(subBlocks, ctx.vectorLanes));
+  Func partial = offsets.rfactor(run, lane);
+  partial.compute_at(lin.product, a.col).vectorize(lane);
+  partial.update().vectorize(lane);
+  offsets.atomic().vectorize(run);
+  // The row's multipliers and offsets decoded as vectors first.
+  Func affine = lin.subBlockAffine;
+  Var i = affine.args()[0], sub = affine.args()[1], block = affine.args()[2];
+  affine.compute_at(lin.product, a.col).unroll(i);
+  if (weight.subBlocks() > 1)
+    affine.vectorize(sub, lanesDividing(weight.subBlocks(), ctx.vectorLanes));
+  else
+    affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
+}
+
 void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
                     const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
@@ -121,6 +174,11 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   int perTask = std::min(params.matvecColumns, cols);
   out.split(a.col, task, ci, perTask, TailStrategy::ShiftInwards).parallel(task);
   for (Value *lin : linears) {
+    if (lin->integer) {
+      lin->product.compute_at(out, task);
+      scheduleIntegerMatvec(ctx, a, *lin);
+      continue;
+    }
     // Each column's reduction is one contiguous dot product; LLVM vectorises
     // it with several accumulators (Halide allows reassociating floats).
     lin->product.compute_at(out, task);
@@ -213,6 +271,11 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   // Activations are read transposed, a vector of rows per reduction step
   // (transposeActivations).
   for (Value *lin : linears) {
+    if (lin->integer) {
+      lin->product.compute_root().parallel(a.row);
+      scheduleIntegerMatvec(ctx, a, *lin);
+      continue;
+    }
     // The accumulators of a tile: a constant-size block, so that LLVM keeps
     // it in registers (the last row tile uses part of it). Each weight
     // element is broadcast from its row as the reduction walks along it:

@@ -20,6 +20,10 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
       f.compute_root();
     if (v.product.defined())
       v.product.compute_root();
+    if (v.integer)
+      for (Halide::Func f : {v.integer->scale, v.integer->quantized, v.integer->offsetTerms,
+                             v.integer->unitDot, v.integer->lanes})
+        f.compute_root();
     AttentionFuncs &at = v.attention;
     if (at.dot.defined()) {
       for (Halide::Func f :
