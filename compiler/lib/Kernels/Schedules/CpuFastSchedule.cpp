@@ -114,6 +114,20 @@ bool decodesScalesInline(const StoredWeight &weight) {
   return weight.subBlocks() == 1 && weight.blocks() > 64;
 }
 
+/// A matrix-vector product's row of sub-block multipliers and offsets
+/// decoded together, as vectors, before its dot product (one at a time
+/// they cost as much as the values).
+void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value &lin) {
+  const StoredWeight &weight = *weightOf(a, lin).stored;
+  Func affine = lin.subBlockAffine;
+  Var i = affine.args()[0], sub = affine.args()[1], block = affine.args()[2];
+  affine.compute_at(lin.product, a.col).unroll(i);
+  if (weight.subBlocks() > 1)
+    affine.vectorize(sub, lanesDividing(weight.subBlocks(), ctx.vectorLanes));
+  else
+    affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
+}
+
 /// The input of a linear with 8-bit activations, quantized once per call:
 /// each unit's scale, the bytes, and each sub-block's scaled sum.
 void scheduleQuantizedInput(ScheduleContext &ctx, IntegerProduct &ip, bool singleRow) {
@@ -157,14 +171,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const KernelAlgorithm &a, Value
   partial.compute_at(lin.product, a.col).vectorize(lane);
   partial.update().vectorize(lane);
   offsets.atomic().vectorize(run);
-  // The row's multipliers and offsets decoded as vectors first.
-  Func affine = lin.subBlockAffine;
-  Var i = affine.args()[0], sub = affine.args()[1], block = affine.args()[2];
-  affine.compute_at(lin.product, a.col).unroll(i);
-  if (weight.subBlocks() > 1)
-    affine.vectorize(sub, lanesDividing(weight.subBlocks(), ctx.vectorLanes));
-  else
-    affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
+  decodeAffineAsVectors(ctx, a, lin);
 }
 
 void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
@@ -205,18 +212,8 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
     // (a chain of 32 dependent adds per column took a third of the time).
     lin->product.update().atomic().vectorize(run);
     const StoredWeight &weight = *weightOf(a, *lin).stored;
-    if (blockedWeight(*lin) && !decodesScalesInline(weight)) {
-      // A row's sub-block multipliers and offsets decoded together, as
-      // vectors, before its dot product (one at a time they cost as much
-      // as the values).
-      Func affine = lin->subBlockAffine;
-      Var i = affine.args()[0], sub = affine.args()[1], block = affine.args()[2];
-      affine.compute_at(lin->product, a.col).unroll(i);
-      if (weight.subBlocks() > 1)
-        affine.vectorize(sub, lanesDividing(weight.subBlocks(), ctx.vectorLanes));
-      else
-        affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
-    }
+    if (blockedWeight(*lin) && !decodesScalesInline(weight))
+      decodeAffineAsVectors(ctx, a, *lin);
   }
 }
 
