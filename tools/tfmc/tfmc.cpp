@@ -69,9 +69,9 @@ cl::opt<std::string> attention(
     cl::value_desc("algorithm"), cl::cat(category));
 cl::opt<std::string> activations(
     "activations",
-    cl::desc("What decode's matrix-vector products of block-format weights multiply: f32 (the "
-             "input as it is; default) or int8 (the input quantized to 8 bits in blocks of 32, as "
-             "llama.cpp does, for integer dot products: faster, and no longer exact)"),
+    cl::desc("What the matrix products of block-format weights multiply: f32 (the input as it "
+             "is; default) or int8 (the input quantized to 8 bits in blocks of 32, as llama.cpp "
+             "does, for integer dot products: faster, and no longer exact)"),
     cl::value_desc("f32|int8"), cl::cat(category));
 cl::opt<bool> tune("tune",
                    cl::desc("Before compiling, time each kernel under every candidate schedule "

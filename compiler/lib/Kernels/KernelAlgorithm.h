@@ -54,23 +54,31 @@ struct AttentionFuncs {
 /// The Funcs of a linear op whose input is quantized to 8 bits (its
 /// activation_block): the input row in units of 32 values, each an f32
 /// scale and 32 signed bytes; a block-format weight's unsigned levels
-/// times those bytes summed four at a time (AVX-512 VNNI's dot product),
-/// in 8 lanes per unit; each lane's integer sum scaled by its unit's
-/// activation scale and weight multiplier and summed over the units; and
-/// the weights' zero points and offsets, which multiply the sum of each
-/// sub-block's activations, as one dot product over sub-blocks.
+/// times those bytes summed four at a time (AVX-512 VNNI's dot product);
+/// those sums scaled by their unit's activation scale and weight
+/// multiplier and summed over the units; and the weights' zero points and
+/// offsets, which multiply the sum of each sub-block's activations, as one
+/// dot product over sub-blocks (Ops/Linear.cpp). One row and many rows
+/// group the integer sums differently.
 struct IntegerProduct {
   Halide::Func scale;       // (unit, row): the largest |x| of the unit / 127
   Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
   Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
-  Halide::Func unitDot;     // (group, unit, col, row): 4 levels times 4 bytes, int32
-  Halide::Func lanes;       // (group, col, row): sum over units of unitDot * scales
   Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
   Halide::Var group, unit, subBlock;
-  Halide::RDom inGroup;       // the 4 values of a group
-  Halide::RDom overUnits;     // the row's units
-  Halide::RDom overGroups;    // a unit's 8 groups
-  Halide::RDom overSubBlocks; // the row's sub-blocks
+  Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update
+  // One row (decode): the product's first update sums `lanes` over groups.
+  Halide::Func unitDot;    // (group, unit, col, row): 4 levels times 4 bytes, int32
+  Halide::Func lanes;      // (group, col, row): sum over units of unitDot * scales
+  Halide::RDom inGroup;    // the 4 values of a group
+  Halide::RDom overUnits;  // the row's units
+  Halide::RDom overGroups; // a unit's 8 groups
+  // Many rows (prefill): the product's first update sums scaled pieceDots
+  // over (piece, unit).
+  Halide::Func quads;      // (j, row, quad): byte 4 * quad + j of the row
+  Halide::Func pieceDot;   // (piece, col, row, unit): the piece's levels times bytes, int32
+  Halide::RDom inPiece;    // (j, group of the piece)
+  Halide::RDom overPieces; // (piece of a unit, unit)
 };
 
 /// One value of the kernel: a parameter or an op result.

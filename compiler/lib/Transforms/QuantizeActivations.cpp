@@ -20,10 +20,8 @@ struct QuantizeActivationsPass
     if (block == 0)
       return;
     getOperation().walk([&](LinearOp op) {
-      auto input = cast<RankedTensorType>(op.getInput().getType());
       auto weight = cast<RankedTensorType>(op.getWeight().getType());
-      if (op.getActivationBlock() == 0 && input.getDimSize(0) == 1 &&
-          isa<BlocksType>(weight.getElementType()))
+      if (op.getActivationBlock() == 0 && isa<BlocksType>(weight.getElementType()))
         op.setActivationBlock(block);
     });
   }

@@ -2,15 +2,15 @@
 // RUN: tfm-opt %s --split-input-file --tfm-quantize-activations=block=32 | FileCheck %s --check-prefix=INT8
 
 // The default keeps every input in f32. block=32 gives 8-bit inputs to the
-// products of one row with a block-format weight; a product over many rows
-// and one of an f32 weight keep f32 inputs.
+// products with a block-format weight, of one row or many; a product of an
+// f32 weight keeps f32 inputs.
 
 // DEFAULT-LABEL: func.func @decode
 // DEFAULT-NOT:     activation_block
 // INT8-LABEL:    func.func @decode
 // INT8:            tfm.linear %{{.*}}, %{{.*}} {activation_block = 32 : i64} : tensor<1x256xf32>, tensor<16x256x!tfm.blocks<"q4_k">>
 // INT8:            tfm.linear %{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<16x64xf32>
-// INT8:            tfm.linear %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>
+// INT8:            tfm.linear %{{.*}}, %{{.*}} {activation_block = 32 : i64} : tensor<?x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>
 func.func @decode(%x: tensor<1x64xf32>, %x256: tensor<1x256xf32>, %rows: tensor<?x64xf32>,
                   %wq: tensor<16x256x!tfm.blocks<"q4_k">>,
                   %wf: tensor<16x64xf32>, %w8: tensor<16x64x!tfm.blocks<"q8_0">>)

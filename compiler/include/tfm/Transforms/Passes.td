@@ -80,16 +80,14 @@ def TfmChooseAttention : Pass<"tfm-choose-attention", "mlir::func::FuncOp"> {
 def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncOp"> {
   let summary = "choose each linear op's input: f32, or 8-bit integers for integer dot products";
   let description = [{
-    With `block=32`, sets `activation_block` on every `tfm.linear` of one
-    input row (decode's matrix-vector products) whose weight is in a block
-    format and that has none: its input is then quantized to 8-bit
-    integers in blocks of 32, each with a scale, and multiplied with the
-    weight's integer levels in integer dot products (tfm/Dialect/TfmOps.td),
-    as llama.cpp does for its quantized formats. Faster where the target
-    has 8-bit dot products (AVX-512 VNNI), and no longer exact. Matrix
-    products over many rows (prefill) keep f32 inputs: they are tiled for
-    f32 FMAs, and no integer tiling is written yet. Without the option
-    (block=0) nothing changes. An op given a block by hand keeps it.
+    With `block=32`, sets `activation_block` on every `tfm.linear` whose
+    weight is in a block format and that has none: its input rows are then
+    quantized to 8-bit integers in blocks of 32, each with a scale, and
+    multiplied with the weight's integer levels in integer dot products
+    (tfm/Dialect/TfmOps.td), as llama.cpp does for its quantized formats.
+    Faster where the target has 8-bit dot products (AVX-512 VNNI), and no
+    longer exact. Without the option (block=0) nothing changes: the default
+    keeps every input in f32. An op given a block by hand keeps it.
     Optional.
 
     Example: `tfm-opt --tfm-quantize-activations=block=32 m.mlir`

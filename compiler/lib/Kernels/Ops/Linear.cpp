@@ -1,11 +1,22 @@
 //===- Linear.cpp - x @ W^T (+ bias) --------------------------------------===//
 #include "../OpRegistry.h"
 
+#include <algorithm>
+
 using namespace Halide;
 
 namespace tfm::kernels {
 
 namespace {
+
+/// An input parameter of token rows: its buffer's last dimension is the
+/// call's rows.
+const Value *tokenRowsInput(const KernelAlgorithm &a) {
+  for (const Value &v : a.values)
+    if (!v.op && v.tokenRows && v.image.defined())
+      return &v;
+  return nullptr;
+}
 
 /// x @ W^T with the input quantized to 8 bits in units of 32 values
 /// (IntegerProduct, KernelAlgorithm.h), as llama.cpp's q8_0 activations:
@@ -15,39 +26,46 @@ namespace {
 ///             + sum_sub-blocks (offset - zero point * m) * scale * sum bytes.
 /// The level * byte sums are integer dot products of unsigned and signed
 /// bytes, four at a time: AVX-512 VNNI's vpdpbusd where the target has it.
+/// One row sums each unit's 8 groups of 4 as 8 lanes, scaled and summed
+/// over the units as a vector; many rows sum a unit's pieces of one
+/// multiplier (the whole unit, or q6_K's two sub-blocks of 16) for a vector
+/// of rows at once. The two differ only in the order of float additions.
 void defineIntegerProduct(OpDefinition &d, Value &x, const StoredWeight &sw, int inDim,
                           Func affine, Func product) {
   Var c = d.algorithm.col, r = d.algorithm.row, k("k");
   IntegerProduct ip;
   Var g = ip.group = Var("group"), u = ip.unit = Var("unit"), sb = ip.subBlock = Var("sub_block");
   int units = inDim / 32, subBlockSize = sw.subBlockSize();
+  bool oneRow = x.shape[0] == 1;
 
+  // Many rows: a row past the call's reads its last row, so that a schedule
+  // may compute whole vectors of rows (the extra ones are never stored).
+  // Units, sub-blocks and quads past the row's read its last one too, for
+  // autoschedulers' shifted tiles.
+  Func input = x.func;
+  if (!oneRow) {
+    input = Func(d.name + "_rows");
+    const Value *rows = tokenRowsInput(d.algorithm);
+    if (!rows)
+      d.fail("8-bit activations over many rows need a token-rows input");
+    int dim = rows->image.dimensions() - 1;
+    Expr first = rows->image.dim(dim).min();
+    input(k, r) = x.func(k, clamp(r, first, first + rows->image.dim(dim).extent() - 1));
+  }
+  auto within = [&](Expr i, int count) { return oneRow ? i : clamp(i, 0, count - 1); };
   RDom inUnit(0, 32, d.name + "_in_unit");
   ip.scale = Func(d.name + "_act_scale");
-  ip.scale(u, r) = maximum(abs(x.func(u * 32 + inUnit, r))) / 127.0f;
+  ip.scale(u, r) = maximum(abs(input(within(u, units) * 32 + inUnit, r))) / 127.0f;
   Expr scale = ip.scale(k / 32, r);
   ip.quantized = Func(d.name + "_act_bytes");
   ip.quantized(k, r) = cast<int8_t>(
-      clamp(round(x.func(k, r) * select(scale > 0.0f, 1.0f / scale, 0.0f)), -127.0f, 127.0f));
+      clamp(round(input(k, r) * select(scale > 0.0f, 1.0f / scale, 0.0f)), -127.0f, 127.0f));
   RDom inSubBlock(0, subBlockSize, d.name + "_in_sub_block");
   ip.offsetTerms = Func(d.name + "_act_sums");
+  Expr subBlock = within(sb, inDim / subBlockSize);
   ip.offsetTerms(sb, r) =
-      ip.scale(sb * subBlockSize / 32, r) *
-      cast<float>(sum(cast<int32_t>(ip.quantized(sb * subBlockSize + inSubBlock, r))));
-
-  ip.inGroup = RDom(0, 4, d.name + "_in_group");
-  ip.unitDot = Func(d.name + "_unit_dot");
-  ip.unitDot(g, u, c, r) = 0;
-  ip.unitDot(g, u, c, r) +=
-      cast<int32_t>(cast<int16_t>(sw.unitLevel(u, g, ip.inGroup, c)) *
-                    cast<int16_t>(ip.quantized(u * 32 + g * 4 + ip.inGroup, r)));
-  ip.overUnits = RDom(0, units, d.name + "_units");
-  RVar unit = ip.overUnits.x;
-  ip.lanes = Func(d.name + "_lanes");
-  ip.lanes(g, c, r) = 0.0f;
-  ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) *
-                       (affine(0, sw.unitSubBlock(unit, g), sw.unitBlock(unit), c) *
-                        ip.scale(unit, r));
+      ip.scale(subBlock * subBlockSize / 32, r) *
+      cast<float>(sum(cast<int32_t>(ip.quantized(subBlock * subBlockSize + inSubBlock, r))));
 
   Expr inBlock = sb % sw.subBlocks(), block = sb / sw.subBlocks();
   Expr offset = -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
@@ -55,11 +73,46 @@ void defineIntegerProduct(OpDefinition &d, Value &x, const StoredWeight &sw, int
     offset += affine(1, inBlock, block, c);
   ip.offsets = Func(d.name + "_offsets");
   ip.offsets(sb, c) = offset;
-
-  ip.overGroups = RDom(0, 8, d.name + "_groups");
   ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
+
+  auto levelTimesByte = [&](Expr unit, Expr group, Expr j, Expr byte) {
+    return cast<int32_t>(cast<int16_t>(sw.unitLevel(unit, group, j, c)) * cast<int16_t>(byte));
+  };
   product(c, r) = 0.0f;
-  product(c, r) += ip.lanes(ip.overGroups, c, r);
+  if (oneRow) {
+    ip.inGroup = RDom(0, 4, d.name + "_in_group");
+    ip.unitDot = Func(d.name + "_unit_dot");
+    ip.unitDot(g, u, c, r) = 0;
+    ip.unitDot(g, u, c, r) +=
+        levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
+    ip.overUnits = RDom(0, units, d.name + "_units");
+    RVar unit = ip.overUnits.x;
+    ip.lanes = Func(d.name + "_lanes");
+    ip.lanes(g, c, r) = 0.0f;
+    ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) *
+                         (affine(0, sw.unitSubBlock(unit, g), sw.unitBlock(unit), c) *
+                          ip.scale(unit, r));
+    ip.overGroups = RDom(0, 8, d.name + "_groups");
+    product(c, r) += ip.lanes(ip.overGroups, c, r);
+  } else {
+    // The bytes as quads of consecutive values, rows next to each other:
+    // a vector of 16 rows' quads is one 64-byte load.
+    Var j("j"), quad("quad"), piece("piece");
+    ip.quads = Func(d.name + "_act_quads");
+    ip.quads(j, r, quad) = ip.quantized(within(quad, inDim / 4) * 4 + j, r);
+    int pieceGroups = std::min(subBlockSize, 32) / 4;
+    ip.inPiece = RDom({{0, 4}, {0, pieceGroups}}, d.name + "_in_piece");
+    Expr group = piece * pieceGroups + ip.inPiece.y;
+    ip.pieceDot = Func(d.name + "_piece_dot");
+    ip.pieceDot(piece, c, r, u) = 0;
+    ip.pieceDot(piece, c, r, u) +=
+        levelTimesByte(u, group, ip.inPiece.x, ip.quads(ip.inPiece.x, r, u * 8 + group));
+    ip.overPieces = RDom({{0, 32 / (4 * pieceGroups)}, {0, units}}, d.name + "_pieces");
+    RVar p = ip.overPieces.x, unit = ip.overPieces.y;
+    product(c, r) += cast<float>(ip.pieceDot(p, c, r, unit)) *
+                     (affine(0, sw.unitSubBlock(unit, p * pieceGroups), sw.unitBlock(unit), c) *
+                      ip.scale(unit, r));
+  }
   product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
   d.result.integer = ip;
 }

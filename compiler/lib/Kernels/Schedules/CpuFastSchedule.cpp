@@ -237,10 +237,64 @@ void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes) {
 /// Vectors of rows in a register tile of the prefill matrix product with
 /// `cols` output columns: its accumulators (cols x rowVectors), one vector
 /// of activations per row vector and a broadcast weight fill the register
-/// file (AVX-512's 32 zmm: 6 columns by 4; AVX2's 16 ymm: 6 by 2).
-int matmulRowVectors(int lanes, int cols) {
+/// file (AVX-512's 32 zmm: 6 columns by 4; AVX2's 16 ymm: 6 by 2). With
+/// 8-bit activations each accumulator has an integer twin, and the bytes,
+/// the scales and the broadcast levels take four more.
+int matmulRowVectors(int lanes, int cols, bool integer) {
   int registers = lanes >= 16 ? 32 : 16;
+  if (integer)
+    return std::max(1, (registers - 4) / (2 * cols));
   return std::max(1, (registers - 1) / (cols + 1));
+}
+
+/// A prefill matrix product with 8-bit activations in its register tile:
+/// for each unit's pieces, the integer sums of a vector of rows per
+/// column (vpdpbusd: 16 rows' quads of bytes against one column's quad of
+/// levels, broadcast), then scaled into the f32 accumulators.
+void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, int colTile,
+                           int rowTile) {
+  KernelAlgorithm &a = ctx.algorithm;
+  IntegerProduct &ip = *lin.integer;
+  int lanes = ctx.vectorLanes;
+  Var rvo("rvo"), rvi("rvi");
+  for (Func f : {ip.scale, ip.offsetTerms}) // read a vector of rows at a time
+    f.compute_root().reorder_storage(a.row, f.args()[0]).vectorize(f.args()[0], lanes,
+                                                                    TailStrategy::GuardWithIf).parallel(a.row);
+  ip.quantized.compute_root().vectorize(ip.quantized.args()[0], lanes).parallel(a.row);
+  ip.quads.compute_root().vectorize(ip.quads.args()[0]).parallel(ip.quads.args()[2]);
+  lin.subBlockAffine.compute_at(out, co);
+
+  // Whole vectors of rows, no tail: rows past the call's read its last row
+  // (Ops/Linear.cpp), and the output's tiles store only the call's.
+  Func prod = lin.product;
+  Stage scaled = prod.update(0), offsets = prod.update(1);
+  for (Stage stage : {scaled, offsets})
+    stage.split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp);
+  scaled.reorder(rvi, rvo, a.col, ip.overPieces.x, ip.overPieces.y)
+      .vectorize(rvi)
+      .unroll(rvo)
+      .unroll(a.col);
+  offsets.reorder(rvi, rvo, a.col, ip.overSubBlocks.x).vectorize(rvi).unroll(rvo).unroll(a.col);
+
+  Func dot = ip.pieceDot;
+  Var piece = dot.args()[0], unit = dot.args()[3];
+  dot.compute_at(prod, ip.overPieces.x)
+      .bound_storage(a.col, colTile)
+      .bound_storage(a.row, rowTile)
+      .store_in(MemoryType::Stack)
+      .reorder_storage(a.row, a.col, piece, unit)
+      .split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp)
+      .vectorize(rvi)
+      .unroll(rvo)
+      .unroll(a.col);
+  dot.update()
+      .split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp)
+      .reorder(ip.inPiece.x, rvi, rvo, a.col, ip.inPiece.y, piece, unit)
+      .atomic()
+      .vectorize(ip.inPiece.x)
+      .vectorize(rvi)
+      .unroll(rvo)
+      .unroll(a.col);
 }
 
 /// The prefill products reading each activation (by name): the kernel
@@ -252,8 +306,10 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
                     int cols, const std::vector<Value *> &linears, ActivationReaders &readers) {
   KernelAlgorithm &a = ctx.algorithm;
   int lanes = ctx.vectorLanes;
+  bool integer = std::any_of(linears.begin(), linears.end(),
+                             [](const Value *lin) { return lin->integer.has_value(); });
   int colTile = std::min(params.matmulColumns, cols),
-      rowTile = matmulRowVectors(lanes, params.matmulColumns) * lanes;
+      rowTile = matmulRowVectors(lanes, params.matmulColumns, integer) * lanes;
   Var co("co"), ci("ci"), ro("ro"), ri("ri"), rvo("rvo"), rvi("rvi");
   out.split(a.col, co, ci, colTile, TailStrategy::ShiftInwards)
       .split(a.row, ro, ri, rowTile, TailStrategy::GuardWithIf)
@@ -268,11 +324,6 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   // Activations are read transposed, a vector of rows per reduction step
   // (transposeActivations).
   for (Value *lin : linears) {
-    if (lin->integer) {
-      lin->product.compute_root().parallel(a.row);
-      scheduleIntegerMatvec(ctx, a, *lin);
-      continue;
-    }
     // The accumulators of a tile: a constant-size block, so that LLVM keeps
     // it in registers (the last row tile uses part of it). Each weight
     // element is broadcast from its row as the reduction walks along it:
@@ -283,8 +334,13 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
         .bound_storage(a.row, rowTile)
         .store_in(MemoryType::Stack)
         .reorder_storage(a.row, a.col)
-        .split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf)
+        .split(a.row, rvo, rvi, lanes,
+               lin->integer ? TailStrategy::RoundUp : TailStrategy::GuardWithIf)
         .vectorize(rvi);
+    if (lin->integer) {
+      scheduleIntegerMatmul(ctx, out, co, *lin, colTile, rowTile);
+      continue;
+    }
     std::vector<VarOrRVar> order = {rvi, rvo, a.col};
     Stage update = prod.update();
     update.split(a.row, rvo, rvi, lanes, TailStrategy::GuardWithIf);

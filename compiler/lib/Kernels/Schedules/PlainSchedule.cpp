@@ -22,8 +22,10 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
       v.product.compute_root();
     if (v.integer)
       for (Halide::Func f : {v.integer->scale, v.integer->quantized, v.integer->offsetTerms,
-                             v.integer->unitDot, v.integer->lanes})
-        f.compute_root();
+                             v.integer->unitDot, v.integer->lanes, v.integer->quads,
+                             v.integer->pieceDot})
+        if (f.defined())
+          f.compute_root();
     AttentionFuncs &at = v.attention;
     if (at.dot.defined()) {
       for (Halide::Func f :
