@@ -10,6 +10,10 @@
 //    registers: a few output columns by a few vectors of rows, each step
 //    a vector of rows of the activations (transposed once per call) times
 //    one weight broadcast from its row, so the weights are read in place;
+//  * with 8-bit activations (a linear's activation_block), decode sums each
+//    unit of 32 values in 8 lanes of integer dot products, and prefill's
+//    tile takes 16 rows' quads of bytes against a column's broadcast quad
+//    of levels (vpdpbusd where the target has VNNI);
 //  * elementwise epilogues (bias, RoPE, SiLU·mul, GELU, residual adds,
 //    column slices) are inlined into the output, so their inputs never leave
 //    the tile;
@@ -128,17 +132,6 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value
     affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
 }
 
-/// The input of a linear with 8-bit activations, quantized once per call:
-/// each unit's scale, the bytes, and each sub-block's scaled sum.
-void scheduleQuantizedInput(ScheduleContext &ctx, IntegerProduct &ip, bool singleRow) {
-  KernelAlgorithm &a = ctx.algorithm;
-  for (Func f : {ip.scale, ip.quantized, ip.offsetTerms}) {
-    f.compute_root().vectorize(f.args()[0], ctx.vectorLanes, TailStrategy::GuardWithIf);
-    if (!singleRow)
-      f.parallel(a.row);
-  }
-}
-
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
 /// vector, the lanes added at the end of the row, then the offsets' dot
@@ -146,7 +139,9 @@ void scheduleQuantizedInput(ScheduleContext &ctx, IntegerProduct &ip, bool singl
 void scheduleIntegerMatvec(ScheduleContext &ctx, const KernelAlgorithm &a, Value &lin) {
   IntegerProduct &ip = *lin.integer;
   const StoredWeight &weight = *weightOf(a, lin).stored;
-  scheduleQuantizedInput(ctx, ip, true);
+  // The input quantized once per call.
+  for (Func f : {ip.scale, ip.quantized, ip.offsetTerms})
+    f.compute_root().vectorize(f.args()[0], ctx.vectorLanes, TailStrategy::GuardWithIf);
   // A block's units unrolled: their sub-block's bit positions (k-quants'
   // nibbles and q6_K's high bits) are then constants, where a shift by a
   // loop variable costs a dozen instructions on bytes.
@@ -181,14 +176,13 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   int perTask = std::min(params.matvecColumns, cols);
   out.split(a.col, task, ci, perTask, TailStrategy::ShiftInwards).parallel(task);
   for (Value *lin : linears) {
+    lin->product.compute_at(out, task);
     if (lin->integer) {
-      lin->product.compute_at(out, task);
       scheduleIntegerMatvec(ctx, a, *lin);
       continue;
     }
     // Each column's reduction is one contiguous dot product; LLVM vectorises
     // it with several accumulators (Halide allows reassociating floats).
-    lin->product.compute_at(out, task);
     if (!decodesWeight(a, *lin))
       continue;
     // A weight decoded as it is read (f16, bf16, a block format): a vector
@@ -257,11 +251,16 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
   IntegerProduct &ip = *lin.integer;
   int lanes = ctx.vectorLanes;
   Var rvo("rvo"), rvi("rvi");
-  for (Func f : {ip.scale, ip.offsetTerms}) // read a vector of rows at a time
-    f.compute_root().reorder_storage(a.row, f.args()[0]).vectorize(f.args()[0], lanes,
-                                                                    TailStrategy::GuardWithIf).parallel(a.row);
+  // The input quantized once per call; scales and sums stored by row, as
+  // the tile reads a vector of rows of them at a time.
+  for (Func f : {ip.scale, ip.offsetTerms})
+    f.compute_root()
+        .reorder_storage(a.row, f.args()[0])
+        .vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf)
+        .parallel(a.row);
   ip.quantized.compute_root().vectorize(ip.quantized.args()[0], lanes).parallel(a.row);
   ip.quads.compute_root().vectorize(ip.quads.args()[0]).parallel(ip.quads.args()[2]);
+  // The column block's multipliers and offsets, once for all its row tiles.
   lin.subBlockAffine.compute_at(out, co);
 
   // Whole vectors of rows, no tail: rows past the call's read its last row
