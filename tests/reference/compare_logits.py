@@ -28,10 +28,11 @@ within a relative error max|ours - ref| / max|ref| <= 1e-4 of the oracle's
 logits at the same position; with --activations int8 (tfmc's 8-bit inputs
 for products with block-format weights, which are no longer exact) every
 row is held to --tolerance instead, against the same f32 oracle, and must
-be further from it than 1e-4 somewhere (else the option did nothing). The oracle (llama_oracle.py or gpt2_oracle.py,
-by the config's model_type) reads the same file with its own reader
-(weight_files.py), under the format's own tensor names and layouts, and
-decodes block formats itself, so the oracle runs on the dequantized weights.
+be further from it than 1e-4 somewhere (else the option did nothing).
+The oracle (llama_oracle.py or gpt2_oracle.py, by the config's model_type)
+reads the same file with its own reader (weight_files.py), under the
+format's own tensor names and layouts, and decodes block formats itself, so
+the oracle runs on the dequantized weights.
 """
 
 import argparse
@@ -187,6 +188,9 @@ def main():
     parser.add_argument("--tolerance", type=float, default=TOLERANCE,
                         help="the relative error allowed with --activations")
     args = parser.parse_args()
+    if args.tolerance != TOLERANCE and not args.activations:
+        parser.error("--tolerance applies to --activations only: exact runs are held to "
+                     f"{TOLERANCE:g}")
     cases = CASES if not args.context else [(1, 0), (args.context - 32, 32), (0, args.context)]
 
     shape = os.path.splitext(os.path.basename(args.config))[0]

@@ -65,7 +65,7 @@ struct IntegerProduct {
   Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
   Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
   Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
-  Halide::Var group, unit, subBlock;
+  Halide::Var group;          // of 4 values in a unit: decode's vector lanes
   Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update
   // One row (decode): the product's first update sums `lanes` over groups.
   Halide::Func unitDot;    // (group, unit, col, row): 4 levels times 4 bytes, int32

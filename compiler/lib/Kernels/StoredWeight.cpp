@@ -144,39 +144,11 @@ Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n,
 }
 
 Expr StoredWeight::level(Expr b, Expr s, Expr e, Expr n) const {
-  const BlockLayout &layout = blockLayout(*encoding_.block);
-  Expr base = b * static_cast<int>(layout.blockBytes);
-  switch (*encoding_.block) {
-  case BlockFormat::Q8_0: // f16 d, int8 q[32]
-    return cast<float>(reinterpret(Int(8), image_(base + 2 + e, n)));
-  case BlockFormat::Q4_0: { // f16 d; byte j: q[j] low nibble, q[j + 16] high
-    Expr packed = byteAt(base + 2 + e % 16, n);
-    return cast<float>(((packed >> ((e / 16) * 4)) & 15) - 8);
-  }
-  case BlockFormat::Q4_K:
-  case BlockFormat::Q5_K: {
-    // After the 16-byte header, q5_K's fifth bits qh[32]; then 4-bit q:
-    // sub-blocks 2i and 2i+1 share the bytes 32i.., low and high nibbles.
-    bool fiveBits = *encoding_.block == BlockFormat::Q5_K;
-    Expr qs = base + (fiveBits ? 48 : 16);
-    Expr q = (byteAt(qs + (s / 2) * 32 + e, n) >> ((s % 2) * 4)) & 15;
-    if (fiveBits)
-      q = q | (((byteAt(base + 16 + e, n) >> s) & 1) << 4);
-    return cast<float>(q);
-  }
-  case BlockFormat::Q6_K: {
-    // ql[128] low 4 bits, qh[64] high 2 bits. Sub-block s (16 values) lies
-    // in half h = s/8 of the block, quarter quarter = (s%8)/2 of that half,
-    // at l = 16*(s%2) + e: the low bits in ql[64h + l + 32*(quarter&1)]
-    // (high nibble for quarters 2 and 3), the high bits in qh[32h + l] at
-    // bit 2*quarter.
-    Expr h = s / 8, quarter = (s % 8) / 2, l = (s % 2) * 16 + e;
-    Expr low = (byteAt(base + h * 64 + l + (quarter % 2) * 32, n) >> ((quarter / 2) * 4)) & 15;
-    Expr high = (byteAt(base + 128 + h * 32 + l, n) >> (quarter * 2)) & 3;
-    return cast<float>((low | (high << 4)) - 32);
-  }
-  }
-  throw std::logic_error("unhandled block format");
+  // A sub-block of 16 values is half of a 32-value unit.
+  bool halves = subBlockSize_ == 16;
+  Expr level =
+      storedLevel(b, halves ? s / 2 : s, halves ? (s % 2) * 16 + e : e, n, Int(32));
+  return cast<float>(level - levelZeroPoint());
 }
 
 int StoredWeight::levelZeroPoint() const {
@@ -194,44 +166,53 @@ int StoredWeight::levelZeroPoint() const {
   throw std::logic_error("unhandled block format");
 }
 
-Expr StoredWeight::unitBlock(Expr unit) const {
-  return unit / (static_cast<int>(blockLayout(*encoding_.block).blockElements) / 32);
+int StoredWeight::unitsPerBlock() const {
+  return static_cast<int>(blockLayout(*encoding_.block).blockElements) / 32;
 }
 
+Expr StoredWeight::unitBlock(Expr unit) const { return unit / unitsPerBlock(); }
+
 Expr StoredWeight::unitSubBlock(Expr unit, Expr group) const {
-  Expr inBlock = unit % (static_cast<int>(blockLayout(*encoding_.block).blockElements) / 32);
+  Expr inBlock = unit % unitsPerBlock();
   return subBlockSize_ == 16 ? inBlock * 2 + group / 4 : inBlock;
 }
 
 Expr StoredWeight::unitLevel(Expr unit, Expr group, Expr j, Expr n) const {
-  // Written per format so that the 32 bytes of a unit are one dense load
-  // (the generic (block, sub-block, element) split hides that from Halide).
+  return storedLevel(unitBlock(unit), unit % unitsPerBlock(), group * 4 + j, n, UInt(8));
+}
+
+Expr StoredWeight::storedLevel(Expr b, Expr unit, Expr e, Expr n, Type type) const {
+  // Per format, so that a unit's 32 bytes are one dense load.
   const BlockLayout &layout = blockLayout(*encoding_.block);
-  Expr b = unitBlock(unit), inBlock = unit % (static_cast<int>(layout.blockElements) / 32);
-  Expr base = b * static_cast<int>(layout.blockBytes), e = group * 4 + j;
-  auto byte = [&](Expr offset) { return image_(offset, n); };
+  Expr base = b * static_cast<int>(layout.blockBytes);
+  auto byte = [&](Expr offset) { return cast(type, image_(offset, n)); };
+  auto constant = [&](Expr v) { return cast(type, v); };
   switch (*encoding_.block) {
-  case BlockFormat::Q8_0: // the signed byte + 128
-    return byte(base + 2 + e) ^ cast<uint8_t>(0x80);
-  case BlockFormat::Q4_0: // values 0..15 low nibbles, 16..31 high
-    return (byte(base + 2 + e % 16) >> cast<uint8_t>((e / 16) * 4)) & cast<uint8_t>(15);
+  case BlockFormat::Q8_0: // f16 d, int8 q[32]: the signed byte + 128
+    return byte(base + 2 + e) ^ constant(0x80);
+  case BlockFormat::Q4_0: // f16 d; byte j: q[j] low nibble, q[j + 16] high
+    return (byte(base + 2 + e % 16) >> constant((e / 16) * 4)) & constant(15);
   case BlockFormat::Q4_K:
   case BlockFormat::Q5_K: {
+    // After the 16-byte header, q5_K's fifth bits qh[32]; then 4-bit q:
+    // units (sub-blocks) 2i and 2i+1 share the bytes 32i.., low and high
+    // nibbles.
     bool fiveBits = *encoding_.block == BlockFormat::Q5_K;
     Expr qs = base + (fiveBits ? 48 : 16);
-    Expr q = (byte(qs + (inBlock / 2) * 32 + e) >> cast<uint8_t>((inBlock % 2) * 4)) &
-             cast<uint8_t>(15);
+    Expr q = (byte(qs + (unit / 2) * 32 + e) >> constant((unit % 2) * 4)) & constant(15);
     if (fiveBits)
-      q = q | (((byte(base + 16 + e) >> cast<uint8_t>(inBlock)) & cast<uint8_t>(1)) << 4);
+      q = q | (((byte(base + 16 + e) >> constant(unit)) & constant(1)) << 4);
     return q;
   }
   case BlockFormat::Q6_K: {
-    // A unit is two sub-blocks of 16 (StoredWeight::level's l = e here):
-    // half h = inBlock / 4 of the block, quarter inBlock % 4 of that half.
-    Expr h = inBlock / 4, quarter = inBlock % 4;
-    Expr low = (byte(base + h * 64 + e + (quarter % 2) * 32) >> cast<uint8_t>((quarter / 2) * 4)) &
-               cast<uint8_t>(15);
-    Expr high = (byte(base + 128 + h * 32 + e) >> cast<uint8_t>(quarter * 2)) & cast<uint8_t>(3);
+    // ql[128] low 4 bits, qh[64] high 2 bits. Unit u (sub-blocks 2u and
+    // 2u+1) lies in half h = u/4 of the block, quarter u%4 of that half: the
+    // low bits of value e in ql[64h + e + 32*(quarter&1)] (high nibble for
+    // quarters 2 and 3), the high bits in qh[32h + e] at bit 2*quarter.
+    Expr h = unit / 4, quarter = unit % 4;
+    Expr low =
+        (byte(base + h * 64 + e + (quarter % 2) * 32) >> constant((quarter / 2) * 4)) & constant(15);
+    Expr high = (byte(base + 128 + h * 32 + e) >> constant(quarter * 2)) & constant(3);
     return low | (high << 4);
   }
   }

@@ -80,6 +80,12 @@ public:
   int blocks() const { return blocks_; }
 
 private:
+  /// The stored integer of value `e` (of 32) of unit `unit` of block `b`
+  /// (q8_0's signed byte + 128), computed in `type`: what level() (in
+  /// int32, whose shifts x86 has) and unitLevel() (in bytes) read.
+  Halide::Expr storedLevel(Halide::Expr b, Halide::Expr unit, Halide::Expr e, Halide::Expr n,
+                           Halide::Type type) const;
+  int unitsPerBlock() const;
   Halide::Expr byteAt(Halide::Expr offset, Halide::Expr n) const;
   Halide::Expr halfAt(Halide::Expr offset, Halide::Expr n) const;
 

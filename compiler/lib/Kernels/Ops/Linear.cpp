@@ -34,7 +34,7 @@ void defineIntegerProduct(OpDefinition &d, Value &x, const StoredWeight &sw, int
                           Func affine, Func product) {
   Var c = d.algorithm.col, r = d.algorithm.row, k("k");
   IntegerProduct ip;
-  Var g = ip.group = Var("group"), u = ip.unit = Var("unit"), sb = ip.subBlock = Var("sub_block");
+  Var g = ip.group = Var("group"), u("unit"), sb("sub_block");
   int units = inDim / 32, subBlockSize = sw.subBlockSize();
   bool oneRow = x.shape[0] == 1;
 
