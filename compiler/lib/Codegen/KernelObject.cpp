@@ -1,6 +1,7 @@
 //===- KernelObject.cpp - Kernel bitcode to object code, by LLVM 22 -------===//
 #include "tfm/Codegen/KernelObject.h"
 
+#include "tfm/Codegen/HalfWidening.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -85,6 +86,9 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
     f.removeFnAttr("target-features");
     f.removeFnAttr("tune-cpu");
   }
+  // F16C on x86; AArch64 converts f16 in its base instruction set.
+  if (triple.isAArch64() || llvm::is_contained(llvm::split(*features, ','), "+f16c"))
+    widenHalvesNatively(**module);
 
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);

@@ -69,7 +69,9 @@ Expr StoredWeight::byteAt(Expr offset, Expr n) const {
 /// leaves a signed f32 that is the f16 times 2^-112, subnormals included, so
 /// one multiplication rescales it (the sign rides along). An all-ones
 /// exponent (infinity, NaN) takes an all-ones f32 exponent instead, keeping
-/// the NaN payload.
+/// the NaN payload. Where the target converts f16 itself (F16C, AArch64),
+/// tfmc's back end recognises these operations and emits that one
+/// instruction instead (tfm/Codegen/HalfWidening.h): keep the two in step.
 Expr tfm::kernels::halfBitsToFloat(Expr bits) {
   Expr shifted = cast<int32_t>(reinterpret(Int(16), cast<uint16_t>(bits))) << 13;
   Expr signedMagnitude = shifted & static_cast<int32_t>(0x8fffe000);

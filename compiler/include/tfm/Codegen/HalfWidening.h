@@ -1,0 +1,30 @@
+//===- HalfWidening.h - f16 widening as the CPU's own instruction -*- C++ -*-===//
+//
+// Halide 14 has no f16 arithmetic type on x86, so the kernels widen f16 bits
+// with integer operations (tfm::kernels::halfBitsToFloat): the bits shifted
+// into an f32's place, bits 28..30 cleared, one multiplication by 2^112, and
+// a select that gives infinities and NaN an all-ones exponent. That is about
+// eight instructions for every 16 values, and on Intel cores the
+// multiplication of an f16 subnormal (an f32 subnormal there) takes a
+// microcode assist of a hundred cycles or more. Where the target converts
+// f16 itself (x86's F16C, AArch64), the bitcode's copies of that idiom
+// become one conversion (`fpext half`), which gives the same value for
+// every f16, subnormals, infinities and NaN included.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_CODEGEN_HALFWIDENING_H
+#define TFM_CODEGEN_HALFWIDENING_H
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace tfm {
+
+/// Replaces each widening of f16 bits written as halfBitsToFloat's idiom
+/// in `module` with `fpext half`; returns how many it replaced.
+int widenHalvesNatively(llvm::Module &module);
+
+} // namespace tfm
+
+#endif // TFM_CODEGEN_HALFWIDENING_H
