@@ -198,14 +198,30 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       lin->product.update().split(lin->reduction.x, rest, run,
                                   lanesDividing(rowLength, 2 * ctx.vectorLanes));
     }
-    Var lane("lane");
-    Func partial = lin->product.update().rfactor(run, lane);
-    partial.compute_at(lin->product, a.col).vectorize(lane);
-    partial.update().vectorize(lane);
-    // The lanes summed as a tree of vector adds, not one after another
-    // (a chain of 32 dependent adds per column took a third of the time).
-    lin->product.update().atomic().vectorize(run);
     const StoredWeight &weight = *weightOf(a, *lin).stored;
+    Var lane("lane"), subLane("sub_lane");
+    Stage sums = lin->product.update();
+    if (blockedWeight(*lin) && weight.subBlocks() > 1) {
+      // The k-quants' sub-blocks of 16 or 32 values: one vector of partial
+      // sums per sub-block of a block, so that 8 or 16 independent chains
+      // of FMAs hide their latency (one chain, its next FMA waiting on the
+      // last, ran q6_K's rows at a quarter of the FMA rate).
+      RVar subBlock = lin->reduction.y;
+      Func partial = sums.rfactor({{run, lane}, {subBlock, subLane}});
+      partial.compute_at(lin->product, a.col).vectorize(lane).unroll(subLane);
+      partial.update()
+          .reorder(lane, subLane, lin->reduction.z)
+          .vectorize(lane)
+          .unroll(subLane);
+      sums.atomic().vectorize(run).unroll(subBlock);
+    } else {
+      Func partial = sums.rfactor(run, lane);
+      partial.compute_at(lin->product, a.col).vectorize(lane);
+      partial.update().vectorize(lane);
+      // The lanes summed as a tree of vector adds, not one after another
+      // (a chain of 32 dependent adds per column took a third of the time).
+      sums.atomic().vectorize(run);
+    }
     if (blockedWeight(*lin) && !decodesScalesInline(weight))
       decodeAffineAsVectors(ctx, a, *lin);
   }
