@@ -106,21 +106,17 @@ int lanesDividing(int n, int lanes) {
   return lanes;
 }
 
-/// Whether a matrix-vector product decodes its weight's sub-block
-/// multipliers inside the dot product rather than a row's worth as vectors
-/// first: for formats of one f16 scale per 32-value block (q8_0, q4_0), in
-/// rows of more than 64 blocks. Measured on decode, 2 threads: Llama 2 7B's
-/// q8_0 rows of 128 and 344 blocks ran at 3.1 tok/s so against 2.45 with the
-/// vectors, gathered two bytes at a time; the 110M Llama's rows of 24 and 64
-/// are 5% faster with them, and so are the k-quants' (their 6-bit scales
-/// cost more to unpack one at a time: 7B Q4_K_M 2.2 against 2.0 tok/s).
-bool decodesScalesInline(const StoredWeight &weight) {
-  return weight.subBlocks() == 1 && weight.blocks() > 64;
-}
-
 /// A matrix-vector product's row of sub-block multipliers and offsets
 /// decoded together, as vectors, before its dot product (one at a time
-/// they cost as much as the values).
+/// they cost as much as the values). Its loads reach every cache line of
+/// the row at once, ahead of the dot product: on an Intel Sapphire Rapids
+/// VM, decoding one-scale-per-block formats inside the dot product instead
+/// left its loads waiting on memory one block at a time, and decode of
+/// Llama 2 7B q8_0 ran at 1.14 tok/s against 1.91 with the vectors (the
+/// 110M Llama's q8_0 at 65-72 against 116-121). An AMD Zen 4 VM measured
+/// the other way for 7B's long rows (3.1 inside, 2.45 as vectors), and
+/// the same way for the 110M's; the target string cannot tell the two
+/// apart (both run avx512_sapphirerapids).
 void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value &lin) {
   const StoredWeight &weight = *weightOf(a, lin).stored;
   Func affine = lin.subBlockAffine;
@@ -222,7 +218,7 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       // (a chain of 32 dependent adds per column took a third of the time).
       sums.atomic().vectorize(run);
     }
-    if (blockedWeight(*lin) && !decodesScalesInline(weight))
+    if (blockedWeight(*lin))
       decodeAffineAsVectors(ctx, a, *lin);
   }
 }
