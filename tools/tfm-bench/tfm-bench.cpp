@@ -118,12 +118,16 @@ Expected<Result> bench(const std::string &dir, int depth) {
   std::vector<int32_t> before(context.begin(), context.begin() + depth),
       prompt(context.begin() + depth, context.end());
   std::vector<double> prefillRates, decodeRates;
-  // Run -1 is not timed: it pages in the mapped weights and starts the
-  // thread pool, as llama-bench's warm-up run does.
+  // Run -1 is not timed: it pages in the mapped weights, the cache and the
+  // scratch arena, and starts the thread pool, as llama-bench's warm-up run
+  // does. Like llama-bench, the runs share one session, started afresh
+  // (its cache emptied) before each, so no run pays for first touching
+  // the memory the last one used.
+  auto session = tfm::rt::Session::create(model, weights->pointers);
+  if (!session)
+    return session.takeError();
   for (int run = -1; run < opt.repeats; ++run) {
-    auto session = tfm::rt::Session::create(model, weights->pointers);
-    if (!session)
-      return session.takeError();
+    (*session)->reset();
     if (depth > 0)
       if (Error e = (*session)->prefill(before))
         return std::move(e);

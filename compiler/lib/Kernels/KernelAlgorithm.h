@@ -94,7 +94,7 @@ struct Value {
   std::vector<Halide::Func> rowStats; // norms: per-row statistics (rms_norm:
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
-  Halide::Func activations;           // linear: x [T,K]
+  Halide::Func activations;           // linear: x [T,K], rows past the call clamped (Linear.cpp)
   Halide::Func decodedWeights;        // linear: the weight's values (k, col), or
                                       // (element, sub-block, block, col) for a
                                       // block format
@@ -122,6 +122,9 @@ struct KernelAlgorithm {
   std::vector<int> outputValues;          // value feeding each output
   std::vector<const KernelParam *> outputParams;
   std::map<std::string, Halide::Func> ropeTables; // (pair, row) -> {cos, sin}, by angles
+  /// Activations as products of many rows read them (Ops/Linear.cpp), by
+  /// the activation's name: one for all the products reading it.
+  std::map<std::string, Halide::Func> clampedRows;
 };
 
 /// What an op's define function (OpRegistry.h) works with.

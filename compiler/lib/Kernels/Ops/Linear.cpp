@@ -18,6 +18,26 @@ const Value *tokenRowsInput(const KernelAlgorithm &a) {
   return nullptr;
 }
 
+/// `x` as a product of many rows reads it: a row past the call's reads its
+/// last row, so that a schedule may compute whole vectors and tiles of rows
+/// (the extra ones are never stored). One Func per activation, shared by
+/// every product that reads it, so a schedule can transpose it once.
+Func clampedRows(OpDefinition &d, const Value &x) {
+  Func &clamped = d.algorithm.clampedRows[x.func.name()];
+  if (clamped.defined())
+    return clamped;
+  const Value *rows = tokenRowsInput(d.algorithm);
+  if (!rows)
+    d.fail("a product over many rows needs a token-rows input");
+  int dim = rows->image.dimensions() - 1;
+  Expr first = rows->image.dim(dim).min();
+  Var k("k");
+  clamped = Func(x.func.name() + "_rows");
+  clamped(k, d.algorithm.row) =
+      x.func(k, clamp(d.algorithm.row, first, first + rows->image.dim(dim).extent() - 1));
+  return clamped;
+}
+
 /// x @ W^T with the input quantized to 8 bits in units of 32 values
 /// (IntegerProduct, KernelAlgorithm.h), as llama.cpp's q8_0 activations:
 /// with W's value m * (level - zero point) + offset per sub-block and x's
@@ -30,28 +50,15 @@ const Value *tokenRowsInput(const KernelAlgorithm &a) {
 /// over the units as a vector; many rows sum a unit's pieces of one
 /// multiplier (the whole unit, or q6_K's two sub-blocks of 16) for a vector
 /// of rows at once. The two differ only in the order of float additions.
-void defineIntegerProduct(OpDefinition &d, Value &x, const StoredWeight &sw, int inDim,
-                          Func affine, Func product) {
+void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const StoredWeight &sw,
+                          int inDim, Func affine, Func product) {
   Var c = d.algorithm.col, r = d.algorithm.row, k("k");
   IntegerProduct ip;
   Var g = ip.group = Var("group"), u("unit"), sb("sub_block");
   int units = inDim / 32, subBlockSize = sw.subBlockSize();
-  bool oneRow = x.shape[0] == 1;
 
-  // Many rows: a row past the call's reads its last row, so that a schedule
-  // may compute whole vectors of rows (the extra ones are never stored).
-  // Units, sub-blocks and quads past the row's read its last one too, for
+  // Units, sub-blocks and quads past the row's read its last one, for
   // autoschedulers' shifted tiles.
-  Func input = x.func;
-  if (!oneRow) {
-    input = Func(d.name + "_rows");
-    const Value *rows = tokenRowsInput(d.algorithm);
-    if (!rows)
-      d.fail("8-bit activations over many rows need a token-rows input");
-    int dim = rows->image.dimensions() - 1;
-    Expr first = rows->image.dim(dim).min();
-    input(k, r) = x.func(k, clamp(r, first, first + rows->image.dim(dim).extent() - 1));
-  }
   auto within = [&](Expr i, int count) { return oneRow ? i : clamp(i, 0, count - 1); };
   RDom inUnit(0, 32, d.name + "_in_unit");
   ip.scale = Func(d.name + "_act_scale");
@@ -123,6 +130,8 @@ void defineLinear(OpDefinition &d) {
   Value &x = d.operand(0), &w = d.operand(1);
   int inDim = static_cast<int>(w.shape[1]);
   Var c = d.algorithm.col, r = d.algorithm.row;
+  bool oneRow = x.shape[0] == 1;
+  Func input = oneRow ? x.func : clampedRows(d, x);
   Func product(d.name + "_product");
   RDom over;
   // The weight's decoded values are a Func of their own, so that a schedule
@@ -143,11 +152,11 @@ void defineLinear(OpDefinition &d) {
     over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
     d.result.decodedWeights = decoded;
     if (d.attrs<LinearAttrs>().activationBlock > 0) {
-      defineIntegerProduct(d, x, sw, inDim, affine, product);
+      defineIntegerProduct(d, input, oneRow, sw, inDim, affine, product);
     } else {
       Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
       product(c, r) = 0.0f;
-      product(c, r) += x.func(k, r) * decoded(over.x, over.y, over.z, c);
+      product(c, r) += input(k, r) * decoded(over.x, over.y, over.z, c);
     }
   } else {
     Var k("k");
@@ -155,7 +164,7 @@ void defineLinear(OpDefinition &d) {
     decoded(k, c) = w.func(k, c);
     over = RDom(0, inDim, d.name + "_k");
     product(c, r) = 0.0f;
-    product(c, r) += x.func(over, r) * decoded(over, c);
+    product(c, r) += input(over, r) * decoded(over, c);
     d.result.decodedWeights = decoded;
   }
   Func f(d.name);
@@ -171,7 +180,7 @@ void defineLinear(OpDefinition &d) {
   d.result.func = f;
   d.result.reduction = over;
   d.result.product = product;
-  d.result.activations = x.func;
+  d.result.activations = input;
 }
 
 } // namespace tfm::kernels

@@ -24,6 +24,7 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
       fast("fast-c8", {64, 8, 16}),
       fast("fast-attn8", {64, 6, 8}),
       fast("fast-attn32", {64, 6, 32}),
+      fast("fast-k256", {64, 6, 16, 256}),
       {"plain", schedulePlain},
       {"adams2019", scheduleAdams2019},
       {"li2018", scheduleLi2018},
