@@ -192,7 +192,9 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
 /* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
  * logits go `logits_per_token` floats per token further into the caller's
  * buffer: 0 when only the last token's logits are wanted (the last chunk's
- * overwrite the others), VOCAB when every token's are. */
+ * overwrite the others), VOCAB when every token's are. A chunk of one token
+ * runs the decode kernels: the same computation, where the multi-row
+ * kernels would fill whole tiles of rows for it. */
 static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
                    const int32_t *tokens, int32_t n, int32_t pos, float *logits,
                    int64_t logits_per_token) {
@@ -200,8 +202,8 @@ static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
     return TFM_ERR_CONTEXT;
   for (int32_t done = 0; done < n; done += CHUNK) {
     int32_t T = n - done < CHUNK ? n - done : CHUNK;
-    int rc = run(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T, pos + done,
-                 logits + done * logits_per_token);
+    int rc = (T == 1 ? run_decode : run)(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T,
+                                         pos + done, logits + done * logits_per_token);
     if (rc)
       return rc;
   }

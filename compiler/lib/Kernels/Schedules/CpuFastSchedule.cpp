@@ -375,6 +375,7 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   for (Value *lin : linears) {
     Func prod = lin->product;
     prod.compute_at(out, ro)
+        .bound_extent(a.row, rowTile)
         .bound_storage(a.col, groupCols)
         .bound_storage(a.row, rowTile)
         .store_in(MemoryType::Stack)
@@ -408,6 +409,7 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
           .unroll(rvo)
           .unroll(inTile);
       tile.compute_at(prod, tileOfGroup)
+          .bound_extent(a.row, rowTile)
           .bound_storage(a.col, colTile)
           .bound_storage(a.row, rowTile)
           .store_in(MemoryType::Stack)
