@@ -245,7 +245,12 @@ void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes) {
       .vectorize(yi)
       .unroll(xi)
       .parallel(yo);
+  // A block of constant size on the stack: sized by the tile's extent, it
+  // was a heap allocation per block (a thousand per prefill call).
   block.compute_at(f, xo)
+      .bound_storage(block.args()[0], lanes)
+      .bound_storage(block.args()[1], lanes)
+      .store_in(MemoryType::Stack)
       .vectorize(block.args()[0], lanes, TailStrategy::GuardWithIf)
       .unroll(block.args()[1], lanes, TailStrategy::GuardWithIf);
 }
