@@ -36,7 +36,7 @@ struct CpuFastParams {
   int attentionRows = 16; // query rows per prefill attention task (16 against 1: 1.4 -> 0.8 ms
                           // for GPT-2 Small's 128-token attention)
   int matmulDepth = 128;  // reduction elements per depth block of a prefill matrix product
-  int matmulGroupTiles = 8; // register tiles of columns per prefill matrix product task
+  int matmulGroupTiles = 4; // register tiles of columns per prefill matrix product task
 };
 
 /// Vectorised and multi-threaded for CPUs: tiled matrix-vector products for
