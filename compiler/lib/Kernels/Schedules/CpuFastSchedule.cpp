@@ -92,14 +92,6 @@ bool decodesWeight(const KernelAlgorithm &a, const Value &linear) {
 /// reduction is then element, sub-block, block: StoredWeight.h).
 bool blockedWeight(const Value &linear) { return linear.reduction.dimensions() > 1; }
 
-/// The loops of a projection's reduction, innermost first.
-std::vector<VarOrRVar> reductionLoops(const Value &linear) {
-  std::vector<VarOrRVar> loops;
-  for (int i = 0; i < linear.reduction.dimensions(); ++i)
-    loops.push_back(linear.reduction[i]);
-  return loops;
-}
-
 /// Largest count of lanes <= `lanes` that divides `n`, so reductions need no
 /// guarded tail.
 int lanesDividing(int n, int lanes) {
@@ -215,11 +207,10 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       // a sum across lanes per chain (16 for q6_K) cost more instructions
       // than the row's dot product itself.
       Var lanesOfChains("lanes_of_chains");
-      Stage chains = lin->product.update();
-      Func summedChains = chains.rfactor(run, lanesOfChains);
+      Func summedChains = sums.rfactor(run, lanesOfChains);
       summedChains.compute_at(lin->product, a.col).vectorize(lanesOfChains);
       summedChains.update().vectorize(lanesOfChains).unroll(subBlock);
-      lin->product.update().atomic().vectorize(run);
+      sums.atomic().vectorize(run);
     } else {
       Func partial = sums.rfactor(run, lane);
       partial.compute_at(lin->product, a.col).vectorize(lane);
@@ -378,18 +369,19 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
     out.split(ri, rvo, rvi, lanes, TailStrategy::GuardWithIf)
         .reorder(rvi, rvo, ci, ro, co)
         .vectorize(rvi);
-  else if (groupTiles > 1) // a row's columns at a time: rows lie a whole row stride apart
+  else { // a row's columns at a time: rows lie a whole row stride apart
     out.reorder(ci, ri, ro, co).vectorize(ci);
-  else
-    out.reorder(ci, ri, ro, co).vectorize(ci).unroll(ri);
+    if (groupTiles == 1) // one tile's few columns: its rows unrolled too
+      out.unroll(ri);
+  }
 
   // Activations are read transposed, a vector of rows per reduction step
   // (transposeActivations). Every tile computes its whole tile of rows,
   // the last one too (bound_extent): rows past the call's read its last row
   // (Ops/Linear.cpp), and the output stores only the call's. A last tile of
   // the call's rows alone, of a variable extent, ran with its accumulators
-  // in memory, and a tail of under 16 rows with a scalar row loop (one
-  // token's prefill of the 110M Llama took 580 ms, now 80).
+  // in memory, and a tail of under 16 rows with a scalar row loop (a
+  // 3-token prefill of the 110M Llama in q8_0 took 566 ms, now 79).
   for (Value *lin : linears) {
     Func prod = lin->product;
     prod.compute_at(out, ro)
