@@ -2,6 +2,7 @@
 #include "tfm/Codegen/KernelObject.h"
 
 #include "tfm/Codegen/HalfWidening.h"
+#include "tfm/Codegen/PrefetchLocality.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -90,6 +91,7 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
   if (triple.isAArch64() || llvm::is_contained(llvm::split(*features, ','), "+f16c"))
     widenHalvesNatively(**module);
 
+  prefetchIntoAllCacheLevels(**module);
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)

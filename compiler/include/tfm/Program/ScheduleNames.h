@@ -22,10 +22,11 @@ struct ScheduleName {
 /// named in the entry: columns per matrix-vector task (mv), columns of the
 /// prefill matrix product's register tile (c; its rows fill the remaining
 /// registers), query rows per prefill attention task (attn), reduction
-/// elements per depth block of a prefill matrix product (k). tfmc --tune
+/// elements per depth block of a prefill matrix product (k), bytes a
+/// matrix-vector product prefetches its weights ahead (pf). tfmc --tune
 /// chooses among them per kernel.
 inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv64, c6, attn16, k128"},
+    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv64, c6, attn16, k128, pf4k"},
     {"fast-mv32", "fast with 32 columns per matrix-vector task"},
     {"fast-mv128", "fast with 128 columns per matrix-vector task"},
     {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
@@ -33,6 +34,8 @@ inline constexpr ScheduleName kScheduleNames[] = {
     {"fast-attn8", "fast with 8 query rows per prefill attention task"},
     {"fast-attn32", "fast with 32 query rows per prefill attention task"},
     {"fast-k256", "fast with prefill matrix products summed in depth blocks of 256"},
+    {"fast-pf0", "fast without software prefetches of matrix-vector weights"},
+    {"fast-pf8k", "fast with matrix-vector weights prefetched 8 KiB (and two rows) ahead"},
     {"plain", "every op at the root in serial scalar loops: obviously right"},
     {"adams2019", "Halide's Adams2019 autoscheduler: beam search over a learned cost model"},
     {"li2018", "Halide's Li2018 autoscheduler: greedy, for reductions and their gradients"},

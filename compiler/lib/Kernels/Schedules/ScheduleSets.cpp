@@ -25,6 +25,8 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
       fast("fast-attn8", {64, 6, 8}),
       fast("fast-attn32", {64, 6, 32}),
       fast("fast-k256", {64, 6, 16, 256}),
+      fast("fast-pf0", {64, 6, 16, 128, 4, 0}),
+      fast("fast-pf8k", {64, 6, 16, 128, 4, 8192}),
       {"plain", schedulePlain},
       {"adams2019", scheduleAdams2019},
       {"li2018", scheduleLi2018},
