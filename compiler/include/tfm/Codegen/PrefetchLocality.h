@@ -5,9 +5,9 @@
 // prefetches a matrix-vector product's weights a few KiB ahead of its reads
 // (CpuFastSchedule.cpp, prefetchWeightAhead). On an Intel Sapphire Rapids VM
 // the 110M Llama's q8_0 decode ran at 80 tok/s with those prefetches as
-// prefetchnta, 134 with none and 195 with prefetcht0: a non-temporal line
-// is filled into L1 only, and the next prefetches evicted it before the
-// dot product reached it. The back end therefore gives each prefetch the
+// prefetchnta, 134 with none and 195 with prefetcht0, and a C loop over the
+// same weights slowed down with prefetchnta too (perf put the time on the
+// prefetches themselves). The back end therefore gives each prefetch the
 // highest locality (prefetcht0; AArch64's PLDL1KEEP).
 //
 //===----------------------------------------------------------------------===//

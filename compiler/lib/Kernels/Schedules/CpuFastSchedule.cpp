@@ -110,8 +110,13 @@ int lanesDividing(int n, int lanes) {
 /// read 7.2 GB/s per core without prefetches and 18 with one per block
 /// 6.5 KiB ahead, the rate it reaches with the weights in L2. Decode with
 /// 4 KiB (tfm-bench --rates, 3 runs): 110M q8_0 122 -> 168 tok/s, f16 78 ->
-/// 100, Q4_K_M 148 -> 188; Llama 2 7B q8_0 2.3 -> 2.55, and 3.1 at two rows
-/// (8.5 KiB) ahead. The back end makes them prefetcht0: PrefetchLocality.h.
+/// 100, Q4_K_M 148 -> 188; Llama 2 7B q8_0 2.3 -> 2.55. Its file cached in
+/// 2 MiB pages, 7B ran at 2.9 with 4 KiB and 3.05 with two of its rows
+/// (8.5 KiB). Halide 14 steps through a prefetched region 64 elements at a
+/// time, not 64 bytes: each iteration here reads one line or less of
+/// 16-bit elements (a run of 32), or whole lines of bytes (blocks), so
+/// every line is prefetched. The back end makes them prefetcht0
+/// (PrefetchLocality.h).
 void prefetchWeightAhead(Stage stage, const KernelAlgorithm &a, const Value &lin, VarOrRVar loop,
                          int iterationsPerRow, int bytesAhead) {
   if (bytesAhead <= 0)
