@@ -6,6 +6,8 @@
 //    is a matrix-vector product: blocks of output columns run in parallel,
 //    each column a contiguous dot product that LLVM vectorises with several
 //    accumulators (measured faster than an explicit rfactor over lanes);
+//    a weight decoded as it is read (f16, bf16, blocks) is prefetched a few
+//    KiB ahead of the dot product, which memory latency otherwise stalls;
 //  * a projection feeding token rows (prefill) is a matrix product tiled in
 //    registers: a few output columns by a few vectors of rows, each step
 //    a vector of rows of the activations (transposed once per call) times
