@@ -9,7 +9,12 @@ using namespace tfm::kernels;
 
 namespace {
 
-ScheduleSet fast(const char *name, CpuFastParams params) {
+/// The fast schedule with at most one parameter changed from its default;
+/// the others follow the defaults wherever they move.
+ScheduleSet fast(const char *name, int CpuFastParams::*param = nullptr, int value = 0) {
+  CpuFastParams params;
+  if (param)
+    params.*param = value;
   return {name, [params](ScheduleContext &ctx) { scheduleCpuFast(ctx, params); }};
 }
 
@@ -17,16 +22,16 @@ ScheduleSet fast(const char *name, CpuFastParams params) {
 
 const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
   static const std::vector<ScheduleSet> sets = {
-      fast("fast", {}),
-      fast("fast-mv32", {32, 6, 16}),
-      fast("fast-mv128", {128, 6, 16}),
-      fast("fast-c4", {64, 4, 16}),
-      fast("fast-c8", {64, 8, 16}),
-      fast("fast-attn8", {64, 6, 8}),
-      fast("fast-attn32", {64, 6, 32}),
-      fast("fast-k256", {64, 6, 16, 256}),
-      fast("fast-pf0", {64, 6, 16, 128, 4, 0}),
-      fast("fast-pf8k", {64, 6, 16, 128, 4, 8192}),
+      fast("fast"),
+      fast("fast-mv32", &CpuFastParams::matvecColumns, 32),
+      fast("fast-mv128", &CpuFastParams::matvecColumns, 128),
+      fast("fast-c4", &CpuFastParams::matmulColumns, 4),
+      fast("fast-c8", &CpuFastParams::matmulColumns, 8),
+      fast("fast-attn8", &CpuFastParams::attentionRows, 8),
+      fast("fast-attn32", &CpuFastParams::attentionRows, 32),
+      fast("fast-k256", &CpuFastParams::matmulDepth, 256),
+      fast("fast-pf0", &CpuFastParams::prefetchBytes, 0),
+      fast("fast-pf8k", &CpuFastParams::prefetchBytes, 8192),
       {"plain", schedulePlain},
       {"adams2019", scheduleAdams2019},
       {"li2018", scheduleLi2018},
