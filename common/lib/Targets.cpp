@@ -7,6 +7,11 @@
 
 #include <initializer_list>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace tfm;
 
 namespace {
@@ -20,9 +25,10 @@ llvm::Error failure(const std::string &message) {
 /// instructions the kernels may use for it: LLVM 22 compiles them with
 /// exactly these (tfm/Codegen/KernelObject.h). Halide's Sapphire Rapids is
 /// its documented set, Cannon Lake's with AVX-512 VNNI and BF16, which
-/// AMD's Zen 4 has too; Halide's AMX tiles would need amx-* as well, and no
-/// schedule asks for them. Ordered so that resolving `host` lists them as
-/// Halide prints them.
+/// AMD's Zen 4 has too. amx_int8 is tfmc's own, not Halide's: the int8
+/// tiles of Intel's Sapphire Rapids, which the schedules use only when
+/// it is named (tfm/Kernels/KernelCompiler.h hands Halide the rest). Ordered
+/// so that resolving `host` lists them as Halide prints them, amx_int8 last.
 struct CpuFeature {
   const char *arch; // Halide's architecture name
   const char *name;
@@ -46,6 +52,7 @@ const CpuFeature kCpuFeatures[] = {
      "avx512_sapphirerapids",
      {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
       "avx512bf16", "avx512vnni"}},
+    {"x86", "amx_int8", {"amx-tile", "amx-int8"}},
     {"arm", "arm_dot_prod", {"dotprod"}},
     {"arm", "arm_fp16", {"fullfp16"}},
     // Not an instruction set: Halide's profiler (tfmc --profile), which
@@ -95,6 +102,18 @@ std::string hostBase() {
   return "x86-64-linux";
 }
 
+/// Asks Linux for AMX's tile data for this process (arch_prctl
+/// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): once granted, every thread
+/// of the process may use the tiles.
+bool amxTilesPermitted() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 std::string hostTarget() {
   std::string target = hostBase();
   // A copy: `target` grows below and would leave a StringRef into it dangling.
@@ -128,6 +147,10 @@ llvm::StringMap<bool> tfm::hostCpuFeatures() {
   llvm::StringMap<bool> features;
   for (const auto &entry : llvm::sys::getHostCPUFeatures())
     features[entry.getKey()] = entry.getValue();
+  // Linux hands a process AMX's tile state only when asked: a CPU with AMX
+  // whose kernel refuses counts as one without.
+  if (features.lookup("amx-tile") && !amxTilesPermitted())
+    features["amx-tile"] = features["amx-int8"] = false;
   return features;
 }
 
@@ -147,11 +170,17 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
     return failure("target '" + nameOrTarget.str() + "': found '" + arch.str() + "-" +
                    bits.str() + "-" + os.str() +
                    "', expected x86-64-linux or arm-64-linux (64-bit Linux)");
-  for (llvm::StringRef feature : llvm::ArrayRef(parts).drop_front(3))
+  llvm::ArrayRef<llvm::StringRef> features = llvm::ArrayRef(parts).drop_front(3);
+  for (llvm::StringRef feature : features)
     if (!findFeature(arch, feature))
       return failure("target '" + nameOrTarget.str() + "': unknown " + arch.str() +
                      " feature '" + feature.str() + "'; known: " +
                      llvm::join(knownFeatures(arch), ", "));
+  // Halide emits tile operations for its Sapphire Rapids alone.
+  if (llvm::is_contained(features, "amx_int8") &&
+      !llvm::is_contained(features, "avx512_sapphirerapids"))
+    return failure("target '" + nameOrTarget.str() +
+                   "': amx_int8 needs avx512_sapphirerapids, which it lacks");
   return nameOrTarget.str();
 }
 

@@ -38,7 +38,9 @@ std::string cString(const std::string &text) {
 std::string bufferFor(const Program &p, const KernelParam &param, const Binding &b, int slot) {
   std::ostringstream e;
   int64_t cols = param.type.storedRowLength(param.shape.back());
-  std::string type = param.type.block ? "U8" : param.type.plain == DType::I32 ? "I32"
+  // As tfm::kernels::storedElementType: q8_0's blocks are signed bytes.
+  std::string type = param.type.block ? (*param.type.block == BlockFormat::Q8_0 ? "I8" : "U8")
+                     : param.type.plain == DType::I32                         ? "I32"
                      : param.type.plain == DType::F16                         ? "F16"
                      : param.type.plain == DType::BF16                        ? "BF16"
                                                                               : "F32";
@@ -148,6 +150,7 @@ static const struct halide_type_t I32 = {halide_type_int, 32, 1};
 static const struct halide_type_t F16 = {halide_type_float, 16, 1};
 static const struct halide_type_t BF16 = {halide_type_bfloat, 16, 1};
 static const struct halide_type_t U8 = {halide_type_uint, 8, 1};
+static const struct halide_type_t I8 = {halide_type_int, 8, 1};
 
 static halide_buffer_t *view1(halide_buffer_t *b, halide_dimension_t *d, const void *host,
                               struct halide_type_t t, int32_t min0, int32_t ext0) {

@@ -1,6 +1,7 @@
 //===- KernelObject.cpp - Kernel bitcode to object code, by LLVM 22 -------===//
 #include "tfm/Codegen/KernelObject.h"
 
+#include "tfm/Codegen/AmxTileDepth.h"
 #include "tfm/Codegen/HalfWidening.h"
 #include "tfm/Codegen/PrefetchLocality.h"
 #include "tfm/common/Targets.h"
@@ -92,6 +93,8 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
     widenHalvesNatively(**module);
 
   prefetchIntoAllCacheLevels(**module);
+  if (llvm::is_contained(llvm::split(*features, ','), "+amx-int8"))
+    deepenAmxTileProducts(**module);
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)

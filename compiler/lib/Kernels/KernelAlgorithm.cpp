@@ -139,8 +139,9 @@ private:
 
 } // namespace
 
-KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel) {
+KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, bool amxInt8) {
   KernelAlgorithm a;
+  a.amxInt8 = amxInt8;
   Builder(kernel, a).build();
   return a;
 }

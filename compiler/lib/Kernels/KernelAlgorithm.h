@@ -79,6 +79,10 @@ struct IntegerProduct {
   Halide::Func pieceDot;   // (piece, col, row, unit): the piece's levels times bytes, int32
   Halide::RDom inPiece;    // (j, group of the piece)
   Halide::RDom overPieces; // (piece of a unit, unit)
+  /// Many rows of q8_0 with AMX tiles: pieceDot multiplies the weight's
+  /// signed bytes (StoredWeight::signedUnitLevel), and there are no
+  /// offsets (offsetTerms, offsets and overSubBlocks are undefined).
+  bool signedLevels = false;
 };
 
 /// One value of the kernel: a parameter or an op result.
@@ -115,6 +119,9 @@ struct Value {
 };
 
 struct KernelAlgorithm {
+  /// The target multiplies int8 tiles (AMX, tfm/common/Targets.h's
+  /// amx_int8): products of many rows of q8_0 take the form it needs.
+  bool amxInt8 = false;
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order
   std::vector<Value> values;              // params first, then op results
@@ -145,9 +152,9 @@ struct OpDefinition {
 /// (exposed for its test).
 Halide::Expr erfFloat(Halide::Expr x);
 
-/// Builds the algorithm. Throws std::runtime_error naming the kernel and op
-/// on malformed input.
-KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel);
+/// Builds the algorithm for a target with AMX's int8 tiles or without.
+/// Throws std::runtime_error naming the kernel and op on malformed input.
+KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, bool amxInt8);
 
 } // namespace tfm::kernels
 

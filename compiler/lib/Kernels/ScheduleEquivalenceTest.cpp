@@ -29,6 +29,11 @@
 #include <optional>
 #include <random>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace tfm;
 using namespace tfm::kernels;
 
@@ -350,13 +355,27 @@ Halide::Target jitTarget() {
   return target;
 }
 
+/// Whether this CPU multiplies AMX int8 tiles and Linux lets this process
+/// use them (tfm/common/Targets.h's amx_int8, which asks the same way).
+bool amxInt8Usable() {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  bool tiles = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 24)) &&
+               (edx & (1u << 25));
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return tiles && syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 /// Runs `k` under schedule `set` and returns every parameter's contents;
 /// nothing, with a failure naming the kernel and schedule, if Halide refuses
 /// the schedule, so that every other schedule is still checked.
 std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int rows,
-                           const Fill &fill = {}) {
+                           const Fill &fill = {}, bool amxInt8 = false) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
-  KernelAlgorithm a = buildKernelAlgorithm(k);
+  KernelAlgorithm a = buildKernelAlgorithm(k, amxInt8);
   Halide::Target target = jitTarget();
   int input = 0;
   std::vector<Halide::Buffer<>> outs;
@@ -421,9 +440,11 @@ using Reference = std::function<double(const Buffers &, int row, int col)>;
 
 /// Runs a kernel with one 2-D output under every schedule set and checks
 /// every element against `reference` within `rel` relative plus `abs`
-/// absolute error (sums that cancel leave an error relative to their terms).
+/// absolute error (sums that cancel leave an error relative to their terms),
+/// built for a target with AMX's int8 tiles if `amxInt8`.
 void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference &reference,
-                            double rel, double abs, const Fill &fill = {}) {
+                            double rel, double abs, const Fill &fill = {},
+                            bool amxInt8 = false) {
   int out = -1;
   for (size_t i = 0; i < k.params.size(); ++i)
     if (k.params[i].isOutput)
@@ -432,7 +453,7 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
   const KernelParam &p = k.params[out];
   int outRows = p.tokenRows ? rows : int(p.shape[0]), cols = int(p.shape[1]);
   for (const ScheduleSet &s : scheduleSets()) {
-    std::optional<Buffers> got = run(k, s, pos, rows, fill);
+    std::optional<Buffers> got = run(k, s, pos, rows, fill, amxInt8);
     if (!got)
       continue;
     const Buffers &b = *got;
@@ -692,7 +713,7 @@ TEST(TypedWeights, LinearDecodesEveryType) {
 // scale = largest |x| of the 32 / 127, as the op defines it; the units
 // are computed here in float as the kernel does (x * (1 / scale), rounded
 // to nearest even), so that no value lands on the other side of a tie.
-TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
+void expectIntegerActivationsMatchTheirDefinition(bool amxInt8) {
   constexpr int kN = 40, kK = 512;
   for (const char *name : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"})
     for (int64_t rows : {int64_t(1), kDynamicRows}) {
@@ -714,8 +735,20 @@ TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
         return sum;
       };
       SCOPED_TRACE(std::string(name) + (rows == 1 ? " one row" : " rows"));
-      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5);
+      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amxInt8);
     }
+}
+
+TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
+  expectIntegerActivationsMatchTheirDefinition(false);
+}
+
+// The same, built for AMX: q8_0's prefill products multiply signed bytes
+// in tiles (tdpbssd), with 70 rows and 40 columns leaving partial tiles.
+TEST(TypedWeights, IntegerActivationsMatchTheirDefinitionInAmxTiles) {
+  if (!amxInt8Usable())
+    GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";
+  expectIntegerActivationsMatchTheirDefinition(true);
 }
 
 TEST(TypedWeights, EmbeddingDecodesRows) {

@@ -14,8 +14,10 @@ using namespace tfm;
 using namespace tfm::kernels;
 
 Type tfm::kernels::storedElementType(const ElementEncoding &encoding) {
+  // q8_0's levels are signed bytes: AMX's tile product (tdpbssd) matches
+  // only a load of Int(8), never a reinterpreted UInt(8).
   if (encoding.block)
-    return UInt(8);
+    return *encoding.block == BlockFormat::Q8_0 ? Int(8) : UInt(8);
   switch (encoding.plain) {
   case DType::F16:
     return Float(16);
@@ -58,8 +60,13 @@ StoredWeight::StoredWeight(ImageParam image, ElementEncoding encoding, int rowLe
   blocks_ = rowLength / static_cast<int>(layout.blockElements);
 }
 
+Expr StoredWeight::unsignedByte(Expr offset, Expr n) const {
+  Expr stored = image_(offset, n);
+  return stored.type() == UInt(8) ? stored : cast<uint8_t>(stored);
+}
+
 Expr StoredWeight::byteAt(Expr offset, Expr n) const {
-  return cast<int32_t>(image_(offset, n));
+  return cast<int32_t>(unsignedByte(offset, n));
 }
 
 /// Halide 14 emulates f16 casts with about fifteen integer operations, even
@@ -82,8 +89,8 @@ Expr tfm::kernels::halfBitsToFloat(Expr bits) {
 
 /// An f16 stored little-endian at `offset` (a block's scale).
 Expr StoredWeight::halfAt(Expr offset, Expr n) const {
-  return halfBitsToFloat(cast<uint16_t>(image_(offset, n)) |
-                         (cast<uint16_t>(image_(offset + 1, n)) << 8));
+  return halfBitsToFloat(cast<uint16_t>(unsignedByte(offset, n)) |
+                         (cast<uint16_t>(unsignedByte(offset + 1, n)) << 8));
 }
 
 Expr StoredWeight::at(Expr k, Expr n) const {
@@ -128,7 +135,7 @@ Expr StoredWeight::affine(int i, Expr b, Expr s, Expr n) const {
     return -halfAt(base + 2, n) * cast<float>(select(s < 4, low, high));
   }
   case BlockFormat::Q6_K: // int8 scales[16] at 192, f16 d at 208
-    return halfAt(base + 208, n) * cast<float>(reinterpret(Int(8), image_(base + 192 + s, n)));
+    return halfAt(base + 208, n) * cast<float>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
   }
   throw std::logic_error("unhandled block format");
 }
@@ -183,11 +190,24 @@ Expr StoredWeight::unitLevel(Expr unit, Expr group, Expr j, Expr n) const {
   return storedLevel(unitBlock(unit), unit % unitsPerBlock(), group * 4 + j, n, UInt(8));
 }
 
+bool StoredWeight::hasSignedLevels() const {
+  return isBlocked() && *encoding_.block == BlockFormat::Q8_0;
+}
+
+Expr StoredWeight::signedUnitLevel(Expr unit, Expr group, Expr j, Expr n) const {
+  if (!hasSignedLevels())
+    throw std::logic_error("weight " + image_.name() + ": " +
+                           blockLayout(*encoding_.block).name + " has no signed levels");
+  // f16 d, then int8 q[32]: one unit per block.
+  int blockBytes = static_cast<int>(blockLayout(BlockFormat::Q8_0).blockBytes);
+  return image_(unitBlock(unit) * blockBytes + 2 + group * 4 + j, n);
+}
+
 Expr StoredWeight::storedLevel(Expr b, Expr unit, Expr e, Expr n, Type type) const {
   // Per format, so that a unit's 32 bytes are one dense load.
   const BlockLayout &layout = blockLayout(*encoding_.block);
   Expr base = b * static_cast<int>(layout.blockBytes);
-  auto byte = [&](Expr offset) { return cast(type, image_(offset, n)); };
+  auto byte = [&](Expr offset) { return cast(type, unsignedByte(offset, n)); };
   auto constant = [&](Expr v) { return cast(type, v); };
   switch (*encoding_.block) {
   case BlockFormat::Q8_0: // f16 d, int8 q[32]: the signed byte + 128

@@ -26,7 +26,8 @@
 namespace tfm::kernels {
 
 /// The element type of the buffer holding values of `encoding`: f32, f16,
-/// bf16, or bytes (u8) for a block format.
+/// bf16, or bytes for a block format (i8 for q8_0, whose levels are signed
+/// bytes; u8 for the others).
 Halide::Type storedElementType(const ElementEncoding &encoding);
 
 /// The f32 value of the f16 whose bits `bits` (u16) holds, exactly.
@@ -68,6 +69,11 @@ public:
   Halide::Expr unitLevel(Halide::Expr unit, Halide::Expr group, Halide::Expr j,
                          Halide::Expr n) const;
   int levelZeroPoint() const;
+  /// q8_0 only: its level as the signed byte it is stored as (an Int(8)
+  /// load, level() without the offset), for products of two signed bytes.
+  bool hasSignedLevels() const;
+  Halide::Expr signedUnitLevel(Halide::Expr unit, Halide::Expr group, Halide::Expr j,
+                               Halide::Expr n) const;
   /// The sub-block (within its block) and block of value 4 * group of a
   /// unit: a unit lies in one sub-block of 32, or spans two of 16.
   Halide::Expr unitSubBlock(Halide::Expr unit, Halide::Expr group) const;
@@ -86,6 +92,8 @@ private:
   Halide::Expr storedLevel(Halide::Expr b, Halide::Expr unit, Halide::Expr e, Halide::Expr n,
                            Halide::Type type) const;
   int unitsPerBlock() const;
+  /// The stored byte at `offset`, as UInt(8) whatever the image's type.
+  Halide::Expr unsignedByte(Halide::Expr offset, Halide::Expr n) const;
   Halide::Expr byteAt(Halide::Expr offset, Halide::Expr n) const;
   Halide::Expr halfAt(Halide::Expr offset, Halide::Expr n) const;
 

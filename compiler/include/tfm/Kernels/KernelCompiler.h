@@ -21,8 +21,9 @@
 namespace tfm {
 
 /// Compiles one kernel with its schedule (kernel.schedule, a name of
-/// tfm/Program/ScheduleNames.h) for `target`, an explicit Halide target
-/// string (tfm/common/Targets.h), into the bitcode file `bitcodePath`.
+/// tfm/Program/ScheduleNames.h) for `target`, an explicit target string
+/// (tfm/common/Targets.h: Halide's, with amx_int8 besides), into the
+/// bitcode file `bitcodePath`.
 bool compileKernel(const Kernel &kernel, const std::string &target,
                    const std::string &bitcodePath, std::string &error);
 

@@ -46,6 +46,9 @@ Func clampedRows(OpDefinition &d, const Value &x) {
 ///             + sum_sub-blocks (offset - zero point * m) * scale * sum bytes.
 /// The level * byte sums are integer dot products of unsigned and signed
 /// bytes, four at a time: AVX-512 VNNI's vpdpbusd where the target has it.
+/// Many rows of q8_0 on a target with AMX tiles take its levels as the
+/// signed bytes they are stored as instead (zero point 0, so no offset
+/// term): AMX multiplies signed by signed (tdpbssd).
 /// One row sums each unit's 8 groups of 4 as 8 lanes, scaled and summed
 /// over the units as a vector; many rows sum a unit's pieces of one
 /// multiplier (the whole unit, or q6_K's two sub-blocks of 16) for a vector
@@ -67,22 +70,31 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   ip.quantized = Func(d.name + "_act_bytes");
   ip.quantized(k, r) = cast<int8_t>(
       clamp(round(input(k, r) * select(scale > 0.0f, 1.0f / scale, 0.0f)), -127.0f, 127.0f));
-  RDom inSubBlock(0, subBlockSize, d.name + "_in_sub_block");
-  ip.offsetTerms = Func(d.name + "_act_sums");
-  Expr subBlock = within(sb, inDim / subBlockSize);
-  ip.offsetTerms(sb, r) =
-      ip.scale(subBlock * subBlockSize / 32, r) *
-      cast<float>(sum(cast<int32_t>(ip.quantized(subBlock * subBlockSize + inSubBlock, r))));
+  // Many rows of q8_0 on a target with AMX: its signed levels times the
+  // signed bytes (tdpbssd), so no offset term.
+  ip.signedLevels = !oneRow && d.algorithm.amxInt8 && sw.hasSignedLevels();
+  if (!ip.signedLevels) {
+    RDom inSubBlock(0, subBlockSize, d.name + "_in_sub_block");
+    ip.offsetTerms = Func(d.name + "_act_sums");
+    Expr subBlock = within(sb, inDim / subBlockSize);
+    ip.offsetTerms(sb, r) =
+        ip.scale(subBlock * subBlockSize / 32, r) *
+        cast<float>(sum(cast<int32_t>(ip.quantized(subBlock * subBlockSize + inSubBlock, r))));
 
-  Expr inBlock = sb % sw.subBlocks(), block = sb / sw.subBlocks();
-  Expr offset = -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
-  if (sw.affineCount() == 2)
-    offset += affine(1, inBlock, block, c);
-  ip.offsets = Func(d.name + "_offsets");
-  ip.offsets(sb, c) = offset;
-  ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
+    Expr inBlock = sb % sw.subBlocks(), block = sb / sw.subBlocks();
+    Expr offset = -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
+    if (sw.affineCount() == 2)
+      offset += affine(1, inBlock, block, c);
+    ip.offsets = Func(d.name + "_offsets");
+    ip.offsets(sb, c) = offset;
+    ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
+  }
 
   auto levelTimesByte = [&](Expr unit, Expr group, Expr j, Expr byte) {
+    // Halide 14 finds AMX's product only as an Int(8) load widened to
+    // int32 times another Int(8) load.
+    if (ip.signedLevels)
+      return cast<int32_t>(sw.signedUnitLevel(unit, group, j, c)) * cast<int32_t>(byte);
     return cast<int32_t>(cast<int16_t>(sw.unitLevel(unit, group, j, c)) * cast<int16_t>(byte));
   };
   product(c, r) = 0.0f;
@@ -120,7 +132,8 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
                      (affine(0, sw.unitSubBlock(unit, p * pieceGroups), sw.unitBlock(unit), c) *
                       ip.scale(unit, r));
   }
-  product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
+  if (!ip.signedLevels)
+    product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
   d.result.integer = ip;
 }
 

@@ -1,0 +1,170 @@
+//===- AmxTileDepthTest.cpp - AMX chains folded, and only where they may --===//
+//
+// A q8_0 unit's product as Halide 14 leaves it in a prefill kernel's
+// bitcode (CpuFastSchedule.cpp, scheduleAmxTileDot): 8 tdpbssd of 4 bytes,
+// each loading a 16 x 4 tile of weights at a 32-bit index sign-extended
+// into the address and a 1 x 64 tile of activation quads at `(8 * unit |
+// j) * stride`. Folded, it is one tdpbssd of 32 bytes; on a CPU with AMX
+// both forms are compiled by LLVM 22's JIT and give the same sums.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Codegen/AmxTileDepth.h"
+#include "tfm/common/Targets.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// How the chain's steps lie in a test function.
+struct Chain {
+  const char *name;
+  int uneven = -1;      // from this step on, the activations lie one row further on
+  int storeBefore = -1; // a store to the activations right before this step
+};
+
+/// @name(w, x, stride, unit, wbase, out): out (16 x 16 int32) = the unit's
+/// 8 steps of w's rows (2176 bytes apart, 4 bytes each from wbase + 4j)
+/// times x's quads (stride bytes apart).
+std::string chainFunction(const Chain &c) {
+  std::ostringstream ir;
+  ir << "define void @" << c.name
+     << "(ptr %w, ptr %x, i64 %stride, i64 %unit, i32 %wbase, ptr %out) {\n"
+     << "  %u8 = shl nsw i64 %unit, 3\n"
+     << "  %acc0 = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)\n";
+  for (int j = 0; j < 8; ++j) {
+    ir << "  %wi" << j << " = add i32 %wbase, " << 4 * j << "\n"
+       << "  %wx" << j << " = sext i32 %wi" << j << " to i64\n"
+       << "  %wp" << j << " = getelementptr i8, ptr %w, i64 %wx" << j << "\n"
+       << "  %a" << j << " = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 4, ptr %wp"
+       << j << ", i64 2176)\n"
+       << "  %q" << j << " = or i64 %u8, " << j << "\n"
+       << "  %xr" << j << " = mul nsw i64 %q" << j << ", %stride\n";
+    if (c.uneven >= 0 && j >= c.uneven)
+      ir << "  %xo" << j << " = add nsw i64 %xr" << j << ", %stride\n";
+    else
+      ir << "  %xo" << j << " = add nsw i64 %xr" << j << ", 0\n";
+    ir << "  %xp" << j << " = getelementptr i8, ptr %x, i64 %xo" << j << "\n";
+    if (j == c.storeBefore)
+      ir << "  store i8 1, ptr %x\n";
+    ir << "  %b" << j << " = call x86_amx @llvm.x86.tileloadd64.internal(i16 1, i16 64, ptr %xp"
+       << j << ", i64 16)\n"
+       << "  %acc" << j + 1
+       << " = call x86_amx @llvm.x86.tdpbssd.internal(i16 16, i16 64, i16 4, x86_amx %acc" << j
+       << ", x86_amx %a" << j << ", x86_amx %b" << j << ")\n";
+  }
+  ir << "  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx "
+        "%acc8)\n  ret void\n}\n";
+  return ir.str();
+}
+
+const Chain kChains[] = {{"unit_dot"}, {"uneven_rows", 5}, {"store_between", -1, 4}};
+
+std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
+  std::string ir = "target triple = \"x86_64-unknown-linux-gnu\"\n";
+  for (const Chain &c : kChains)
+    ir += chainFunction(c);
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(ir, error, context);
+  if (!module)
+    ADD_FAILURE() << "the test's IR does not parse: " << error.getMessage().str();
+  return module;
+}
+
+/// The depth (bytes) of each tdpbssd of `function`, in order.
+std::vector<int64_t> productDepths(const llvm::Module &module, llvm::StringRef function) {
+  std::vector<int64_t> depths;
+  for (const llvm::Instruction &inst : llvm::instructions(*module.getFunction(function)))
+    if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst))
+      if (call->getIntrinsicID() == llvm::Intrinsic::x86_tdpbssd_internal)
+        depths.push_back(llvm::cast<llvm::ConstantInt>(call->getArgOperand(2))->getSExtValue());
+  return depths;
+}
+
+TEST(AmxTileDepth, FoldsEachChainItCanProve) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = parseChains(context);
+  ASSERT_TRUE(module);
+  // unit_dot: 8 steps into 1, each fold removing 3 instructions a step;
+  // uneven_rows: steps 0..4 and 5..7 apart, 5 lying a row past the others'
+  // spacing.
+  EXPECT_EQ(tfm::deepenAmxTileProducts(*module), 3 * (7 + 4 + 2));
+  EXPECT_EQ(productDepths(*module, "unit_dot"), std::vector<int64_t>{32});
+  EXPECT_EQ(productDepths(*module, "uneven_rows"), (std::vector<int64_t>{20, 12}));
+  // A store among the steps could change what a later step's loads read.
+  EXPECT_EQ(productDepths(*module, "store_between"), std::vector<int64_t>(8, 4));
+}
+
+using UnitDot = void (*)(const int8_t *, const int8_t *, int64_t, int64_t, int32_t, int32_t *);
+
+/// unit_dot, folded or not, compiled for this CPU.
+class Compiled {
+public:
+  explicit Compiled(bool fold) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> module = parseChains(*context);
+    if (fold)
+      removed = tfm::deepenAmxTileProducts(*module);
+    auto created = llvm::orc::LLJITBuilder().create();
+    if (!created) {
+      ADD_FAILURE() << llvm::toString(created.takeError());
+      return;
+    }
+    jit = std::move(*created);
+    llvm::cantFail(jit->addIRModule(
+        llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
+  }
+  UnitDot unitDot() { return llvm::cantFail(jit->lookup("unit_dot")).toPtr<UnitDot>(); }
+  int removed = 0;
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+TEST(AmxTileDepth, FoldedChainSumsAsBefore) {
+  // Asking for the features also asks Linux for the tiles (Targets.h).
+  if (!tfm::hostCpuFeatures().lookup("amx-int8"))
+    GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  Compiled before(false), after(true);
+  ASSERT_GT(after.removed, 0);
+  // Weights: 16 rows of 2176 bytes; activations: 3 units of 8 quads of 64
+  // bytes, 80 bytes apart (a padded stride).
+  constexpr int64_t kStride = 80, kUnit = 2;
+  std::mt19937 random(11);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::vector<int8_t> w(16 * 2176), x(3 * 8 * kStride);
+  for (int8_t &v : w)
+    v = static_cast<int8_t>(byte(random));
+  for (int8_t &v : x)
+    v = static_cast<int8_t>(byte(random));
+  std::vector<int32_t> was(256), is(256), expected(256);
+  before.unitDot()(w.data(), x.data(), kStride, kUnit, 100, was.data());
+  after.unitDot()(w.data(), x.data(), kStride, kUnit, 100, is.data());
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n)
+      for (int k = 0; k < 32; ++k)
+        expected[m * 16 + n] +=
+            w[m * 2176 + 100 + k] * x[(kUnit * 8 + k / 4) * kStride + n * 4 + k % 4];
+  EXPECT_EQ(was, expected);
+  EXPECT_EQ(is, expected);
+}
+
+} // namespace
