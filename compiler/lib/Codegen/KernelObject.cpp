@@ -1,7 +1,7 @@
 //===- KernelObject.cpp - Kernel bitcode to object code, by LLVM 22 -------===//
 #include "tfm/Codegen/KernelObject.h"
 
-#include "tfm/Codegen/AmxTileDepth.h"
+#include "tfm/Codegen/AmxTileProducts.h"
 #include "tfm/Codegen/HalfWidening.h"
 #include "tfm/Codegen/PrefetchLocality.h"
 #include "tfm/common/Targets.h"
@@ -94,7 +94,7 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
 
   prefetchIntoAllCacheLevels(**module);
   if (llvm::is_contained(llvm::split(*features, ','), "+amx-int8"))
-    deepenAmxTileProducts(**module);
+    rewriteAmxTileProducts(**module);
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)

@@ -325,11 +325,12 @@ bool multipliesInAmxTiles(const Value &lin, int cols) {
 /// columns' weights, in place, and of 16 rows' quads at a time. Halide 14
 /// matches a tile product of no more depth per instruction (a split of the
 /// piece's 32 bytes by 16, 32 or 64 fails: "Store to AMX tile allocation
-/// of a non-tile value"). The sums are then stored to the stack for the
-/// f32 scaling, through a copy whose rows are padded to 32 sums: a dense
-/// 16 x 16 block's index is one flat ramp, which Halide 14 does not turn
-/// into a tile store. An Intel Sapphire Rapids VM's probe of this form ran
-/// at about 350 GOPS per core, today's vpdpbusd tile at about 180.
+/// of a non-tile value"); the back end folds the piece's 8 into one
+/// (tfm/Codegen/AmxTileProducts.h). The sums are then stored to the stack
+/// for the f32 scaling, through a copy whose rows are padded to 32 sums: a
+/// dense 16 x 16 block's index is one flat ramp, which Halide 14 does not
+/// turn into a tile store. Computing two units' tiles before scaling
+/// either, for the tile products to overlap, measured the same.
 void scheduleAmxTileDot(ScheduleContext &ctx, Value &lin) {
   KernelAlgorithm &a = ctx.algorithm;
   IntegerProduct &ip = *lin.integer;

@@ -1,4 +1,4 @@
-//===- AmxTileDepthTest.cpp - AMX chains folded, and only where they may --===//
+//===- AmxTileProductsTest.cpp - AMX chains folded only where they may ---===//
 //
 // A q8_0 unit's product as Halide 14 leaves it in a prefill kernel's
 // bitcode (CpuFastSchedule.cpp, scheduleAmxTileDot): 8 tdpbssd of 4 bytes,
@@ -8,7 +8,7 @@
 // both forms are compiled by LLVM 22's JIT and give the same sums.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Codegen/AmxTileDepth.h"
+#include "tfm/Codegen/AmxTileProducts.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/AsmParser/Parser.h"
@@ -97,14 +97,14 @@ std::vector<int64_t> productDepths(const llvm::Module &module, llvm::StringRef f
   return depths;
 }
 
-TEST(AmxTileDepth, FoldsEachChainItCanProve) {
+TEST(AmxTileProducts, FoldsEachChainItCanProve) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = parseChains(context);
   ASSERT_TRUE(module);
   // unit_dot: 8 steps into 1, each fold removing 3 instructions a step;
   // uneven_rows: steps 0..4 and 5..7 apart, 5 lying a row past the others'
   // spacing.
-  EXPECT_EQ(tfm::deepenAmxTileProducts(*module), 3 * (7 + 4 + 2));
+  EXPECT_EQ(tfm::rewriteAmxTileProducts(*module), 3 * (7 + 4 + 2));
   EXPECT_EQ(productDepths(*module, "unit_dot"), std::vector<int64_t>{32});
   EXPECT_EQ(productDepths(*module, "uneven_rows"), (std::vector<int64_t>{20, 12}));
   // A store among the steps could change what a later step's loads read.
@@ -120,7 +120,7 @@ public:
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> module = parseChains(*context);
     if (fold)
-      removed = tfm::deepenAmxTileProducts(*module);
+      removed = tfm::rewriteAmxTileProducts(*module);
     auto created = llvm::orc::LLJITBuilder().create();
     if (!created) {
       ADD_FAILURE() << llvm::toString(created.takeError());
@@ -137,7 +137,7 @@ private:
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
-TEST(AmxTileDepth, FoldedChainSumsAsBefore) {
+TEST(AmxTileProducts, FoldedChainSumsAsBefore) {
   // Asking for the features also asks Linux for the tiles (Targets.h).
   if (!tfm::hostCpuFeatures().lookup("amx-int8"))
     GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";
