@@ -11,6 +11,7 @@ Exit code 77 means "skipped" to CTest (SKIP_RETURN_CODE 77).
 import argparse
 import fcntl
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -106,6 +107,16 @@ def check_run(cmd, **kwargs):
         raise AssertionError(
             f"{shlex.join(str(c) for c in cmd)} exited with {describe_exit(returncode)}:\n{stderr}")
     return stdout
+
+
+def instruction_counts(object_path, mnemonics):
+    """{mnemonic: count} of the instructions in an object file (objdump -d)
+    whose mnemonic matches the regular expression `mnemonics` in full."""
+    listing = check_run(["objdump", "-d", "--no-show-raw-insn", object_path])
+    counts = {}
+    for insn in re.findall(r"^\s*[0-9a-f]+:\s+(" + mnemonics + r")\s", listing, re.M):
+        counts[insn] = counts.get(insn, 0) + 1
+    return counts
 
 
 def describe_exit(returncode):

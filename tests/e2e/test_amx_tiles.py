@@ -8,7 +8,6 @@ products, f32 activations, and a target without amx_int8 use no tiles. The
 it, AMX or not."""
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -29,13 +28,8 @@ CASES = {
 
 def tile_instructions(model_dir, kernel):
     """{instruction: count} of the AMX instructions in one kernel's object."""
-    listing = testlib.check_run(
-        ["objdump", "-d", "--no-show-raw-insn", os.path.join(model_dir, "obj", kernel + ".o")])
-    counts = {}
-    for insn in re.findall(r"^\s*[0-9a-f]+:\s+(tdpbssd|tilestored|tileloadd|tilezero)\s",
-                           listing, re.M):
-        counts[insn] = counts.get(insn, 0) + 1
-    return counts
+    return testlib.instruction_counts(os.path.join(model_dir, "obj", kernel + ".o"),
+                                      "tdpbssd|tilestored|tileloadd|tilezero")
 
 
 def main():

@@ -10,7 +10,6 @@ Only compiles: any x86 machine with binutils' objdump runs it."""
 
 import glob
 import os
-import re
 import sys
 
 import aidreams
@@ -29,8 +28,7 @@ def conversions(model_dir):
         name = os.path.basename(path)[:-2]
         if name in ("driver", "halide_runtime"):
             continue
-        listing = testlib.check_run(["objdump", "-d", "--no-show-raw-insn", path])
-        counts[name] = len(re.findall(r"\bvcvtph2ps\b", listing))
+        counts[name] = testlib.instruction_counts(path, "vcvtph2ps").get("vcvtph2ps", 0)
     return counts
 
 

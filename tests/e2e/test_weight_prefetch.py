@@ -9,9 +9,7 @@ with prefetcht0 only. The fast-pf0 schedule and f32 weights (which stream
 at memory's rate without them) prefetch nothing. Only compiles: any x86
 machine with binutils' objdump runs it."""
 
-import glob
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -39,11 +37,7 @@ def prefetches(model_dir):
         path = os.path.join(model_dir, "obj", name + ".o")
         if not os.path.exists(path):
             continue
-        listing = testlib.check_run(["objdump", "-d", "--no-show-raw-insn", path])
-        counts = {}
-        for insn in re.findall(r"^\s*[0-9a-f]+:\s+(prefetch\w*)\s", listing, re.M):
-            counts[insn] = counts.get(insn, 0) + 1
-        found[name] = counts
+        found[name] = testlib.instruction_counts(path, r"prefetch\w*")
     return found
 
 

@@ -11,20 +11,21 @@
 #include "tfm/Codegen/AmxTileProducts.h"
 #include "tfm/common/Targets.h"
 
+#include "JitModule.h"
+
 #include "llvm/AsmParser/Parser.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -114,35 +115,23 @@ TEST(AmxTileProducts, FoldsEachChainItCanProve) {
 using UnitDot = void (*)(const int8_t *, const int8_t *, int64_t, int64_t, int32_t, int32_t *);
 
 /// unit_dot, folded or not, compiled for this CPU.
-class Compiled {
-public:
+struct Compiled {
   explicit Compiled(bool fold) {
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> module = parseChains(*context);
     if (fold)
       removed = tfm::rewriteAmxTileProducts(*module);
-    auto created = llvm::orc::LLJITBuilder().create();
-    if (!created) {
-      ADD_FAILURE() << llvm::toString(created.takeError());
-      return;
-    }
-    jit = std::move(*created);
-    llvm::cantFail(jit->addIRModule(
-        llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
+    jit.emplace(std::move(module), std::move(context));
   }
-  UnitDot unitDot() { return llvm::cantFail(jit->lookup("unit_dot")).toPtr<UnitDot>(); }
+  UnitDot unitDot() { return jit->lookup<UnitDot>("unit_dot"); }
   int removed = 0;
-
-private:
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::optional<tfm::testing::JitModule> jit;
 };
 
 TEST(AmxTileProducts, FoldedChainSumsAsBefore) {
   // Asking for the features also asks Linux for the tiles (Targets.h).
   if (!tfm::hostCpuFeatures().lookup("amx-int8"))
     GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   Compiled before(false), after(true);
   ASSERT_GT(after.removed, 0);
   // Weights: 16 rows of 2176 bytes; activations: 3 units of 8 quads of 64

@@ -9,14 +9,14 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/HalfWidening.h"
 
+#include "JitModule.h"
+
 #include "llvm/AsmParser/Parser.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -110,37 +111,21 @@ bool sameFloat(float a, float b) {
 }
 
 /// The module, rewritten or not, compiled for this CPU.
-class Compiled {
-public:
-  Compiled(bool rewrite) {
+struct Compiled {
+  explicit Compiled(bool rewrite) {
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> module = parseIdiom(*context);
     if (rewrite)
       replaced = tfm::widenHalvesNatively(*module);
-    auto created = llvm::orc::LLJITBuilder().create();
-    if (!created) {
-      ADD_FAILURE() << llvm::toString(created.takeError());
-      return;
-    }
-    jit = std::move(*created);
-    llvm::cantFail(jit->addIRModule(
-        llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
+    jit.emplace(std::move(module), std::move(context));
   }
-  template <typename F> F lookup(llvm::StringRef name) {
-    return llvm::cantFail(jit->lookup(name)).toPtr<F>();
-  }
+  template <typename F> F lookup(llvm::StringRef name) { return jit->lookup<F>(name); }
   int replaced = 0;
-
-private:
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::optional<tfm::testing::JitModule> jit;
 };
 
 class HalfWidening : public ::testing::Test {
 protected:
-  static void SetUpTestSuite() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  }
   void SetUp() override {
 #if defined(__x86_64__)
     if (!llvm::sys::getHostCPUFeatures().lookup("f16c"))
