@@ -171,16 +171,46 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   int unitsPerBlock = weight.subBlocks() * weight.subBlockSize() / 32;
   RVar blockOfUnits("block_of_units"), unitInBlock("unit_in_block");
   ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
-  ip.lanes.update()
-      .split(ip.overUnits.x, blockOfUnits, unitInBlock, unitsPerBlock)
-      .reorder(ip.group, unitInBlock, blockOfUnits)
-      .vectorize(ip.group)
-      .unroll(unitInBlock);
-  prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(),
-                      params.prefetchBytes);
-  ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
-  ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
-      ip.group);
+  if (ctx.vectorLanes >= 16 && unitsPerBlock % 2 == 0) {
+    // Two units side by side in 16 lanes: their scaling and accumulation
+    // each one AVX-512 instruction where one unit filled half.
+    RVar pairOfUnits("pair_of_units"), unitOfPair("unit_of_pair"), pairInBlock("pair_in_block");
+    Var parity("parity");
+    Stage sums = ip.lanes.update();
+    sums.split(ip.overUnits.x, pairOfUnits, unitOfPair, 2);
+    Func pairs = sums.rfactor(unitOfPair, parity);
+    pairs.compute_at(lin.product, a.col).reorder(ip.group, parity).vectorize(ip.group).vectorize(
+        parity);
+    pairs.update()
+        .split(pairOfUnits, blockOfUnits, pairInBlock, unitsPerBlock / 2)
+        .reorder(ip.group, parity, pairInBlock, blockOfUnits)
+        .vectorize(ip.group)
+        .vectorize(parity)
+        .unroll(pairInBlock);
+    prefetchWeightAhead(pairs.update(), a, lin, blockOfUnits, weight.blocks(),
+                        params.prefetchBytes);
+    Var unit = ip.unitDot.args()[1];
+    ip.unitDot.compute_at(pairs, pairInBlock).reorder(ip.group, unit).vectorize(ip.group).unroll(
+        unit, 2);
+    ip.unitDot.update()
+        .reorder(ip.inGroup.x, ip.group, unit)
+        .atomic()
+        .vectorize(ip.inGroup.x)
+        .vectorize(ip.group)
+        .unroll(unit, 2);
+    ip.lanes.update().vectorize(ip.group);
+  } else {
+    ip.lanes.update()
+        .split(ip.overUnits.x, blockOfUnits, unitInBlock, unitsPerBlock)
+        .reorder(ip.group, unitInBlock, blockOfUnits)
+        .vectorize(ip.group)
+        .unroll(unitInBlock);
+    prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(),
+                        params.prefetchBytes);
+    ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
+    ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
+        ip.group);
+  }
   lin.product.update(0).atomic().vectorize(ip.overGroups.x);
   int subBlocks = weight.subBlocks() * weight.blocks();
   RVar run("run"), rest("rest");
