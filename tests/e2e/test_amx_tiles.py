@@ -1,11 +1,12 @@
-"""Prefill's q8_0 products with 8-bit activations multiply in AMX tiles on a
-target with amx_int8 (CpuFastSchedule.cpp, scheduleAmxTileDot), each q8_0
-block's 32 bytes in one tdpbssd: Halide 14 writes 8 of 4 bytes, and the
-back end folds them (compiler/lib/Codegen/AmxTileProducts.cpp), so each
-tile product's sums are stored once per tdpbssd. Decode's matrix-vector
-products, f32 activations, and a target without amx_int8 use no tiles. The
-15M Llama is compiled, not run: any x86 machine with binutils' objdump runs
-it, AMX or not."""
+"""Prefill's products with 8-bit activations multiply in AMX tiles on a
+target with amx_int8 (CpuFastSchedule.cpp, scheduleAmxTileDot), each block
+of 32 values in one tdpbssd: Halide 14 writes 8 of 4 bytes, and the back end
+folds them (compiler/lib/Codegen/AmxTileProducts.cpp), so each tile
+product's sums are stored once per tdpbssd. q8_0's weights are read in
+place, q4_0's unpacked first. Decode's matrix-vector products, f32
+activations, and a target without amx_int8 use no tiles. The 15M Llama is
+compiled, not run: any x86 machine with binutils' objdump runs it, AMX or
+not."""
 
 import os
 import sys
@@ -18,11 +19,14 @@ SAPPHIRE_RAPIDS = ("x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake-"
 PREFILL = ("prefill_attn_in", "prefill_attn_out", "prefill_ffn_in", "prefill_ffn_out")
 DECODE = ("decode_attn_in", "decode_attn_out", "decode_ffn_in", "decode_ffn_out")
 
+AMX_INT8 = ["--activations", "int8", "--target", SAPPHIRE_RAPIDS + "-amx_int8"]
 CASES = {
     # name: (tfmc arguments, whether the prefill projections multiply in tiles)
-    "amx-int8": (["--activations", "int8", "--target", SAPPHIRE_RAPIDS + "-amx_int8"], True),
-    "amx-f32": (["--target", SAPPHIRE_RAPIDS + "-amx_int8"], False),
-    "vnni-int8": (["--activations", "int8", "--target", SAPPHIRE_RAPIDS], False),
+    "q8_0-amx-int8": (["--dtype", "q8_0", *AMX_INT8], True),
+    "q4_0-amx-int8": (["--dtype", "q4_0", *AMX_INT8], True),
+    "q8_0-amx-f32": (["--dtype", "q8_0", "--target", SAPPHIRE_RAPIDS + "-amx_int8"], False),
+    "q8_0-vnni-int8": (["--dtype", "q8_0", "--activations", "int8", "--target", SAPPHIRE_RAPIDS],
+                       False),
 }
 
 
@@ -37,7 +41,7 @@ def main():
     for case, (args, tiles) in CASES.items():
         model = testlib.compile_model(
             testlib.source_path("configs/llama-15m.json"), os.path.join(work, case),
-            ["--dtype", "q8_0", "--kernel-cache", "none", *args])
+            ["--kernel-cache", "none", *args])
         for kernel in PREFILL + DECODE:
             counts = tile_instructions(model, kernel)
             print(f"{case} {kernel}: {counts}")

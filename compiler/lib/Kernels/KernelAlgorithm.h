@@ -79,10 +79,13 @@ struct IntegerProduct {
   Halide::Func pieceDot;   // (piece, col, row, unit): the piece's levels times bytes, int32
   Halide::RDom inPiece;    // (j, group of the piece)
   Halide::RDom overPieces; // (piece of a unit, unit)
-  /// Many rows of q8_0 with AMX tiles: pieceDot multiplies the weight's
-  /// signed bytes (StoredWeight::signedUnitLevel), and there are no
-  /// offsets (offsetTerms, offsets and overSubBlocks are undefined).
+  /// Many rows with AMX tiles: pieceDot multiplies the weight's levels less
+  /// their zero point, as signed bytes: q8_0's as stored
+  /// (StoredWeight::signedUnitLevel), the other formats' unpacked into
+  /// `levels`. Only q4_K's and q5_K's minimums are then offsets
+  /// (offsetTerms, offsets and overSubBlocks are undefined for the others).
   bool signedLevels = false;
+  Halide::Func levels; // (e, unit, col): value e of the unit's level - zero point, int8
 };
 
 /// One value of the kernel: a parameter or an op result.
@@ -120,7 +123,8 @@ struct Value {
 
 struct KernelAlgorithm {
   /// The target multiplies int8 tiles (AMX, tfm/common/Targets.h's
-  /// amx_int8): products of many rows of q8_0 take the form it needs.
+  /// amx_int8): products of many rows with 8-bit activations take the form
+  /// it needs (IntegerProduct::signedLevels).
   bool amxInt8 = false;
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order

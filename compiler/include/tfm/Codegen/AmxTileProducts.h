@@ -1,9 +1,9 @@
 //===- AmxTileProducts.h - AMX tile products as x86 runs them -*- C++ -*-===//
 //
 // Halide 14 emits an AMX tile product (tdpbssd) with 4 bytes of depth per
-// instruction at most (CpuFastSchedule.cpp, scheduleAmxTileDot): a q8_0
-// block's 32 bytes become a chain of 8 tdpbssd, each loading a 16 x 4 tile
-// of weights and a 1 x 64 tile of activations. The instruction takes the
+// instruction at most (CpuFastSchedule.cpp, scheduleAmxTileDot): a unit of
+// 32 levels becomes a chain of 8 tdpbssd, each loading a 16 x 4 tile of
+// weights and a 1 x 64 tile of activations. The instruction takes the
 // same time whatever its depth: on an Intel Sapphire Rapids VM, 4.3-4.5 ns
 // for K = 4, 8, 16, 32 and 64 alike (four independent accumulators), so 4
 // bytes reach 460 GOPS per core where 32 reach 3600. The back end

@@ -164,8 +164,8 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
     32 values, each with an f32 scale (its largest magnitude / 127, as
     llama.cpp's q8_0), and a block-format weight's integer levels are
     multiplied with those bytes in integer dot products (AVX-512 VNNI where
-    the target has it; AMX tiles for many rows of q8_0 on a target with
-    amx_int8, its levels then taken as the signed bytes they are stored as),
+    the target has it; AMX tiles for many rows on a target with amx_int8,
+    the levels then taken less their zero point, as signed bytes),
     then scaled. Faster, and no longer exact: the
     rounding of the input adds an error of about 1/254 of each block's
     largest value. Only for weights in a block format.

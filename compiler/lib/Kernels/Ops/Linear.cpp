@@ -46,9 +46,9 @@ Func clampedRows(OpDefinition &d, const Value &x) {
 ///             + sum_sub-blocks (offset - zero point * m) * scale * sum bytes.
 /// The level * byte sums are integer dot products of unsigned and signed
 /// bytes, four at a time: AVX-512 VNNI's vpdpbusd where the target has it.
-/// Many rows of q8_0 on a target with AMX tiles take its levels as the
-/// signed bytes they are stored as instead (zero point 0, so no offset
-/// term): AMX multiplies signed by signed (tdpbssd).
+/// Many rows on a target with AMX tiles take the levels less their zero
+/// point as signed bytes instead (q8_0's as stored): AMX multiplies signed
+/// by signed (tdpbssd), and only q4_K's and q5_K's minimums are offsets.
 /// One row sums each unit's 8 groups of 4 as 8 lanes, scaled and summed
 /// over the units as a vector; many rows sum a unit's pieces of one
 /// multiplier (the whole unit, or q6_K's two sub-blocks of 16) for a vector
@@ -70,10 +70,20 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   ip.quantized = Func(d.name + "_act_bytes");
   ip.quantized(k, r) = cast<int8_t>(
       clamp(round(input(k, r) * select(scale > 0.0f, 1.0f / scale, 0.0f)), -127.0f, 127.0f));
-  // Many rows of q8_0 on a target with AMX: its signed levels times the
-  // signed bytes (tdpbssd), so no offset term.
-  ip.signedLevels = !oneRow && d.algorithm.amxInt8 && sw.hasSignedLevels();
-  if (!ip.signedLevels) {
+  // Many rows on a target with AMX: the levels less their zero point times
+  // the signed bytes (tdpbssd multiplies signed by signed), so that only
+  // q4_K's and q5_K's minimums remain as offsets. Halide 14 finds AMX's
+  // product only as an Int(8) load widened to int32 times another: q8_0's
+  // levels are its stored bytes, the others' are unpacked into `levels`.
+  ip.signedLevels = !oneRow && d.algorithm.amxInt8;
+  if (ip.signedLevels && !sw.hasSignedLevels()) {
+    Var e("e");
+    ip.levels = Func(d.name + "_levels");
+    ip.levels(e, u, c) =
+        cast<int8_t>(sw.unitLevel(within(u, units), e / 4, e % 4, c) -
+                     cast<uint8_t>(sw.levelZeroPoint()));
+  }
+  if (!ip.signedLevels || sw.affineCount() == 2) {
     RDom inSubBlock(0, subBlockSize, d.name + "_in_sub_block");
     ip.offsetTerms = Func(d.name + "_act_sums");
     Expr subBlock = within(sb, inDim / subBlockSize);
@@ -82,19 +92,20 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
         cast<float>(sum(cast<int32_t>(ip.quantized(subBlock * subBlockSize + inSubBlock, r))));
 
     Expr inBlock = sb % sw.subBlocks(), block = sb / sw.subBlocks();
-    Expr offset = -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
-    if (sw.affineCount() == 2)
-      offset += affine(1, inBlock, block, c);
+    Expr offset = sw.affineCount() == 2 ? affine(1, inBlock, block, c) : Expr(0.0f);
+    if (!ip.signedLevels)
+      offset += -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
     ip.offsets = Func(d.name + "_offsets");
     ip.offsets(sb, c) = offset;
     ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
   }
 
   auto levelTimesByte = [&](Expr unit, Expr group, Expr j, Expr byte) {
-    // Halide 14 finds AMX's product only as an Int(8) load widened to
-    // int32 times another Int(8) load.
-    if (ip.signedLevels)
-      return cast<int32_t>(sw.signedUnitLevel(unit, group, j, c)) * cast<int32_t>(byte);
+    if (ip.signedLevels) {
+      Expr level = sw.hasSignedLevels() ? sw.signedUnitLevel(unit, group, j, c)
+                                        : ip.levels(group * 4 + j, unit, c);
+      return cast<int32_t>(level) * cast<int32_t>(byte);
+    }
     return cast<int32_t>(cast<int16_t>(sw.unitLevel(unit, group, j, c)) * cast<int16_t>(byte));
   };
   product(c, r) = 0.0f;
@@ -132,7 +143,7 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
                      (affine(0, sw.unitSubBlock(unit, p * pieceGroups), sw.unitBlock(unit), c) *
                       ip.scale(unit, r));
   }
-  if (!ip.signedLevels)
+  if (ip.offsets.defined())
     product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
   d.result.integer = ip;
 }

@@ -17,8 +17,8 @@
 //  * with 8-bit activations (a linear's activation_block), decode sums each
 //    unit of 32 values in 8 lanes of integer dot products, and prefill's
 //    tile takes 16 rows' quads of bytes against a column's broadcast quad
-//    of levels (vpdpbusd where the target has VNNI), or, for q8_0 on a
-//    target with AMX, sums 16 columns by 16 rows in a tile register;
+//    of levels (vpdpbusd where the target has VNNI), or, on a target with
+//    AMX, sums 16 columns by 16 rows in a tile register;
 //  * elementwise epilogues (bias, RoPE, SiLU·mul, GELU, residual adds,
 //    column slices) are inlined into the output, so their inputs never leave
 //    the tile;
@@ -343,7 +343,7 @@ int matmulRowVectors(int lanes, int cols, bool integer) {
 /// Columns and rows of an AMX tile of int32 sums: 16 rows of 64 bytes.
 constexpr int kAmxTile = 16;
 
-/// Whether a prefill product multiplies in AMX tiles: q8_0's signed levels
+/// Whether a prefill product multiplies in AMX tiles: signed levels
 /// (IntegerProduct::signedLevels), in a kernel whose tiles are whole
 /// (`cols` at least a tile).
 bool multipliesInAmxTiles(const Value &lin, int cols) {
@@ -352,11 +352,12 @@ bool multipliesInAmxTiles(const Value &lin, int cols) {
 
 /// Each piece's integer sums for the product's 16 columns by 16 rows in an
 /// AMX tile register: tilezero, then tdpbssd taking 4 bytes of depth of the
-/// columns' weights, in place, and of 16 rows' quads at a time. Halide 14
+/// columns' levels (q8_0's read in place, the other formats' unpacked once
+/// per block of columns) and of 16 rows' quads at a time. Halide 14
 /// matches a tile product of no more depth per instruction (a split of the
 /// piece's 32 bytes by 16, 32 or 64 fails: "Store to AMX tile allocation
-/// of a non-tile value"); the back end folds the piece's 8 into one
-/// (tfm/Codegen/AmxTileProducts.h). The sums are then stored to the stack
+/// of a non-tile value"); the back end folds a piece's 8 (q6_K's pieces of
+/// 16: 4) into one (tfm/Codegen/AmxTileProducts.h). The sums are then stored to the stack
 /// for the f32 scaling, through a copy whose rows are padded to 32 sums: a
 /// dense 16 x 16 block's index is one flat ramp, which Halide 14 does not
 /// turn into a tile store. Computing two units' tiles before scaling
@@ -410,8 +411,11 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
           .parallel(a.row);
   ip.quantized.compute_root().vectorize(ip.quantized.args()[0], lanes).parallel(a.row);
   ip.quads.compute_root().vectorize(ip.quads.args()[0]).parallel(ip.quads.args()[2]);
-  // The column block's multipliers and offsets, once for all its row tiles.
+  // The column block's multipliers and offsets, and levels where they are
+  // unpacked, once for all its row tiles.
   lin.subBlockAffine.compute_at(out, co);
+  if (ip.levels.defined())
+    ip.levels.compute_at(out, co).vectorize(ip.levels.args()[0]);
 
   // Whole vectors of rows, no tail: rows past the call's read its last row
   // (Ops/Linear.cpp), and the output's tiles store only the call's.
@@ -422,7 +426,7 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
       .vectorize(rvi)
       .unroll(rvo)
       .unroll(a.col);
-  if (!ip.signedLevels)
+  if (ip.offsets.defined())
     prod.update(1)
         .split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp)
         .reorder(rvi, rvo, a.col, ip.overSubBlocks.x)
