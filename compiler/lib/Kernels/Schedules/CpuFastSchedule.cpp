@@ -156,8 +156,11 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value
 
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
-/// vector, the lanes added at the end of the row, then the offsets' dot
-/// product over sub-blocks, as a vector too.
+/// vector (two units' 16 lanes at a time with AVX-512), the lanes added at
+/// the end of the row, then the offsets' dot product over sub-blocks, as a
+/// vector too. Two units at a time, 110M Llama with 8-bit activations
+/// (tfm-bench --rates, 3 alternating runs): Q4_K_M decode 249-254 -> 257-268
+/// tok/s, q8_0 164-176 -> 175-185.
 void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
                            const KernelAlgorithm &a, Value &lin) {
   IntegerProduct &ip = *lin.integer;
@@ -171,9 +174,13 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   int unitsPerBlock = weight.subBlocks() * weight.subBlockSize() / 32;
   RVar blockOfUnits("block_of_units"), unitInBlock("unit_in_block");
   ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
-  if (ctx.vectorLanes >= 16 && unitsPerBlock % 2 == 0) {
-    // Two units side by side in 16 lanes: their scaling and accumulation
-    // each one AVX-512 instruction where one unit filled half.
+  const int64_t *units = as_const_int(ip.overUnits.x.extent());
+  bool pairsInBlock = unitsPerBlock % 2 == 0, pairsOfBlocks = unitsPerBlock == 1 && units &&
+                                                               *units % 2 == 0;
+  if (ctx.vectorLanes >= 16 && (pairsInBlock || pairsOfBlocks)) {
+    // Two units side by side in 16 lanes (a block's, or two blocks' of
+    // one unit): their scaling and accumulation each one AVX-512
+    // instruction where one unit filled half.
     RVar pairOfUnits("pair_of_units"), unitOfPair("unit_of_pair"), pairInBlock("pair_in_block");
     Var parity("parity");
     Stage sums = ip.lanes.update();
@@ -181,16 +188,22 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     Func pairs = sums.rfactor(unitOfPair, parity);
     pairs.compute_at(lin.product, a.col).reorder(ip.group, parity).vectorize(ip.group).vectorize(
         parity);
-    pairs.update()
-        .split(pairOfUnits, blockOfUnits, pairInBlock, unitsPerBlock / 2)
-        .reorder(ip.group, parity, pairInBlock, blockOfUnits)
-        .vectorize(ip.group)
-        .vectorize(parity)
-        .unroll(pairInBlock);
-    prefetchWeightAhead(pairs.update(), a, lin, blockOfUnits, weight.blocks(),
-                        params.prefetchBytes);
+    Stage pairSums = pairs.update();
+    RVar pairLoop = pairOfUnits;
+    if (pairsInBlock) {
+      pairSums.split(pairOfUnits, blockOfUnits, pairInBlock, unitsPerBlock / 2)
+          .reorder(ip.group, parity, pairInBlock, blockOfUnits)
+          .unroll(pairInBlock);
+      pairLoop = pairInBlock;
+      prefetchWeightAhead(pairSums, a, lin, blockOfUnits, weight.blocks(), params.prefetchBytes);
+    } else {
+      pairSums.reorder(ip.group, parity, pairOfUnits);
+      prefetchWeightAhead(pairSums, a, lin, pairOfUnits, weight.blocks() / 2,
+                          params.prefetchBytes);
+    }
+    pairSums.vectorize(ip.group).vectorize(parity);
     Var unit = ip.unitDot.args()[1];
-    ip.unitDot.compute_at(pairs, pairInBlock).reorder(ip.group, unit).vectorize(ip.group).unroll(
+    ip.unitDot.compute_at(pairs, pairLoop).reorder(ip.group, unit).vectorize(ip.group).unroll(
         unit, 2);
     ip.unitDot.update()
         .reorder(ip.inGroup.x, ip.group, unit)
