@@ -135,7 +135,8 @@ Expr StoredWeight::affine(int i, Expr b, Expr s, Expr n) const {
     return -halfAt(base + 2, n) * cast<float>(select(s < 4, low, high));
   }
   case BlockFormat::Q6_K: // int8 scales[16] at 192, f16 d at 208
-    return halfAt(base + 208, n) * cast<float>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
+    return halfAt(base + 208, n) *
+           cast<float>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
   }
   throw std::logic_error("unhandled block format");
 }

@@ -509,8 +509,9 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   bool amxTiles = std::any_of(linears.begin(), linears.end(), [&](const Value *lin) {
     return multipliesInAmxTiles(*lin, cols);
   });
-  int colTile = amxTiles ? kAmxTile : std::min(params.matmulColumns, cols),
-      rowTile = amxTiles ? kAmxTile : matmulRowVectors(lanes, params.matmulColumns, integer) * lanes;
+  int colTile = amxTiles ? kAmxTile : std::min(params.matmulColumns, cols);
+  int rowTile =
+      amxTiles ? kAmxTile : matmulRowVectors(lanes, params.matmulColumns, integer) * lanes;
   // The 8-bit products keep their own tile (scheduleIntegerMatmul).
   int groupTiles = integer ? 1 : std::clamp(cols / colTile, 1, params.matmulGroupTiles);
   int groupCols = colTile * groupTiles;
