@@ -175,13 +175,18 @@ std::vector<std::vector<Step>> chainsIn(BasicBlock &block) {
   return chains;
 }
 
-/// Whether anything between the run's first and last product, other than
-/// its own tile loads and products, writes memory (the folded loads move to
-/// the last one).
+/// Whether anything between the run's first tile load and its last
+/// product, other than tile loads, products and zero tiles (which LLVM
+/// counts as having effects), writes memory (the folded loads move to the
+/// last product).
 bool writesMemoryWithin(const Fold &run) {
-  for (Instruction *i = run.steps.front().dot; i != run.steps.back().dot; i = i->getNextNode())
+  const Step &first = run.steps.front();
+  Instruction *start =
+      first.weights->comesBefore(first.activations) ? first.weights : first.activations;
+  for (Instruction *i = start; i != run.steps.back().dot; i = i->getNextNode())
     if (i->mayWriteToMemory() && !intrinsicCall(i, Intrinsic::x86_tdpbssd_internal) &&
-        !intrinsicCall(i, Intrinsic::x86_tileloadd64_internal))
+        !intrinsicCall(i, Intrinsic::x86_tileloadd64_internal) &&
+        !intrinsicCall(i, Intrinsic::x86_tilezero_internal))
       return true;
   return false;
 }

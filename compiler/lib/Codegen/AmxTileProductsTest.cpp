@@ -75,7 +75,8 @@ std::string chainFunction(const Chain &c) {
   return ir.str();
 }
 
-const Chain kChains[] = {{"unit_dot"}, {"uneven_rows", 5}, {"store_between", -1, 4}};
+const Chain kChains[] = {
+    {"unit_dot"}, {"uneven_rows", 5}, {"store_between", -1, 4}, {"store_first", -1, 0}};
 
 std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
   std::string ir = "target triple = \"x86_64-unknown-linux-gnu\"\n";
@@ -108,8 +109,10 @@ TEST(AmxTileProducts, FoldsEachChainItCanProve) {
   EXPECT_EQ(tfm::rewriteAmxTileProducts(*module), 3 * (7 + 4 + 2));
   EXPECT_EQ(productDepths(*module, "unit_dot"), std::vector<int64_t>{32});
   EXPECT_EQ(productDepths(*module, "uneven_rows"), (std::vector<int64_t>{20, 12}));
-  // A store among the steps could change what a later step's loads read.
+  // A store among the steps, or between the first step's loads, could
+  // change what a load moved past it reads.
   EXPECT_EQ(productDepths(*module, "store_between"), std::vector<int64_t>(8, 4));
+  EXPECT_EQ(productDepths(*module, "store_first"), std::vector<int64_t>(8, 4));
 }
 
 using UnitDot = void (*)(const int8_t *, const int8_t *, int64_t, int64_t, int32_t, int32_t *);
