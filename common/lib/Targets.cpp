@@ -1,16 +1,12 @@
 //===- Targets.cpp - CPU targets, named explicitly ------------------------===//
 #include "tfm/common/Targets.h"
+#include "tfm/common/AmxTiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <initializer_list>
-
-#if defined(__linux__) && defined(__x86_64__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 using namespace tfm;
 
@@ -102,18 +98,6 @@ std::string hostBase() {
   return "x86-64-linux";
 }
 
-/// Asks Linux for AMX's tile data for this process (arch_prctl
-/// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): once granted, every thread
-/// of the process may use the tiles.
-bool amxTilesPermitted() {
-#if defined(__linux__) && defined(__x86_64__)
-  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
-}
-
 std::string hostTarget() {
   std::string target = hostBase();
   // A copy: `target` grows below and would leave a StringRef into it dangling.
@@ -149,7 +133,7 @@ llvm::StringMap<bool> tfm::hostCpuFeatures() {
     features[entry.getKey()] = entry.getValue();
   // Linux hands a process AMX's tile state only when asked: a CPU with AMX
   // whose kernel refuses counts as one without.
-  if (features.lookup("amx-tile") && !amxTilesPermitted())
+  if (features.lookup("amx-tile") && !requestAmxTiles())
     features["amx-tile"] = features["amx-int8"] = false;
   return features;
 }

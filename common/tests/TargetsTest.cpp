@@ -45,10 +45,14 @@ TEST(Targets, ExplicitStringsAreChecked) {
   EXPECT_NE(error(resolveTarget("fastest")).find("host, x86-64, avx2, avx512"), std::string::npos);
 }
 
+/// AMD's Zen 4: AVX-512 with VNNI and BF16, and no AMX.
+llvm::StringMap<bool> amdZen4() {
+  return cpu({"sse4.1", "avx", "f16c", "fma", "avx2", "avx512f", "avx512cd", "avx512vl",
+              "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi", "avx512bf16", "avx512vnni"});
+}
+
 TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
-  llvm::StringMap<bool> zen4 =
-      cpu({"sse4.1", "avx", "f16c", "fma", "avx2", "avx512f", "avx512cd", "avx512vl", "avx512bw",
-           "avx512dq", "avx512ifma", "avx512vbmi", "avx512bf16", "avx512vnni"});
+  llvm::StringMap<bool> zen4 = amdZen4();
   EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-avx512_cannonlake", zen4).empty());
   // Halide's Sapphire Rapids is Cannon Lake with VNNI and BF16: Zen 4 has it.
   EXPECT_TRUE(missingCpuFeatures("x86-64-linux-avx2-avx512_sapphirerapids", zen4).empty());
@@ -61,6 +65,21 @@ TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
             "avx512_sapphirerapids (needs avx512ifma, avx512vbmi, avx512bf16, avx512vnni)");
   EXPECT_EQ(missingCpuFeatures("x86-64-linux-fma4", zen4),
             std::vector<std::string>{"fma4 (needs fma4)"});
+}
+
+// amx_int8 is tfmc's, not Halide's: Halide emits tile operations only for
+// its Sapphire Rapids, which a Zen 4 runs without having AMX.
+TEST(Targets, AmxTilesAreTheirOwnFeature) {
+  const std::string sapphireRapids = "x86-64-linux-avx2-avx512_sapphirerapids";
+  EXPECT_EQ(error(resolveTarget(sapphireRapids + "-amx_int8")), "");
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-avx512_skylake-amx_int8"))
+                .find("amx_int8 needs avx512_sapphirerapids"),
+            std::string::npos);
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-amx_int8-avx512_sapphirerapids"))
+                .substr(0, 20),
+            "+amx-tile,+amx-int8,");
+  EXPECT_EQ(missingCpuFeatures(sapphireRapids + "-amx_int8", amdZen4()),
+            std::vector<std::string>{"amx_int8 (needs amx-tile, amx-int8)"});
 }
 
 TEST(Targets, LlvmFeaturesAreTheUnionOfWhatEachFeatureNeeds) {

@@ -78,8 +78,30 @@ std::string chainFunction(const Chain &c) {
 const Chain kChains[] = {
     {"unit_dot"}, {"uneven_rows", 5}, {"store_between", -1, 4}, {"store_first", -1, 0}};
 
+/// A product in a loop whose zero tile LLVM 14 hoisted out of it, as in
+/// the 110M Llama's prefill ffn_in.
+constexpr const char *kHoistedZero = R"(
+define void @hoisted_zero(ptr %w, ptr %x, ptr %out, i64 %n) {
+entry:
+  %zero = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %a = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 32, ptr %w, i64 2176)
+  %b = call x86_amx @llvm.x86.tileloadd64.internal(i16 8, i16 64, ptr %x, i64 64)
+  %sum = call x86_amx @llvm.x86.tdpbssd.internal(i16 16, i16 64, i16 32, x86_amx %zero, x86_amx %a, x86_amx %b)
+  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx %sum)
+  %next = add i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+)";
+
 std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
   std::string ir = "target triple = \"x86_64-unknown-linux-gnu\"\n";
+  ir += kHoistedZero;
   for (const Chain &c : kChains)
     ir += chainFunction(c);
   llvm::SMDiagnostic error;
@@ -113,6 +135,27 @@ TEST(AmxTileProducts, FoldsEachChainItCanProve) {
   // change what a load moved past it reads.
   EXPECT_EQ(productDepths(*module, "store_between"), std::vector<int64_t>(8, 4));
   EXPECT_EQ(productDepths(*module, "store_first"), std::vector<int64_t>(8, 4));
+}
+
+// The hoisted zero tile would be copied through memory before each
+// product overwrites it: the product gets a tilezero of its own.
+TEST(AmxTileProducts, EachProductGetsItsOwnZeroTile) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = parseChains(context);
+  ASSERT_TRUE(module);
+  tfm::rewriteAmxTileProducts(*module);
+  int products = 0;
+  for (const llvm::Instruction &inst : llvm::instructions(*module->getFunction("hoisted_zero")))
+    if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst))
+      if (call->getIntrinsicID() == llvm::Intrinsic::x86_tdpbssd_internal) {
+        ++products;
+        auto *zero = llvm::dyn_cast<llvm::IntrinsicInst>(call->getArgOperand(3));
+        ASSERT_TRUE(zero && zero->getIntrinsicID() == llvm::Intrinsic::x86_tilezero_internal);
+        EXPECT_EQ(zero->getParent(), call->getParent());
+        EXPECT_TRUE(zero->hasOneUse());
+      }
+  EXPECT_EQ(products, 1);
+  EXPECT_EQ(module->getFunction("hoisted_zero")->getEntryBlock().size(), 1u); // the branch
 }
 
 using UnitDot = void (*)(const int8_t *, const int8_t *, int64_t, int64_t, int32_t, int32_t *);

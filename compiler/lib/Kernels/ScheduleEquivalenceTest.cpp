@@ -12,6 +12,7 @@
 #include "Schedules/Schedules.h"
 #include "tfm/Program/ScheduleNames.h"
 
+#include "tfm/common/AmxTiles.h"
 #include "tfm/common/BlockQuant.h"
 #include "tfm/common/HalfFloat.h"
 
@@ -28,11 +29,6 @@
 #include <map>
 #include <optional>
 #include <random>
-
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 using namespace tfm;
 using namespace tfm::kernels;
@@ -355,15 +351,15 @@ Halide::Target jitTarget() {
   return target;
 }
 
-/// Whether this CPU multiplies AMX int8 tiles and Linux lets this process
-/// use them (tfm/common/Targets.h's amx_int8, which asks the same way).
+/// Whether this CPU multiplies AMX int8 tiles (cpuid: AMX-TILE, AMX-INT8)
+/// and Linux lets this process use them, as tfm/common/Targets.h's
+/// amx_int8 asks.
 bool amxInt8Usable() {
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   bool tiles = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 24)) &&
                (edx & (1u << 25));
-  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return tiles && syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  return tiles && requestAmxTiles();
 #else
   return false;
 #endif
@@ -743,8 +739,9 @@ TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
   expectIntegerActivationsMatchTheirDefinition(false);
 }
 
-// The same, built for AMX: q8_0's prefill products multiply signed bytes
-// in tiles (tdpbssd), with 70 rows and 40 columns leaving partial tiles.
+// The same, built for AMX: every format's prefill products multiply signed
+// levels in tiles (tdpbssd; q8_0's read in place, the others' unpacked),
+// 70 rows and 40 columns leaving partial tiles.
 TEST(TypedWeights, IntegerActivationsMatchTheirDefinitionInAmxTiles) {
   if (!amxInt8Usable())
     GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";

@@ -175,12 +175,12 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   RVar blockOfUnits("block_of_units"), unitInBlock("unit_in_block");
   ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
   const int64_t *units = as_const_int(ip.overUnits.x.extent());
-  bool pairsInBlock = unitsPerBlock % 2 == 0, pairsOfBlocks = unitsPerBlock == 1 && units &&
-                                                               *units % 2 == 0;
+  bool pairsInBlock = unitsPerBlock % 2 == 0;
+  bool pairsOfBlocks = unitsPerBlock == 1 && units && *units % 2 == 0;
   if (ctx.vectorLanes >= 16 && (pairsInBlock || pairsOfBlocks)) {
-    // Two units side by side in 16 lanes (a block's, or two blocks' of
-    // one unit): their scaling and accumulation each one AVX-512
-    // instruction where one unit filled half.
+    // Two units side by side in 16 lanes (two of a block's, or the units
+    // of two blocks of one unit each): their scaling and accumulation each
+    // one AVX-512 instruction where one unit filled half.
     RVar pairOfUnits("pair_of_units"), unitOfPair("unit_of_pair"), pairInBlock("pair_in_block");
     Var parity("parity");
     Stage sums = ip.lanes.update();
@@ -370,10 +370,10 @@ bool multipliesInAmxTiles(const Value &lin, int cols) {
 /// matches a tile product of no more depth per instruction (a split of the
 /// piece's 32 bytes by 16, 32 or 64 fails: "Store to AMX tile allocation
 /// of a non-tile value"); the back end folds a piece's 8 (q6_K's pieces of
-/// 16: 4) into one (tfm/Codegen/AmxTileProducts.h). The sums are then stored to the stack
-/// for the f32 scaling, through a copy whose rows are padded to 32 sums: a
-/// dense 16 x 16 block's index is one flat ramp, which Halide 14 does not
-/// turn into a tile store. Computing two units' tiles before scaling
+/// 16: 4) into one (tfm/Codegen/AmxTileProducts.h). The sums are then
+/// stored to the stack for the f32 scaling, through a copy whose rows are
+/// padded to 32 sums: a dense 16 x 16 block's index is one flat ramp, which
+/// Halide 14 does not turn into a tile store. Computing two units' tiles before scaling
 /// either, for the tile products to overlap, measured the same.
 void scheduleAmxTileDot(ScheduleContext &ctx, Value &lin) {
   KernelAlgorithm &a = ctx.algorithm;
