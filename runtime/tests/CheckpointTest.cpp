@@ -100,10 +100,10 @@ std::string bindError(const std::string &path, const Manifest &m) {
   return bound ? "" : llvm::toString(bound.takeError());
 }
 
-void expectBoundToOwnData(const Dims &d) {
+void expectBoundToOwnData(const Dims &d, WeightMemory memory = WeightMemory::Mapped) {
   Manifest m = manifestFor(d);
   std::string path = writeTemp(d.tied ? "tied.bin" : "untied.bin", checkpointBytes(d));
-  auto bound = bindLlama2cCheckpoint(path, m);
+  auto bound = bindLlama2cCheckpoint(path, m, memory);
   ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
   ASSERT_EQ(bound->pointers.size(), m.tensors.size());
   for (size_t i = 0; i < m.tensors.size(); ++i) {
@@ -134,6 +134,13 @@ TEST(Llama2cCheckpoint, BindsUntiedOutputHead) {
   Dims d;
   d.tied = false;
   expectBoundToOwnData(d);
+}
+
+TEST(Llama2cCheckpoint, BindsTheSameReadIntoMemory) {
+  Dims untied;
+  untied.tied = false;
+  for (const Dims &d : {Dims{}, untied})
+    expectBoundToOwnData(d, WeightMemory::Resident);
 }
 
 TEST(Llama2cCheckpoint, RefusesHeaderFieldMismatch) {

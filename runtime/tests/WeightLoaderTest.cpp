@@ -211,8 +211,8 @@ std::string writeGguf(const std::string &name, const Manifest &m, uint32_t type)
 }
 
 void expectManifestValues(const std::string &path, const Manifest &m,
-                          size_t expectedStorage = 0) {
-  auto bound = bindWeights(path, m, LoadOptions{});
+                          size_t expectedStorage = 0, WeightMemory memory = WeightMemory::Mapped) {
+  auto bound = bindWeights(path, m, LoadOptions{true, memory});
   ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
   ASSERT_EQ(bound->pointers.size(), m.tensors.size());
   for (size_t i = 0; i < m.tensors.size(); ++i) {
@@ -276,6 +276,47 @@ TEST(WeightLoader, GgufF32InPlaceAndF16Bf16Converted) {
                          1 + m.tensors.size());
     expectManifestValues(writeGguf("bf16-" + m.config.family, m, GgmlBF16), m,
                          1 + m.tensors.size());
+  }
+}
+
+// --no-mmap: every format read into memory of the process's own binds the
+// same values, with as many copies besides the file as when it is mapped.
+TEST(WeightLoader, ResidentFilesBindTheSameValues) {
+  for (Manifest m : {llamaManifest(false), gpt2Manifest()}) {
+    expectManifestValues(writeGguf("resident-" + m.config.family, m, GgmlF32), m, 1,
+                         WeightMemory::Resident);
+    expectManifestValues(writeHf("resident-st-" + m.config.family, m, {}), m, 0,
+                         WeightMemory::Resident);
+    expectManifestValues(writeHf("resident-sharded-" + m.config.family, m, {}, /*shards=*/3), m,
+                         0, WeightMemory::Resident);
+  }
+}
+
+TEST(WeightFileBytes, ResidentBytesEqualTheMappedOnesInHugePageAlignedMemory) {
+  std::string path = tempPath("resident-bytes.bin");
+  std::string text;
+  for (int i = 0; i < (3 << 20) + 17; ++i) // over a huge page, and not a multiple of one
+    text.push_back(static_cast<char>(i * 131 % 251));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    out << text;
+  }
+  auto mapped = readWeightFile(path, WeightMemory::Mapped, "test file");
+  auto resident = readWeightFile(path, WeightMemory::Resident, "test file");
+  ASSERT_TRUE(bool(mapped)) << llvm::toString(mapped.takeError());
+  ASSERT_TRUE(bool(resident)) << llvm::toString(resident.takeError());
+  EXPECT_EQ((*mapped)->getBuffer(), text);
+  EXPECT_EQ((*resident)->getBuffer(), text);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*resident)->getBufferStart()) % (2u << 20), 0u);
+
+  for (WeightMemory memory : {WeightMemory::Mapped, WeightMemory::Resident}) {
+    auto missing = readWeightFile(tempPath("no-such-file.gguf"), memory, "GGUF file");
+    ASSERT_FALSE(bool(missing));
+    std::string message = llvm::toString(missing.takeError());
+    EXPECT_NE(message.find("no-such-file.gguf: cannot open the GGUF file: "), std::string::npos)
+        << message;
   }
 }
 

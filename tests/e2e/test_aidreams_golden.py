@@ -38,6 +38,8 @@ def main():
     parser.add_argument("--emit-exe", action="store_true",
                         help="compile a standalone executable (tfmc --emit exe) and run "
                         "it instead of tfm-run --model")
+    parser.add_argument("--no-mmap", action="store_true",
+                        help="run tfm-run --no-mmap: the weights read into its own memory")
     parser.add_argument("--skip-passes", metavar="PASSES",
                         help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
     args = parser.parse_args()
@@ -53,6 +55,8 @@ def main():
     else:
         aidreams.model_override = args.model
         program = [testlib.bin("tfm-run"), "--model", aidreams.model_dir()]
+        if args.no_mmap:
+            program.append("--no-mmap")
 
     golden_path = testlib.shared_path("goldens/aidreams260k-greedy.jsonl")
     with open(golden_path) as f:

@@ -45,6 +45,7 @@ struct Options {
   std::vector<std::string> modelDirs;
   std::string weightsPath;
   int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
+  tfm::rt::WeightMemory weightMemory = tfm::rt::WeightMemory::Mapped;
   std::vector<int> depths{0}; // tokens already in the context when timing starts
 };
 Options opt;
@@ -89,7 +90,8 @@ Expected<Result> bench(const std::string &dir, int depth) {
   if (!lib)
     return lib.takeError();
   const tfm_model &model = (*lib)->model();
-  auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(), tfm::rt::LoadOptions{});
+  auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(),
+                                      tfm::rt::LoadOptions{true, opt.weightMemory});
   if (!weights)
     return weights.takeError();
   Result result;
@@ -258,6 +260,10 @@ int main(int argc, char **argv) {
                         "one run for each of a list such as 0,1024,4096 (default 0)"),
       cl::init("0"), cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
+  cl::opt<bool> noMmap("no-mmap",
+                       cl::desc("Read the weights into the process's own memory instead of "
+                                "mapping the file (tfm-run --no-mmap)"),
+                       cl::cat(category));
   cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
                             cl::cat(category));
   cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
@@ -274,6 +280,7 @@ int main(int argc, char **argv) {
          promptTokens,
          decodeTokens,
          repeats};
+  opt.weightMemory = noMmap ? tfm::rt::WeightMemory::Resident : tfm::rt::WeightMemory::Mapped;
   if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
     errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
               "must be >= 1\n";

@@ -52,6 +52,7 @@ struct RunOptions {
   std::string target, schedule, cacheDir;
   std::string logitsPath, perplexityPath;
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
+  WeightMemory weightMemory = WeightMemory::Mapped;
   int64_t maxNewTokens = -1; // -1: until the context is full
   int64_t contextSize = 0;   // --perplexity chunk size; 0: the model's context
   int threads = 1;
@@ -265,7 +266,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "
                    "GGUF or llama2.c .bin)");
   auto loadStart = std::chrono::steady_clock::now();
-  llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest, LoadOptions{});
+  llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest,
+                                                          LoadOptions{true, o.weightMemory});
   if (!weights)
     return weights.takeError();
   if (model.set_num_threads)
@@ -313,6 +315,11 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                                 cl::desc("Where --model-dir keeps compiled models (default: "
                                          "$TFM_CACHE_DIR, else ~/.cache/tfmc)"),
                                 cl::value_desc("dir"), cl::cat(modelCategory));
+  cl::opt<bool> noMmap(
+      "no-mmap",
+      cl::desc("Read the weights into memory of tfm-run's own, in huge pages where granted, "
+               "instead of mapping the file (as llama.cpp's --no-mmap)"),
+      cl::cat(modelCategory));
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"),
                        cl::init(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
                        cl::cat(modelCategory));
@@ -375,6 +382,7 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.contextSize = contextSize;
   o.maxNewTokens = steps;
   o.threads = threads;
+  o.weightMemory = noMmap ? WeightMemory::Resident : WeightMemory::Mapped;
   o.sampling.temperature = temperature;
   o.sampling.topK = topK;
   o.sampling.topP = topP;

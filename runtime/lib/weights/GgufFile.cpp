@@ -433,14 +433,11 @@ int64_t GgufTensorInfo::elementCount() const {
   return n;
 }
 
-llvm::Expected<std::unique_ptr<GgufFile>> GgufFile::open(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/false);
+llvm::Expected<std::unique_ptr<GgufFile>> GgufFile::open(const std::string &path,
+                                                         WeightMemory memory) {
+  auto buffer = readWeightFile(path, memory, "GGUF file");
   if (!buffer)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + ": cannot open the GGUF file: " +
-                                       buffer.getError().message());
+    return buffer.takeError();
   std::unique_ptr<GgufFile> file(new GgufFile());
   file->filePath = path;
   file->buffer = std::move(*buffer);

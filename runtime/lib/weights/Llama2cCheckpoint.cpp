@@ -163,11 +163,11 @@ llvm::Expected<Header> readHeader(const std::string &path, llvm::StringRef data,
 } // namespace
 
 llvm::Expected<BoundWeights> tfm::rt::bindLlama2cCheckpoint(const std::string &path,
-                                                            const Manifest &manifest) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+                                                            const Manifest &manifest,
+                                                            WeightMemory memory) {
+  auto file = readWeightFile(path, memory, "checkpoint");
   if (!file)
-    return failure(path + ": cannot open the checkpoint: " + file.getError().message());
+    return file.takeError();
   llvm::StringRef data = (*file)->getBuffer();
 
   llvm::Expected<Header> header = readHeader(path, data, manifest.config);

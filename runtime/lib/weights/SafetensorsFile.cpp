@@ -111,13 +111,10 @@ int64_t SafetensorsTensor::elementCount() const {
 }
 
 llvm::Expected<std::unique_ptr<SafetensorsFile>>
-SafetensorsFile::open(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/false);
+SafetensorsFile::open(const std::string &path, WeightMemory memory) {
+  auto buffer = readWeightFile(path, memory, "safetensors file");
   if (!buffer)
-    return failure(path + ": cannot open the safetensors file: " +
-                   buffer.getError().message());
+    return buffer.takeError();
   std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
   file->filePath = path;
   file->buffer = std::move(*buffer);

@@ -146,8 +146,9 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
   return llvm::Error::success();
 }
 
-llvm::Expected<TensorFinder> ggufFinder(const std::string &path, BoundWeights &bound) {
-  auto opened = GgufFile::open(path);
+llvm::Expected<TensorFinder> ggufFinder(const std::string &path, WeightMemory memory,
+                                        BoundWeights &bound) {
+  auto opened = GgufFile::open(path, memory);
   if (!opened)
     return opened.takeError();
   std::shared_ptr<GgufFile> file(std::move(*opened));
@@ -195,10 +196,10 @@ std::string searched(const HfTensorName &hf) {
   return s;
 }
 
-llvm::Expected<TensorFinder> safetensorsFinder(const std::string &path,
+llvm::Expected<TensorFinder> safetensorsFinder(const std::string &path, WeightMemory memory,
                                                const tfm::ModelSpec &config,
                                                BoundWeights &bound) {
-  auto opened = SafetensorsFile::open(path);
+  auto opened = SafetensorsFile::open(path, memory);
   if (!opened)
     return opened.takeError();
   std::shared_ptr<SafetensorsFile> file(std::move(*opened));
@@ -215,7 +216,7 @@ llvm::Expected<TensorFinder> safetensorsFinder(const std::string &path,
   });
 }
 
-llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
+llvm::Expected<TensorFinder> shardedFinder(const std::string &path, WeightMemory memory,
                                            const tfm::ModelSpec &config,
                                            BoundWeights &bound) {
   auto index = readSafetensorsIndex(path);
@@ -225,7 +226,7 @@ llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
   // manifest needs a tensor from it.
   auto shards = std::make_shared<std::map<std::string, std::shared_ptr<SafetensorsFile>>>();
   for (const std::string &shardPath : index->shards) {
-    auto opened = SafetensorsFile::open(shardPath);
+    auto opened = SafetensorsFile::open(shardPath, memory);
     if (!opened)
       return failure(llvm::toString(opened.takeError()) + " (a shard named by " + path + ")");
     std::shared_ptr<SafetensorsFile> shard(std::move(*opened));
@@ -255,10 +256,11 @@ llvm::Expected<TensorFinder> shardedFinder(const std::string &path,
 
 /// The finder of a GGUF, safetensors or index file; `bound` keeps it open.
 llvm::Expected<TensorFinder> tensorFinder(const std::string &path, WeightFormat format,
-                                          const tfm::ModelSpec &config, BoundWeights &bound) {
-  return format == WeightFormat::Gguf          ? ggufFinder(path, bound)
-         : format == WeightFormat::Safetensors ? safetensorsFinder(path, config, bound)
-                                               : shardedFinder(path, config, bound);
+                                          WeightMemory memory, const tfm::ModelSpec &config,
+                                          BoundWeights &bound) {
+  return format == WeightFormat::Gguf          ? ggufFinder(path, memory, bound)
+         : format == WeightFormat::Safetensors ? safetensorsFinder(path, memory, config, bound)
+                                               : shardedFinder(path, memory, config, bound);
 }
 
 /// The generated code reads elements with their natural alignment
@@ -347,10 +349,10 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
   if (!format)
     return format.takeError();
   if (*format == WeightFormat::Llama2c)
-    return bindLlama2cCheckpoint(path, manifest);
+    return bindLlama2cCheckpoint(path, manifest, options.memory);
 
   BoundWeights bound;
-  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, manifest.config, bound);
+  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, options.memory, manifest.config, bound);
   if (!finder)
     return finder.takeError();
 
@@ -396,7 +398,7 @@ llvm::Expected<WeightTypes> tfm::rt::weightFileTypes(const std::string &path,
   if (*format == WeightFormat::Llama2c) // f32 throughout
     return types;
   BoundWeights open;
-  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, spec, open);
+  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, WeightMemory::Mapped, spec, open);
   if (!finder)
     return finder.takeError();
   for (const ModelTensor &tensor : modelTensors(spec)) {

@@ -15,6 +15,7 @@
 #define TFM_RUNTIME_GGUFFILE_H
 
 #include "tfm/common/ElementEncoding.h"
+#include "tfm/runtime/WeightFileBytes.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -92,9 +93,10 @@ bool hasGgufMagic(const std::string &path);
 
 class GgufFile {
 public:
-  /// Maps and checks `path`: header, every metadata value and tensor info,
-  /// and every tensor's byte range.
-  static llvm::Expected<std::unique_ptr<GgufFile>> open(const std::string &path);
+  /// Maps (or, `Resident`, reads) and checks `path`: header, every metadata
+  /// value and tensor info, and every tensor's byte range.
+  static llvm::Expected<std::unique_ptr<GgufFile>>
+  open(const std::string &path, WeightMemory memory = WeightMemory::Mapped);
 
   const std::string &path() const { return filePath; }
   uint64_t alignment() const { return dataAlignment; }

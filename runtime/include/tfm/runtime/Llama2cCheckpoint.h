@@ -15,6 +15,7 @@
 #define TFM_RUNTIME_LLAMA2CCHECKPOINT_H
 
 #include "tfm/runtime/BoundWeights.h"
+#include "tfm/runtime/WeightFileBytes.h"
 #include "tfm/common/Manifest.h"
 
 #include "llvm/Support/Error.h"
@@ -23,9 +24,11 @@
 
 namespace tfm::rt {
 
-/// Maps `path` and points each manifest tensor at its data in the file.
+/// Maps (or, `Resident`, reads) `path` and points each manifest tensor at
+/// its data in the file.
 llvm::Expected<BoundWeights> bindLlama2cCheckpoint(const std::string &path,
-                                                   const Manifest &manifest);
+                                                   const Manifest &manifest,
+                                                   WeightMemory memory = WeightMemory::Mapped);
 
 } // namespace tfm::rt
 

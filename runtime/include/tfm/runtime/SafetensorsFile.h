@@ -15,6 +15,8 @@
 #ifndef TFM_RUNTIME_SAFETENSORSFILE_H
 #define TFM_RUNTIME_SAFETENSORSFILE_H
 
+#include "tfm/runtime/WeightFileBytes.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -41,7 +43,8 @@ int64_t safetensorsDtypeBytes(llvm::StringRef dtype);
 
 class SafetensorsFile {
 public:
-  static llvm::Expected<std::unique_ptr<SafetensorsFile>> open(const std::string &path);
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  open(const std::string &path, WeightMemory memory = WeightMemory::Mapped);
 
   const std::string &path() const { return filePath; }
   const uint8_t *data() const {

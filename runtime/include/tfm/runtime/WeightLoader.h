@@ -9,7 +9,8 @@
 // Every manifest tensor is checked before anything runs: present, of the
 // expected shape, of a type this library can take, inside the file. Tensors
 // stored as the generated code reads them (the manifest's dtype: f32, f16,
-// bf16 or a block format) are used in place, straight from the mapped file.
+// bf16 or a block format) are used in place, straight from the mapped file
+// (or its copy in memory, with --no-mmap).
 // Others are converted once into aligned copies: a plain type into another,
 // a block format decoded into a plain type, Hugging Face layouts (Conv1D
 // transposes, rotate-half q/k rows) rearranged. Nothing is quantized at
@@ -20,6 +21,7 @@
 #define TFM_RUNTIME_WEIGHTLOADER_H
 
 #include "tfm/runtime/BoundWeights.h"
+#include "tfm/runtime/WeightFileBytes.h"
 #include "tfm/common/Manifest.h"
 #include "tfm/common/WeightFileType.h"
 
@@ -39,9 +41,12 @@ struct LoadOptions {
   /// Draw "converting weights N%" while converting; only ever drawn when
   /// stderr is a terminal.
   bool showProgress = true;
+  /// The file mapped (the default), or read into memory of the process's
+  /// own (tfm-run --no-mmap; WeightFileBytes.h says when that pays).
+  WeightMemory memory = WeightMemory::Mapped;
 };
 
-/// Maps the weight file at `path` and points each manifest tensor at data
+/// Maps (or reads) the weight file at `path` and points each manifest tensor at data
 /// encoded and laid out as the manifest says.
 llvm::Expected<BoundWeights> bindWeights(const std::string &path, const Manifest &manifest,
                                          const LoadOptions &options);

@@ -1,0 +1,74 @@
+//===- WeightFileBytes.cpp - Map a weight file, or read it into huge pages ===//
+#include "tfm/runtime/WeightFileBytes.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace tfm::rt;
+
+namespace {
+
+constexpr uint64_t kHugePage = 2ull << 20;
+
+llvm::Error failure(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The file's bytes copied into a fresh buffer, aligned to and advised into
+/// huge pages before its first write faults them in.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std::string &path, const std::string &kind) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return failure(path + ": cannot open the " + kind + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return failure(path + ": cannot stat the " + kind + ": " + std::strerror(err));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, path, llvm::Align(kHugePage));
+  if (!buffer) {
+    ::close(fd);
+    return failure(path + ": cannot allocate " + std::to_string(size) +
+                   " bytes to read the " + kind + " into (without --no-mmap, it is mapped instead)");
+  }
+  char *data = buffer->getBufferStart();
+  // Advice only: without it, or where it is refused, 4 KiB pages.
+  madvise(data, (size + kHugePage - 1) / kHugePage * kHugePage, MADV_HUGEPAGE);
+  uint64_t done = 0;
+  while (done < size) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - done, 1ull << 30));
+    ssize_t got = ::pread(fd, data + done, chunk, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      std::string why = got < 0 ? std::strerror(errno) : "the file ended early";
+      ::close(fd);
+      return failure(path + ": read " + std::to_string(done) + " of " + std::to_string(size) +
+                     " bytes of the " + kind + ": " + why);
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  ::close(fd);
+  return std::unique_ptr<llvm::MemoryBuffer>(std::move(buffer));
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+tfm::rt::readWeightFile(const std::string &path, WeightMemory memory, const std::string &kind) {
+  if (memory == WeightMemory::Resident)
+    return readIntoHugePages(path, kind);
+  auto mapped = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false,
+                                            /*IsVolatile=*/false);
+  if (!mapped)
+    return failure(path + ": cannot open the " + kind + ": " + mapped.getError().message());
+  return std::move(*mapped);
+}
