@@ -37,7 +37,7 @@ def run(cmd):
 def tfm_bench(bin_dir, model, weights, args):
     out = run([os.path.join(bin_dir, "tfm-bench"), "--rates", "--weights", weights, "--threads",
                str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
-               "--depth", str(args.depth), "--repeat", "1", model])
+               "--depth", str(args.depth), "--repeat", "1", *args.tfm_bench_arg, model])
     match = re.search(r"^rates ([0-9.e+-]+) ([0-9.e+-]+)$", out, re.M)
     if not match:
         sys.exit(f"bench: no rates for {model} in tfm-bench's output:\n{out}")
@@ -71,6 +71,8 @@ def main():
         os.environ.get("PEERS", "/tmp/peers"), "llama.cpp", "build", "bin", "llama-bench"))
     parser.add_argument("--tfmc-arg", action="append", default=[],
                         help="an extra tfmc argument (repeatable)")
+    parser.add_argument("--tfm-bench-arg", action="append", default=[],
+                        help="an extra tfm-bench argument (repeatable), e.g. --no-mmap")
     args = parser.parse_args()
 
     models = []
