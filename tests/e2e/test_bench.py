@@ -28,9 +28,10 @@ ROOFLINE = {
     "cache": r"read from cache\s+([0-9.]+) GB/s",
     "fma": r"f32 FMA peak\s+([0-9.]+) GFLOP/s",
 }
-# model, schedule, depth, prefill tok/s, GFLOP/s, % FMA, decode tok/s, GB/s, % of read, where
+# model, schedule, depth, prefill tok/s, GFLOP/s, % FMA, decode tok/s, GB/s, % of read, where,
+# the weights' own read rate, % of it
 ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+([0-9.]+)\s+"
-                 r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)$")
+                 r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)\s+([0-9.]+)\s+([0-9]+)%$")
 
 
 def models():
@@ -56,7 +57,8 @@ def models():
             assert row, f"no row for {folder} at depth {depth}"
             assert row.group(2) == schedule, f"{folder}: schedule {row.group(2)}, not {schedule}"
             for column, what in ((4, "prefill tok/s"), (5, "prefill GFLOP/s"),
-                                 (7, "decode tok/s"), (8, "decode GB/s")):
+                                 (7, "decode tok/s"), (8, "decode GB/s"),
+                                 (11, "the weights' read rate")):
                 assert float(row.group(column)) > 0, f"{folder}: {what} is {row.group(column)}"
             assert row.group(10) == "cache", (
                 f"{folder}: 260K parameters' decode held against {row.group(10)}, not the cache")

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -204,6 +205,44 @@ Roofline tfm::bench::higherOf(const Roofline &a, const Roofline &b) {
     r.reads[i].gbs = std::max(a.reads[i].gbs, b.reads[i].gbs);
   findCache(r);
   return r;
+}
+
+double tfm::bench::measureRangesRead(const std::vector<ByteRange> &ranges, int threads) {
+  Probes probes = probesForThisCpu();
+  // Each thread reads its share of every range, from a 64-byte boundary
+  // on (the sums read floats), in whole steps of the sum: at most a few
+  // hundred bytes of each range go unread.
+  struct Share {
+    const float *data;
+    size_t count;
+  };
+  std::vector<std::vector<Share>> shares(threads);
+  double bytesRead = 0;
+  for (const ByteRange &range : ranges) {
+    auto begin = reinterpret_cast<uintptr_t>(range.data), end = begin + range.bytes;
+    uintptr_t aligned = (begin + 63) / 64 * 64;
+    if (aligned >= end)
+      continue;
+    size_t perThread = (end - aligned) / sizeof(float) / threads / kSumStep * kSumStep;
+    if (perThread == 0)
+      continue;
+    for (int t = 0; t < threads; ++t)
+      shares[t].push_back({reinterpret_cast<const float *>(aligned) + perThread * t, perThread});
+    bytesRead += double(perThread * threads * sizeof(float));
+  }
+  if (bytesRead == 0)
+    return 0;
+  // Small weights are read again until 512 MiB have been, so that
+  // starting the threads does not count.
+  int repeats = int(std::max(1.0, double(512 << 20) / bytesRead));
+  double seconds = bestTime(threads, [&](int t) {
+    float s = 0;
+    for (int r = 0; r < repeats; ++r)
+      for (const Share &share : shares[t])
+        s += probes.sum(share.data, share.count);
+    return s;
+  });
+  return bytesRead * repeats / seconds / 1e9;
 }
 
 Roofline tfm::bench::measureRoofline(int threads) {

@@ -41,6 +41,18 @@ struct Roofline {
 /// Measures the ceilings with `threads` threads (a few seconds).
 Roofline measureRoofline(int threads);
 
+/// A run of bytes to read, such as one weight tensor where it lies.
+struct ByteRange {
+  const void *data;
+  size_t bytes;
+};
+
+/// GB/s reading `ranges`, each split among `threads` threads (small ones
+/// again and again); best of 3. The ceiling of a decode step that reads its weights where they lie:
+/// on a KVM guest (issue 8) a 7 GB file's cached pages read at 15 GB/s
+/// with two threads while the fresh memory of measureRoofline read at 29.
+double measureRangesRead(const std::vector<ByteRange> &ranges, int threads);
+
 /// Each ceiling the higher of two measurements of the same machine: on a
 /// shared machine neighbours lower a measurement for a while (memory read
 /// 35 GB/s before a run and 58 after one), and a kernel timed in a quiet

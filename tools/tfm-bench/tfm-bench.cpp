@@ -80,6 +80,7 @@ struct Result {
   double prefill = 0, decode = 0; // tokens/s, medians
   double prefillFlops = 0;        // per prefill of --prompt tokens
   double decodeBytes = 0;         // read by each decode step: weights and KV cache
+  double weightsReadGBs = 0;      // reading those weights where they lie (Roofline.h)
   std::string schedule;
 };
 
@@ -103,9 +104,12 @@ Expected<Result> bench(const std::string &dir, int depth) {
   const auto &tensors = (*lib)->manifest().tensors;
   bool untied = std::any_of(tensors.begin(), tensors.end(),
                             [](const auto &t) { return t.name == "output.weight"; });
-  for (const auto &t : tensors)
-    if (!(untied && t.name == "token_embd.weight"))
-      result.decodeBytes += double(t.byteCount()); // in the type the kernels read
+  std::vector<tfm::bench::ByteRange> decodeWeights;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (!(untied && tensors[i].name == "token_embd.weight")) {
+      result.decodeBytes += double(tensors[i].byteCount()); // in the type the kernels read
+      decodeWeights.push_back({weights->pointers[i], size_t(tensors[i].byteCount())});
+    }
   // And the keys and values of every position before it, of every layer.
   double positions = depth + opt.promptTokens + opt.decodeTokens / 2.0;
   result.decodeBytes +=
@@ -152,6 +156,8 @@ Expected<Result> bench(const std::string &dir, int depth) {
   }
   result.prefill = median(prefillRates);
   result.decode = median(decodeRates);
+  // After the runs, so that the weights are where decode left them.
+  result.weightsReadGBs = tfm::bench::measureRangesRead(decodeWeights, opt.threads);
   return result;
 }
 
@@ -187,22 +193,27 @@ int benchModels(const tfm::bench::Roofline &before) {
   outs() << formatv("roofline after the runs: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA {2:f1} "
                     "GFLOP/s (the higher of before and after)\n",
                     roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
-  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13}\n", "model",
-                    "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA", "decode tok/s",
-                    "decode GB/s", "% of read");
+  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13} {9,13} "
+                    "{10,9}\n",
+                    "model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA",
+                    "decode tok/s", "decode GB/s", "% of read", "weights GB/s", "% of it");
   for (const auto &[dir, depth, r] : results) {
     double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
     double gbs = r.decode * r.decodeBytes / 1e9;
     bool cached = r.decodeBytes <= roof.cacheBytes;
     outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
-                      "{7,12:f1} {8,6:f0}% {9}\n",
+                      "{7,12:f1} {8,6:f0}% {9,-6} {10,12:f1} {11,8:f0}%\n",
                       dir, r.schedule, depth, r.prefill, gflops, 100.0 * gflops / roof.fmaGflops,
                       r.decode, gbs, 100.0 * gbs / roof.readGBs(r.decodeBytes),
-                      cached ? "cache" : "memory");
+                      cached ? "cache" : "memory", r.weightsReadGBs,
+                      r.weightsReadGBs > 0 ? 100.0 * gbs / r.weightsReadGBs : 0.0);
   }
   outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps, after "
-                    "an untimed prefill of `depth` tokens\n",
-                    opt.repeats, opt.promptTokens, opt.decodeTokens);
+                    "an untimed prefill of `depth` tokens; `weights GB/s` reads the weights "
+                    "where they lie ({3}), after the runs\n",
+                    opt.repeats, opt.promptTokens, opt.decodeTokens,
+                    opt.weightMemory == tfm::rt::WeightMemory::Mapped
+                        ? "the mapped file" : "--no-mmap's copy");
   return status;
 }
 
