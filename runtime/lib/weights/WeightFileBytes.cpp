@@ -1,6 +1,7 @@
 //===- WeightFileBytes.cpp - Map a weight file, or read it into huge pages ===//
 #include "tfm/runtime/WeightFileBytes.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -20,7 +21,8 @@ llvm::Error failure(const std::string &message) {
 
 /// The file's bytes copied into a fresh buffer, aligned to and advised into
 /// huge pages before its first write faults them in.
-llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std::string &path, const std::string &kind) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std::string &path,
+                                                                      const std::string &kind) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return failure(path + ": cannot open the " + kind + ": " + std::strerror(errno));
@@ -35,8 +37,8 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std:
       llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, path, llvm::Align(kHugePage));
   if (!buffer) {
     ::close(fd);
-    return failure(path + ": cannot allocate " + std::to_string(size) +
-                   " bytes to read the " + kind + " into (without --no-mmap, it is mapped instead)");
+    return failure(path + ": cannot allocate " + std::to_string(size) + " bytes to read the " +
+                   kind + " into (without --no-mmap, it is mapped instead)");
   }
   char *data = buffer->getBufferStart();
   // Advice only: without it, or where it is refused, 4 KiB pages.

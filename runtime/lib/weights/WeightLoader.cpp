@@ -352,7 +352,8 @@ llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
     return bindLlama2cCheckpoint(path, manifest, options.memory);
 
   BoundWeights bound;
-  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, options.memory, manifest.config, bound);
+  llvm::Expected<TensorFinder> finder =
+      tensorFinder(path, *format, options.memory, manifest.config, bound);
   if (!finder)
     return finder.takeError();
 
@@ -398,7 +399,8 @@ llvm::Expected<WeightTypes> tfm::rt::weightFileTypes(const std::string &path,
   if (*format == WeightFormat::Llama2c) // f32 throughout
     return types;
   BoundWeights open;
-  llvm::Expected<TensorFinder> finder = tensorFinder(path, *format, WeightMemory::Mapped, spec, open);
+  llvm::Expected<TensorFinder> finder =
+      tensorFinder(path, *format, WeightMemory::Mapped, spec, open);
   if (!finder)
     return finder.takeError();
   for (const ModelTensor &tensor : modelTensors(spec)) {
