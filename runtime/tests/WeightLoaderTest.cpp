@@ -210,10 +210,26 @@ std::string writeGguf(const std::string &name, const Manifest &m, uint32_t type)
   });
 }
 
+/// Replaces the file's bytes with as many others: a mapping of it sees
+/// them, a copy read before does not.
+void overwrite(const std::string &path) {
+  uint64_t size = 0;
+  ASSERT_FALSE(llvm::sys::fs::file_size(path, size));
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  out << std::string(size, '\x5a');
+}
+
+/// Binds `path` and checks every tensor's values, after `afterBinding`
+/// (given the path) where there is one.
 void expectManifestValues(const std::string &path, const Manifest &m,
-                          size_t expectedStorage = 0, WeightMemory memory = WeightMemory::Mapped) {
+                          size_t expectedStorage = 0, WeightMemory memory = WeightMemory::Mapped,
+                          void (*afterBinding)(const std::string &) = nullptr) {
   auto bound = bindWeights(path, m, LoadOptions{true, memory});
   ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
+  if (afterBinding)
+    afterBinding(path);
   ASSERT_EQ(bound->pointers.size(), m.tensors.size());
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const float *data = static_cast<const float *>(bound->pointers[i]);
@@ -292,7 +308,20 @@ TEST(WeightLoader, ResidentFilesBindTheSameValues) {
   }
 }
 
-TEST(WeightFileBytes, ResidentBytesEqualTheMappedOnesInHugePageAlignedMemory) {
+// ... and binds a copy: the values stay when the file changes afterwards.
+// The tensor is large enough (256 KiB) for the file to be mapped without
+// --no-mmap (LLVM reads files under 16 KiB into the heap).
+TEST(WeightLoader, ResidentFilesAreBoundAsCopies) {
+  Manifest m;
+  m.config.family = "llama";
+  m.tensors.push_back({"token_embd.weight", {64, 1024}, DType::F32});
+  expectManifestValues(writeGguf("resident-copy", m, GgmlF32), m, 1, WeightMemory::Resident,
+                       overwrite);
+  expectManifestValues(writeHf("resident-copy-st", m, {}), m, 0, WeightMemory::Resident,
+                       overwrite);
+}
+
+TEST(WeightFileBytes, ResidentBytesAreACopyInHugePageAlignedMemory) {
   std::string path = tempPath("resident-bytes.bin");
   std::string text;
   for (int i = 0; i < (3 << 20) + 17; ++i) // over a huge page, and not a multiple of one
@@ -310,6 +339,8 @@ TEST(WeightFileBytes, ResidentBytesEqualTheMappedOnesInHugePageAlignedMemory) {
   EXPECT_EQ((*mapped)->getBuffer(), text);
   EXPECT_EQ((*resident)->getBuffer(), text);
   EXPECT_EQ(reinterpret_cast<uintptr_t>((*resident)->getBufferStart()) % (2u << 20), 0u);
+  overwrite(path);
+  EXPECT_EQ((*resident)->getBuffer(), text) << "the resident bytes are not a copy of the file";
 
   for (WeightMemory memory : {WeightMemory::Mapped, WeightMemory::Resident}) {
     auto missing = readWeightFile(tempPath("no-such-file.gguf"), memory, "GGUF file");

@@ -210,8 +210,8 @@ Roofline tfm::bench::higherOf(const Roofline &a, const Roofline &b) {
 double tfm::bench::measureRangesRead(const std::vector<ByteRange> &ranges, int threads) {
   Probes probes = probesForThisCpu();
   // Each thread reads its share of every range, from a 64-byte boundary
-  // on (the sums read floats), in whole steps of the sum: at most a few
-  // hundred bytes of each range go unread.
+  // on (the sums read floats), in whole steps of the sum: under 64 bytes
+  // and a step (512 bytes) per thread of each range go unread.
   struct Share {
     const float *data;
     size_t count;

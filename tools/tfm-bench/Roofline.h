@@ -48,9 +48,10 @@ struct ByteRange {
 };
 
 /// GB/s reading `ranges`, each split among `threads` threads (small ones
-/// again and again); best of 3. The ceiling of a decode step that reads its weights where they lie:
-/// on a KVM guest (issue 8) a 7 GB file's cached pages read at 15 GB/s
-/// with two threads while the fresh memory of measureRoofline read at 29.
+/// again and again); best of 3. The ceiling of a decode step that reads
+/// its weights where they lie: on a KVM guest (issue 8) a 7 GB file's
+/// cached pages read at 15 GB/s with two threads while the fresh memory
+/// of measureRoofline read at 29.
 double measureRangesRead(const std::vector<ByteRange> &ranges, int threads);
 
 /// Each ceiling the higher of two measurements of the same machine: on a

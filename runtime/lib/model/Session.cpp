@@ -1,9 +1,10 @@
 //===- Session.cpp - KV cache, arena and positions for one sequence -------===//
 #include "tfm/runtime/Session.h"
 
+#include "../HugePages.h"
+
 #include "llvm/Support/raw_ostream.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,9 +25,6 @@ llvm::Error failure(const std::string &message) {
 /// At least one byte, so a model that needs no scratch still gets a pointer.
 size_t roundUp64(uint64_t bytes) { return static_cast<size_t>((bytes + 64) / 64 * 64); }
 
-/// Huge pages hold 2 MiB of a buffer under one TLB entry.
-constexpr size_t kHugePage = size_t(2) << 20;
-
 /// A buffer the generated code writes from its first call: in huge pages
 /// where the system grants them, and every page touched now. A transposed
 /// key cache writes a position of every column at once, the columns a
@@ -37,11 +35,11 @@ constexpr size_t kHugePage = size_t(2) << 20;
 /// creates a context. Zeroed (the arena needs it not, but that is how its
 /// pages get touched).
 void *allocateTouched(uint64_t bytes) {
-  size_t size = (roundUp64(bytes) + kHugePage - 1) / kHugePage * kHugePage;
-  void *p = std::aligned_alloc(kHugePage, size);
+  size_t size = wholeHugePages(roundUp64(bytes));
+  void *p = std::aligned_alloc(kHugePageBytes, size);
   if (!p)
     return nullptr;
-  madvise(p, size, MADV_HUGEPAGE); // advice: without it, 4 KiB pages
+  adviseHugePages(p, size);
   std::memset(p, 0, size);
   return p;
 }

@@ -1,19 +1,18 @@
 //===- WeightFileBytes.cpp - Map a weight file, or read it into huge pages ===//
 #include "tfm/runtime/WeightFileBytes.h"
 
+#include "../HugePages.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tfm::rt;
 
 namespace {
-
-constexpr uint64_t kHugePage = 2ull << 20;
 
 llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -34,15 +33,14 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std:
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
-      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, path, llvm::Align(kHugePage));
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, path, llvm::Align(kHugePageBytes));
   if (!buffer) {
     ::close(fd);
     return failure(path + ": cannot allocate " + std::to_string(size) + " bytes to read the " +
                    kind + " into (without --no-mmap, it is mapped instead)");
   }
   char *data = buffer->getBufferStart();
-  // Advice only: without it, or where it is refused, 4 KiB pages.
-  madvise(data, (size + kHugePage - 1) / kHugePage * kHugePage, MADV_HUGEPAGE);
+  adviseHugePages(data, size);
   uint64_t done = 0;
   while (done < size) {
     size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - done, 1ull << 30));

@@ -8,7 +8,8 @@
 // does with --no-mmap (and always for the weights its AMX back end
 // repacks). On a KVM guest measured for issue 8 (Intel Sapphire Rapids),
 // a 7 GB file's cached pages read at 15 GB/s with two cores while fresh
-// memory in huge pages read at 29-39, whichever the file's pages' size.
+// memory in huge pages read at 29-39, whichever the file's pages' size
+// (an hour later: 26 against 32).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_WEIGHTFILEBYTES_H
