@@ -25,6 +25,7 @@
 #include "llvm/Transforms/Utils/Local.h"
 
 #include <map>
+#include <utility>
 
 using namespace llvm;
 using namespace llvm::PatternMatch;
@@ -33,6 +34,7 @@ namespace {
 
 constexpr uint32_t kMagnitudeAndSign = 0x8fffe000; // bits 28..30 cleared
 constexpr uint32_t kHalfExponent = 0x0f800000;     // an f16's exponent, shifted
+constexpr uint32_t kUnshiftedExponent = 0x7c00;    // an f16's exponent in place
 constexpr uint32_t kAllOnesExponent = 0x7f800000;
 
 /// An i32 constant or splat, compared as its unsigned value.
@@ -68,7 +70,9 @@ Value *idiomShiftedBits(Instruction &inst, Value *&halfBits) {
 }
 
 /// Whether `select` is the idiom's infinity-and-NaN choice over `shifted`
-/// (S), its false operand being `widened` through `mask`.
+/// (S = shl E, 13), its false operand being `widened` through `mask`. The
+/// exponent is tested as (and S, 0x0f800000) == 0x0f800000, or, as LLVM
+/// leaves a scalar's, before the shift: (and E, 0x7c00) == 0x7c00.
 bool isInfinityChoice(SelectInst &select, Value *shifted, ArrayRef<int> mask) {
   Shuffled special = peelShuffle(select.getTrueValue());
   Value *ored = nullptr;
@@ -79,13 +83,17 @@ bool isInfinityChoice(SelectInst &select, Value *shifted, ArrayRef<int> mask) {
     return false;
   Value *exponent = nullptr;
   CmpPredicate predicate;
-  if (!match(select.getCondition(),
-             m_ICmp(predicate, m_Value(exponent), i32Constant(kHalfExponent))) ||
-      predicate != ICmpInst::ICMP_EQ)
-    return false;
-  Shuffled exponentBits = peelShuffle(exponent);
-  return exponentBits.mask == mask &&
-         match(exponentBits.base, m_c_And(m_Specific(shifted), i32Constant(kHalfExponent)));
+  Value *extended = cast<Instruction>(shifted)->getOperand(0);
+  for (auto [bits, exponentMask] : {std::pair<Value *, uint32_t>{shifted, kHalfExponent},
+                                    {extended, kUnshiftedExponent}})
+    if (match(select.getCondition(),
+              m_ICmp(predicate, m_Value(exponent), i32Constant(exponentMask))) &&
+        predicate == ICmpInst::ICMP_EQ) {
+      Shuffled exponentBits = peelShuffle(exponent);
+      return exponentBits.mask == mask &&
+             match(exponentBits.base, m_c_And(m_Specific(bits), i32Constant(exponentMask)));
+    }
+  return false;
 }
 
 } // namespace

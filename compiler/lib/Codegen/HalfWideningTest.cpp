@@ -2,8 +2,10 @@
 //
 // The idiom is written here as Halide 14 leaves it in a kernel's bitcode
 // (decode_logits of an f16 Llama): 32 lanes widened at once, the select
-// split into halves behind shufflevectors, and a scalar copy as a vector
-// loop's tail has it. Each function is compiled by LLVM 22's JIT as it is
+// split into halves behind shufflevectors, a scalar copy as a vector
+// loop's tail has it, and a scalar whose exponent LLVM tests before the
+// shift, as in a block's f16 scale read one at a time (a q8_0 block's d,
+// a k-quant's super-block d and dmin). Each function is compiled by LLVM 22's JIT as it is
 // and after the rewrite, and both widen all 65536 f16 bit patterns.
 //
 //===----------------------------------------------------------------------===//
@@ -30,7 +32,8 @@
 
 namespace {
 
-/// widen32(in, out): 32 f16 bit patterns to f32; widen1: one.
+/// widen32(in, out): 32 f16 bit patterns to f32; widen1 and
+/// widen1_exponent_unshifted: one.
 constexpr const char *kIdiom = R"(
 define void @widen32(ptr %in, ptr %out) {
   %h = load <32 x i16>, ptr %in, align 2
@@ -69,6 +72,20 @@ define float @widen1(i16 %h) {
   %o = or i32 %m, 2139095040
   %of = bitcast i32 %o to float
   %r = select i1 %c, float %of, float %v
+  ret float %r
+}
+
+define float @widen1_exponent_unshifted(i16 %h) {
+  %sx = sext i16 %h to i32
+  %s = shl nsw i32 %sx, 13
+  %m = and i32 %s, -1879056384
+  %e = and i32 %sx, 31744
+  %c = icmp eq i32 %e, 31744
+  %o = or i32 %s, 2139095040
+  %of = bitcast i32 %o to float
+  %mf = bitcast i32 %m to float
+  %v = fmul reassoc nnan ninf nsz contract afn float %mf, 0x46F0000000000000
+  %r = select reassoc nnan ninf nsz contract afn i1 %c, float %of, float %v
   ret float %r
 }
 
@@ -138,8 +155,8 @@ TEST_F(HalfWidening, ReplacesTheIdiomAndItsInfinityChoice) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module = parseIdiom(context);
   ASSERT_TRUE(module);
-  EXPECT_EQ(tfm::widenHalvesNatively(*module), 2); // widen32 and widen1
-  for (llvm::StringRef f : {"widen32", "widen1"}) {
+  EXPECT_EQ(tfm::widenHalvesNatively(*module), 3);
+  for (llvm::StringRef f : {"widen32", "widen1", "widen1_exponent_unshifted"}) {
     SCOPED_TRACE(f.str());
     EXPECT_EQ(count(*module, f, llvm::Instruction::FPExt), 1);
     EXPECT_EQ(count(*module, f, llvm::Instruction::FMul), 0);
@@ -152,11 +169,13 @@ TEST_F(HalfWidening, ReplacesTheIdiomAndItsInfinityChoice) {
 
 TEST_F(HalfWidening, EveryHalfWidensAsBefore) {
   Compiled before(false), after(true);
-  ASSERT_EQ(after.replaced, 2);
+  ASSERT_EQ(after.replaced, 3);
   auto vectorBefore = before.lookup<Widen32>("widen32");
   auto vectorAfter = after.lookup<Widen32>("widen32");
   auto scalarBefore = before.lookup<Widen1>("widen1");
   auto scalarAfter = after.lookup<Widen1>("widen1");
+  auto unshiftedBefore = before.lookup<Widen1>("widen1_exponent_unshifted");
+  auto unshiftedAfter = after.lookup<Widen1>("widen1_exponent_unshifted");
   std::vector<uint16_t> halves(65536);
   for (size_t i = 0; i < halves.size(); ++i)
     halves[i] = static_cast<uint16_t>(i);
@@ -170,6 +189,8 @@ TEST_F(HalfWidening, EveryHalfWidensAsBefore) {
     differing += !sameFloat(was[i], is[i]);
     differing += !sameFloat(scalarBefore(halves[i]), scalarAfter(halves[i]));
     differing += !sameFloat(scalarAfter(halves[i]), is[i]);
+    differing += !sameFloat(unshiftedBefore(halves[i]), unshiftedAfter(halves[i]));
+    differing += !sameFloat(unshiftedAfter(halves[i]), is[i]);
   }
   EXPECT_EQ(differing, 0);
   // The idiom is the f16 value: spot checks that the comparison is not of
