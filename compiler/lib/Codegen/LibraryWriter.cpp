@@ -7,6 +7,8 @@
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/model_abi.h"
 
+#include "ModelLibSources.inc" // runtime/model-lib/parallel_for.{h,c}
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -189,11 +191,14 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
     return emitted.takeError();
   const std::string &manifest = *emitted;
   std::string driver = join(objDir, "driver.c");
+  std::string parallelFor = join(objDir, "parallel_for.c");
   std::string exports = join(objDir, "exports.map");
   const std::pair<std::string, std::string> files[] = {
       {join(options.outDir, "manifest.json"), manifest},
       {join(options.outDir, name + ".h"), emitModelHeader(program)},
       {driver, emitDriverSource(program, manifest)},
+      {join(objDir, "parallel_for.h"), kParallelForHeader},
+      {parallelFor, kParallelForSource},
       {exports, "{ global: tfm_model_get; local: *; };\n"}};
   for (const auto &[file, text] : files)
     if (llvm::Error e = writeTextFile(file, text))
@@ -208,14 +213,22 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   jobs.push_back({driverObject, [&](std::string &e) {
                     return runTool("cc",
                                    {"-c", "-O1", "-fPIC", "-fvisibility=hidden",
-                                    "-I" TFM_HALIDE_INCLUDE_DIR, "-I" + options.outDir, driver,
-                                    "-o", driverObject},
+                                    "-I" TFM_HALIDE_INCLUDE_DIR, "-I" + options.outDir,
+                                    "-I" + objDir, driver, "-o", driverObject},
                                    options.verbose, e);
                   }});
   for (bool multiRow : {true, false})
     for (const Kernel &k : program.kernels)
       if (isMultiRow(k) == multiRow)
         jobs.push_back(kernelJob(k, program.target, objDir, options));
+  std::string parallelForObject = join(objDir, "parallel_for.o");
+  jobs.push_back({parallelForObject, [&](std::string &e) {
+                    return runTool("cc",
+                                   {"-c", "-O2", "-fPIC", "-fvisibility=hidden",
+                                    "-I" TFM_HALIDE_INCLUDE_DIR, parallelFor, "-o",
+                                    parallelForObject},
+                                   options.verbose, e);
+                  }});
   std::string runtimeObject = join(objDir, "halide_runtime.o");
   jobs.push_back(
       {runtimeObject,

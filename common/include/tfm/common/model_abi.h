@@ -66,7 +66,9 @@ typedef struct tfm_model {
                const int32_t *tokens, int32_t n_tokens, int32_t pos,
                float *logits);
 
-  /* Threads the kernels may use (Halide's thread pool). */
+  /* Threads each of the kernels' parallel loops uses, the calling thread
+   * included (runtime/model-lib/parallel_for.c). Until it is called:
+   * HL_NUM_THREADS, else the CPUs online, as Halide's own pool. */
   void (*set_num_threads)(int n);
 } tfm_model;
 
