@@ -26,9 +26,9 @@ struct ScheduleName {
 /// matrix-vector product prefetches its weights ahead (pf). tfmc --tune
 /// chooses among them per kernel.
 inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv64, c6, attn16, k128, pf4k"},
+    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k128, pf4k"},
     {"fast-mv32", "fast with 32 columns per matrix-vector task"},
-    {"fast-mv128", "fast with 128 columns per matrix-vector task"},
+    {"fast-mv64", "fast with 64 columns per matrix-vector task"},
     {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
     {"fast-c8", "fast with 8-column register tiles in prefill matrix products"},
     {"fast-attn8", "fast with 8 query rows per prefill attention task"},

@@ -24,7 +24,7 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
   static const std::vector<ScheduleSet> sets = {
       fast("fast"),
       fast("fast-mv32", &CpuFastParams::matvecColumns, 32),
-      fast("fast-mv128", &CpuFastParams::matvecColumns, 128),
+      fast("fast-mv64", &CpuFastParams::matvecColumns, 64),
       fast("fast-c4", &CpuFastParams::matmulColumns, 4),
       fast("fast-c8", &CpuFastParams::matmulColumns, 8),
       fast("fast-attn8", &CpuFastParams::attentionRows, 8),
