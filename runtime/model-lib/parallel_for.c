@@ -22,7 +22,6 @@
  *===----------------------------------------------------------------------===*/
 #include "parallel_for.h"
 
-#include <immintrin.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,6 +59,15 @@ static struct {
 
 static _Thread_local int inTask;
 
+/* A spin-wait hint: the core gives its resources to its sibling thread. */
+static inline void spinHint(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
 static void runIterations(void) {
   int done = 0;
   for (int i; (i = atomic_fetch_add(&pool.next, 1)) < pool.size; ++done) {
@@ -82,7 +90,7 @@ static void *work(void *arg) {
     unsigned now;
     for (int spins = 0; (now = atomic_load(&pool.generation)) == seen || (now & 1);) {
       if (++spins < kSpinsBeforeSleep) {
-        _mm_pause();
+        spinHint();
         continue;
       }
       atomic_fetch_add(&pool.sleepers, 1);
@@ -135,7 +143,7 @@ int tfm_parallel_for(void *user_context, halide_task_t task, int min, int size,
   }
   atomic_fetch_add(&pool.generation, 1); /* odd: setting up */
   while (atomic_load(&pool.entered) > 0) /* a worker still in the last loop */
-    _mm_pause();
+    spinHint();
   pool.task = task;
   pool.user_context = user_context;
   pool.closure = closure;
@@ -150,7 +158,7 @@ int tfm_parallel_for(void *user_context, halide_task_t task, int min, int size,
   runIterations();
   inTask = 0;
   while (atomic_load(&pool.remaining) > 0)
-    _mm_pause();
+    spinHint();
   int rc = atomic_load(&pool.error);
   atomic_flag_clear(&pool.busy);
   return rc;
