@@ -124,6 +124,7 @@ TEST(ParallelFor, LoopsFromTwoThreadsAtOnce) {
   auto loops = [] {
     for (int loop = 0; loop < 500; ++loop) {
       Counts c(1 + loop % 50);
+      c.work = std::chrono::microseconds(10); // so that the two threads' loops overlap
       ASSERT_EQ(runLoop(c), 0);
       expectEachOnce(c);
     }

@@ -57,8 +57,6 @@ static struct {
   pthread_t worker[kMaxWorkers];
 } pool = {.busy = ATOMIC_FLAG_INIT};
 
-static _Thread_local int inTask;
-
 /* A spin-wait hint: the core gives its resources to its sibling thread. */
 static inline void spinHint(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -85,7 +83,6 @@ static void runIterations(void) {
 static void *work(void *arg) {
   int index = (int)((uintptr_t)arg & 0xff); /* workers beyond threads - 1 sit out */
   unsigned seen = (unsigned)((uintptr_t)arg >> 8);
-  inTask = 1;
   for (;;) {
     unsigned now;
     for (int spins = 0; (now = atomic_load(&pool.generation)) == seen || (now & 1);) {
@@ -131,7 +128,9 @@ int tfm_parallel_for(void *user_context, halide_task_t task, int min, int size,
                      uint8_t *closure) {
   static pthread_once_t threadsChosen = PTHREAD_ONCE_INIT;
   pthread_once(&threadsChosen, defaultThreads);
-  int serial = inTask || size <= 1 || atomic_load(&pool.threads) <= 1 ||
+  /* busy is held until every task of the running loop has returned, so a
+   * loop inside one of its tasks, on any thread, runs serially too. */
+  int serial = size <= 1 || atomic_load(&pool.threads) <= 1 ||
                atomic_flag_test_and_set(&pool.busy);
   if (serial) {
     for (int i = 0; i < size; ++i) {
@@ -154,9 +153,7 @@ int tfm_parallel_for(void *user_context, halide_task_t task, int min, int size,
   atomic_store(&pool.next, 0);
   atomic_fetch_add(&pool.generation, 1); /* even: published */
   wakeSleepers();
-  inTask = 1;
   runIterations();
-  inTask = 0;
   while (atomic_load(&pool.remaining) > 0)
     spinHint();
   int rc = atomic_load(&pool.error);

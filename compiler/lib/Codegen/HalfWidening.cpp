@@ -83,7 +83,7 @@ bool isInfinityChoice(SelectInst &select, Value *shifted, ArrayRef<int> mask) {
     return false;
   Value *exponent = nullptr;
   CmpPredicate predicate;
-  Value *extended = cast<Instruction>(shifted)->getOperand(0);
+  Value *extended = cast<User>(shifted)->getOperand(0); // E
   for (auto [bits, exponentMask] : {std::pair<Value *, uint32_t>{shifted, kHalfExponent},
                                     {extended, kUnshiftedExponent}})
     if (match(select.getCondition(),
