@@ -59,7 +59,8 @@ struct AttentionFuncs {
 /// multiplier and summed over the units; and the weights' zero points and
 /// offsets, which multiply the sum of each sub-block's activations, as one
 /// dot product over sub-blocks (Ops/Linear.cpp). One row and many rows
-/// group the integer sums differently.
+/// group the integer sums differently, and one row takes the zero points
+/// into its integer sums.
 struct IntegerProduct {
   Halide::Func scale;       // (unit, row): the largest |x| of the unit / 127
   Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
@@ -68,11 +69,15 @@ struct IntegerProduct {
   Halide::Var group;          // of 4 values in a unit: decode's vector lanes
   Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update
   // One row (decode): the product's first update sums `lanes` over groups.
-  Halide::Func unitDot;    // (group, unit, col, row): 4 levels times 4 bytes, int32
-  Halide::Func lanes;      // (group, col, row): sum over units of unitDot * scales
-  Halide::RDom inGroup;    // the 4 values of a group
-  Halide::RDom overUnits;  // the row's units
-  Halide::RDom overGroups; // a unit's 8 groups
+  // unitDot starts at zeroPointSums, so that it is the levels less their
+  // zero point times the bytes, and only q4_K's and q5_K's minimums are
+  // offsets.
+  Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
+  Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
+  Halide::Func lanes;         // (group, col, row): sum over units of unitDot * scales
+  Halide::RDom inGroup;       // the 4 values of a group
+  Halide::RDom overUnits;     // the row's units
+  Halide::RDom overGroups;    // a unit's 8 groups
   // Many rows (prefill): the product's first update sums scaled pieceDots
   // over (piece, unit).
   Halide::Func quads;      // (j, row, quad): byte 4 * quad + j of the row
@@ -83,7 +88,8 @@ struct IntegerProduct {
   /// their zero point, as signed bytes: q8_0's as stored
   /// (StoredWeight::signedUnitLevel), the other formats' unpacked into
   /// `levels`. Only q4_K's and q5_K's minimums are then offsets
-  /// (offsetTerms, offsets and overSubBlocks are undefined for the others).
+  /// (offsetTerms, offsets and overSubBlocks are undefined for the others,
+  /// as they are in one row).
   bool signedLevels = false;
   Halide::Func levels; // (e, unit, col): value e of the unit's level - zero point, int8
 };

@@ -157,17 +157,22 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
 /// vector (two units' 16 lanes at a time with AVX-512), the lanes added at
-/// the end of the row, then the offsets' dot product over sub-blocks, as a
-/// vector too. Two units at a time, 110M Llama with 8-bit activations
-/// (tfm-bench --rates, 3 alternating runs): Q4_K_M decode 249-254 -> 257-268
-/// tok/s, q8_0 164-176 -> 175-185.
+/// the end of the row, then q4_K's and q5_K's minimums' dot product over
+/// sub-blocks, as a vector too. Two units at a time, 110M Llama with 8-bit
+/// activations (tfm-bench --rates, 3 alternating runs): Q4_K_M decode
+/// 249-254 -> 257-268 tok/s, q8_0 164-176 -> 175-185.
 void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
                            const KernelAlgorithm &a, Value &lin) {
   IntegerProduct &ip = *lin.integer;
   const StoredWeight &weight = *weightOf(a, lin).stored;
   // The input quantized once per call.
   for (Func f : {ip.scale, ip.quantized, ip.offsetTerms})
-    f.compute_root().vectorize(f.args()[0], ctx.vectorLanes, TailStrategy::GuardWithIf);
+    if (f.defined())
+      f.compute_root().vectorize(f.args()[0], ctx.vectorLanes, TailStrategy::GuardWithIf);
+  if (ip.zeroPointSums.defined()) {
+    ip.zeroPointSums.compute_root().vectorize(ip.group);
+    ip.zeroPointSums.update().vectorize(ip.group);
+  }
   // A block's units unrolled: their sub-block's bit positions (k-quants'
   // nibbles and q6_K's high bits) are then constants, where a shift by a
   // loop variable costs a dozen instructions on bytes.
@@ -225,15 +230,17 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
         ip.group);
   }
   lin.product.update(0).atomic().vectorize(ip.overGroups.x);
-  int subBlocks = weight.subBlocks() * weight.blocks();
-  RVar run("run"), rest("rest");
-  Var lane("lane");
-  Stage offsets = lin.product.update(1);
-  offsets.split(ip.overSubBlocks.x, rest, run, lanesDividing(subBlocks, ctx.vectorLanes));
-  Func partial = offsets.rfactor(run, lane);
-  partial.compute_at(lin.product, a.col).vectorize(lane);
-  partial.update().vectorize(lane);
-  offsets.atomic().vectorize(run);
+  if (ip.offsets.defined()) {
+    int subBlocks = weight.subBlocks() * weight.blocks();
+    RVar run("run"), rest("rest");
+    Var lane("lane");
+    Stage offsets = lin.product.update(1);
+    offsets.split(ip.overSubBlocks.x, rest, run, lanesDividing(subBlocks, ctx.vectorLanes));
+    Func partial = offsets.rfactor(run, lane);
+    partial.compute_at(lin.product, a.col).vectorize(lane);
+    partial.update().vectorize(lane);
+    offsets.atomic().vectorize(run);
+  }
   decodeAffineAsVectors(ctx, a, lin);
 }
 
