@@ -106,7 +106,9 @@ def main():
         for engine in ("tfmc", "llama.cpp"):
             prefill, decode = rows[name][engine]
             medians[engine] = (statistics.median(prefill), statistics.median(decode))
-            print(f"{name:<36} {engine:<10} {medians[engine][0]:>9.1f} {medians[engine][1]:>9.1f}")
+            # Two decimals: a 7B model decodes at a few tokens a second.
+            print(f"{name:<36} {engine:<10} {medians[engine][0]:>9.2f} {medians[engine][1]:>9.2f}"
+                  f"   decode per round: {' '.join(f'{d:.2f}' for d in decode)}")
         ratio = [t / l for t, l in zip(medians["tfmc"], medians["llama.cpp"])]
         print(f"{name:<36} {'ratio':<10} {ratio[0]:>8.2f}x {ratio[1]:>8.2f}x")
 
