@@ -46,7 +46,8 @@ def tfm_bench(bin_dir, model, weights, args):
 
 def llama_bench(path, weights, args):
     out = run([path, "-m", weights, "-p", str(args.prompt), "-n", str(args.decode),
-               "-d", str(args.depth), "-t", str(args.threads), "-r", "1", "-o", "json"])
+               "-d", str(args.depth), "-t", str(args.threads), "-r", "1", "-o", "json",
+               *args.llama_bench_arg])
     results = json.loads(out)
     prefill = next(r["avg_ts"] for r in results if r["n_prompt"] > 0 and r["n_gen"] == 0)
     decode = next(r["avg_ts"] for r in results if r["n_gen"] > 0 and r["n_prompt"] == 0)
@@ -73,6 +74,9 @@ def main():
                         help="an extra tfmc argument (repeatable)")
     parser.add_argument("--tfm-bench-arg", action="append", default=[],
                         help="an extra tfm-bench argument (repeatable), e.g. --no-mmap")
+    parser.add_argument("--llama-bench-arg", action="append", default=[],
+                        help="an extra llama-bench argument (repeatable), e.g. "
+                             "--llama-bench-arg=-mmp --llama-bench-arg=0 beside --no-mmap")
     args = parser.parse_args()
 
     models = []
