@@ -68,13 +68,16 @@ struct IntegerProduct {
   Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
   Halide::Var group;          // of 4 values in a unit: decode's vector lanes
   Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update
+                              // (offsetDot's in one row)
   // One row (decode): the product's first update sums `lanes` over groups.
   // unitDot starts at zeroPointSums, so that it is the levels less their
   // zero point times the bytes, and only q4_K's and q5_K's minimums are
   // offsets.
   Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
   Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
-  Halide::Func lanes;         // (group, col, row): sum over units of unitDot * scales
+  Halide::Func offsetDot;     // (col, row): offsets times offsetTerms, q4_K and q5_K
+  Halide::Func lanes;         // (group, col, row): offsetDot in group 0, plus the sum
+                              // over units of unitDot * scales
   Halide::RDom inGroup;       // the 4 values of a group
   Halide::RDom overUnits;     // the row's units
   Halide::RDom overGroups;    // a unit's 8 groups

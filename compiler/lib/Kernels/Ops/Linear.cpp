@@ -133,8 +133,20 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
         levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
     ip.overUnits = RDom(0, units, d.name + "_units");
     RVar unit = ip.overUnits.x;
+    // q4_K's and q5_K's offsets start the first lane, so that a schedule
+    // computes them with the lanes, from the multipliers and offsets it
+    // decoded for them: a second update of the product looped over the
+    // columns again and decoded them again (Llama 2 7B Q4_K_M decode with
+    // 8-bit activations, 4.6 -> 5.2 tok/s on a Sapphire Rapids VM).
+    Expr lanesStart = 0.0f;
+    if (ip.offsets.defined()) {
+      ip.offsetDot = Func(d.name + "_offset_dot");
+      ip.offsetDot(c, r) = 0.0f;
+      ip.offsetDot(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
+      lanesStart = select(g == 0, ip.offsetDot(c, r), 0.0f);
+    }
     ip.lanes = Func(d.name + "_lanes");
-    ip.lanes(g, c, r) = 0.0f;
+    ip.lanes(g, c, r) = lanesStart;
     ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) *
                          (affine(0, sw.unitSubBlock(unit, g), sw.unitBlock(unit), c) *
                           ip.scale(unit, r));
@@ -159,7 +171,7 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
                      (affine(0, sw.unitSubBlock(unit, p * pieceGroups), sw.unitBlock(unit), c) *
                       ip.scale(unit, r));
   }
-  if (ip.offsets.defined())
+  if (ip.offsets.defined() && !oneRow)
     product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
   d.result.integer = ip;
 }

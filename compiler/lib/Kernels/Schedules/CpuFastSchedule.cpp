@@ -230,11 +230,12 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
         ip.group);
   }
   lin.product.update(0).atomic().vectorize(ip.overGroups.x);
-  if (ip.offsets.defined()) {
+  if (ip.offsetDot.defined()) {
     int subBlocks = weight.subBlocks() * weight.blocks();
     RVar run("run"), rest("rest");
     Var lane("lane");
-    Stage offsets = lin.product.update(1);
+    ip.offsetDot.compute_at(lin.product, a.col);
+    Stage offsets = ip.offsetDot.update();
     offsets.split(ip.overSubBlocks.x, rest, run, lanesDividing(subBlocks, ctx.vectorLanes));
     Func partial = offsets.rfactor(run, lane);
     partial.compute_at(lin.product, a.col).vectorize(lane);
