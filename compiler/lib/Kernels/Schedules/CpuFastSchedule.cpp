@@ -157,10 +157,11 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const KernelAlgorithm &a, Value
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
 /// vector (two units' 16 lanes at a time with AVX-512), the lanes added at
-/// the end of the row, then q4_K's and q5_K's minimums' dot product over
-/// sub-blocks, as a vector too. Two units at a time, 110M Llama with 8-bit
-/// activations (tfm-bench --rates, 3 alternating runs): Q4_K_M decode
-/// 249-254 -> 257-268 tok/s, q8_0 164-176 -> 175-185.
+/// the end of the row; q4_K's and q5_K's offsets' dot product over
+/// sub-blocks, a vector too, computed per column before them, from the
+/// same decoded multipliers and offsets. Two units at a time, 110M Llama
+/// with 8-bit activations (tfm-bench --rates, 3 alternating runs): Q4_K_M
+/// decode 249-254 -> 257-268 tok/s, q8_0 164-176 -> 175-185.
 void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
                            const KernelAlgorithm &a, Value &lin) {
   IntegerProduct &ip = *lin.integer;
