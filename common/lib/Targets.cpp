@@ -21,10 +21,11 @@ llvm::Error failure(const std::string &message) {
 /// instructions the kernels may use for it: LLVM 22 compiles them with
 /// exactly these (tfm/Codegen/KernelObject.h). Halide's Sapphire Rapids is
 /// its documented set, Cannon Lake's with AVX-512 VNNI and BF16, which
-/// AMD's Zen 4 has too. amx_int8 is tfmc's own, not Halide's: the int8
-/// tiles of Intel's Sapphire Rapids, which the schedules use only when
-/// it is named (tfm/Kernels/KernelCompiler.h hands Halide the rest). Ordered
-/// so that resolving `host` lists them as Halide prints them, amx_int8 last.
+/// AMD's Zen 4 has too. amx_int8 and amx_bf16 are tfmc's own, not Halide's:
+/// the int8 and bf16 tiles of Intel's Sapphire Rapids, which the schedules
+/// use only when named (tfm/Kernels/KernelCompiler.h hands Halide the
+/// rest). Ordered so that resolving `host` lists them as Halide prints
+/// them, the tiles last.
 struct CpuFeature {
   const char *arch; // Halide's architecture name
   const char *name;
@@ -49,6 +50,7 @@ const CpuFeature kCpuFeatures[] = {
      {"avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
       "avx512bf16", "avx512vnni"}},
     {"x86", "amx_int8", {"amx-tile", "amx-int8"}},
+    {"x86", "amx_bf16", {"amx-tile", "amx-bf16"}},
     {"arm", "arm_dot_prod", {"dotprod"}},
     {"arm", "arm_fp16", {"fullfp16"}},
     // Not an instruction set: Halide's profiler (tfmc --profile), which
@@ -134,7 +136,7 @@ llvm::StringMap<bool> tfm::hostCpuFeatures() {
   // Linux hands a process AMX's tile state only when asked: a CPU with AMX
   // whose kernel refuses counts as one without.
   if (features.lookup("amx-tile") && !requestAmxTiles())
-    features["amx-tile"] = features["amx-int8"] = false;
+    features["amx-tile"] = features["amx-int8"] = features["amx-bf16"] = false;
   return features;
 }
 
@@ -161,10 +163,11 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
                      " feature '" + feature.str() + "'; known: " +
                      llvm::join(knownFeatures(arch), ", "));
   // Halide emits tile operations for its Sapphire Rapids alone.
-  if (llvm::is_contained(features, "amx_int8") &&
-      !llvm::is_contained(features, "avx512_sapphirerapids"))
-    return failure("target '" + nameOrTarget.str() +
-                   "': amx_int8 needs avx512_sapphirerapids, which it lacks");
+  for (llvm::StringRef tiles : {"amx_int8", "amx_bf16"})
+    if (llvm::is_contained(features, tiles) &&
+        !llvm::is_contained(features, "avx512_sapphirerapids"))
+      return failure("target '" + nameOrTarget.str() + "': " + tiles.str() +
+                     " needs avx512_sapphirerapids, which it lacks");
   return nameOrTarget.str();
 }
 

@@ -69,10 +69,12 @@ cl::opt<std::string> attention(
     cl::value_desc("algorithm"), cl::cat(category));
 cl::opt<std::string> activations(
     "activations",
-    cl::desc("What the matrix products of block-format weights multiply: f32 (the input as it "
-             "is; default) or int8 (the input quantized to 8 bits in blocks of 32, as llama.cpp "
-             "does, for integer dot products: faster, and no longer exact)"),
-    cl::value_desc("f32|int8"), cl::cat(category));
+    cl::desc("What the matrix products multiply: f32 (the input as it is; default), int8 "
+             "(for block-format weights: the input quantized to 8 bits in blocks of 32, as "
+             "llama.cpp does, for integer dot products) or bf16 (for bf16 weights: the input "
+             "rounded to bf16, for AMX's bf16 tiles); the last two are faster, and no longer "
+             "exact"),
+    cl::value_desc("f32|int8|bf16"), cl::cat(category));
 cl::opt<bool> tune("tune",
                    cl::desc("Before compiling, time each kernel under every candidate schedule "
                             "on this machine (checked against plain first) and record the "
@@ -332,9 +334,10 @@ int main(int argc, char **argv) {
   }
 
   if (!activations.empty()) {
-    if (activations != "f32" && activations != "int8")
-      return fail("--activations: found '" + activations + "', expected f32 or int8");
+    if (activations != "f32" && activations != "int8" && activations != "bf16")
+      return fail("--activations: found '" + activations + "', expected f32, int8 or bf16");
     lowering.activationBlock = activations == "int8" ? 32 : 0;
+    lowering.bf16Activations = activations == "bf16";
   }
 
   if (emitKind == "mlir")

@@ -20,15 +20,44 @@ using namespace llvm;
 
 namespace {
 
-// llvm.x86.tdpbssd.internal(m, n, k, acc, a, b) and
+// llvm.x86.tdpbssd.internal(m, n, k, acc, a, b) (tdpbf16ps's alike) and
 // llvm.x86.tileloadd64.internal(rows, bytes per row, address, stride).
 enum DotOperand { kRows, kRowBytes, kDepth, kAccumulator, kWeights, kActivations };
 enum LoadOperand { kLoadRows, kLoadRowBytes, kAddress, kStride };
-constexpr int kStepDepth = 4, kMaxDepth = 64;
+/// A step is 4 bytes of depth: 4 int8 values, or one pair of bf16.
+constexpr int kStepBytes = 4, kMaxDepth = 64;
 
 CallInst *intrinsicCall(Value *v, Intrinsic::ID id) {
   auto *call = dyn_cast<IntrinsicInst>(v);
   return call && call->getIntrinsicID() == id ? call : nullptr;
+}
+
+/// The tile products folded, with the depth operand Halide 14 gives one
+/// step: 4 bytes for int8, but 2 (values, not bytes) for bf16. LLVM, as
+/// Clang's tile intrinsics, takes the depth in bytes, which the folded
+/// products carry.
+struct TileProductKind {
+  Intrinsic::ID id;
+  int stepDepth;
+};
+constexpr TileProductKind kTileProducts[] = {{Intrinsic::x86_tdpbssd_internal, 4},
+                                             {Intrinsic::x86_tdpbf16ps_internal, 2}};
+
+/// `v` as a tile product of a kind folded here, or null.
+IntrinsicInst *tileProduct(Value *v) {
+  auto *call = dyn_cast<IntrinsicInst>(v);
+  if (call)
+    for (const TileProductKind &kind : kTileProducts)
+      if (call->getIntrinsicID() == kind.id)
+        return call;
+  return nullptr;
+}
+
+int stepDepthOf(IntrinsicInst *dot) {
+  for (const TileProductKind &kind : kTileProducts)
+    if (dot->getIntrinsicID() == kind.id)
+      return kind.stepDepth;
+  return 0;
 }
 
 std::optional<int64_t> constantOperand(CallInst *call, unsigned i) {
@@ -37,13 +66,14 @@ std::optional<int64_t> constantOperand(CallInst *call, unsigned i) {
   return std::nullopt;
 }
 
-/// One tdpbssd of 4 bytes' depth and the two tile loads only it reads.
+/// One tile product of 4 bytes' depth and the two tile loads only it reads.
 struct Step {
-  CallInst *dot, *weights, *activations;
+  IntrinsicInst *dot;
+  CallInst *weights, *activations;
 };
 
-std::optional<Step> stepOf(CallInst *dot) {
-  if (constantOperand(dot, kDepth) != kStepDepth)
+std::optional<Step> stepOf(IntrinsicInst *dot) {
+  if (constantOperand(dot, kDepth) != stepDepthOf(dot))
     return std::nullopt;
   CallInst *w = intrinsicCall(dot->getArgOperand(kWeights), Intrinsic::x86_tileloadd64_internal);
   CallInst *x =
@@ -53,7 +83,7 @@ std::optional<Step> stepOf(CallInst *dot) {
     return std::nullopt;
   // Weights: m rows of 4 bytes; activations: 1 row of n bytes.
   if (w->getArgOperand(kLoadRows) != dot->getArgOperand(kRows) ||
-      constantOperand(w, kLoadRowBytes) != kStepDepth || constantOperand(x, kLoadRows) != 1 ||
+      constantOperand(w, kLoadRowBytes) != kStepBytes || constantOperand(x, kLoadRows) != 1 ||
       x->getArgOperand(kLoadRowBytes) != dot->getArgOperand(kRowBytes))
     return std::nullopt;
   return Step{dot, w, x};
@@ -88,30 +118,31 @@ public:
   /// The longest run of `chain` from `first` that folds (at least one step).
   size_t runFrom(const std::vector<Step> &chain, size_t first) {
     const Step &s0 = chain[first];
-    const SCEV *activations0 = address(s0.activations);
     const SCEV *rowDistance = nullptr;
     size_t end = first + 1;
-    for (; end < chain.size() && (end - first + 1) * kStepDepth <= kMaxDepth; ++end) {
+    for (; end < chain.size() && (end - first + 1) * kStepBytes <= kMaxDepth; ++end) {
       const Step &s = chain[end];
       int64_t step = static_cast<int64_t>(end - first);
-      if (s.dot->getArgOperand(kRows) != s0.dot->getArgOperand(kRows) ||
+      if (s.dot->getIntrinsicID() != s0.dot->getIntrinsicID() ||
+          s.dot->getArgOperand(kRows) != s0.dot->getArgOperand(kRows) ||
           s.dot->getArgOperand(kRowBytes) != s0.dot->getArgOperand(kRowBytes) ||
           s.weights->getArgOperand(kStride) != s0.weights->getArgOperand(kStride))
         break;
       // The weights' 4 bytes follow the last step's along each row.
-      if (constantDistance(s0.weights->getArgOperand(kAddress),
-                           s.weights->getArgOperand(kAddress)) != step * kStepDepth)
+      auto *weightsDistance = dyn_cast<SCEVConstant>(
+          distance(s0.weights->getArgOperand(kAddress), s.weights->getArgOperand(kAddress)));
+      if (!weightsDistance || weightsDistance->getValue()->getSExtValue() != step * kStepBytes)
         break;
       // The activations' row lies one distance further than the last's.
-      const SCEV *distance = se.getMinusSCEV(address(s.activations), activations0);
-      if (isa<SCEVCouldNotCompute>(distance))
+      const SCEV *d =
+          distance(s0.activations->getArgOperand(kAddress), s.activations->getArgOperand(kAddress));
+      if (isa<SCEVCouldNotCompute>(d))
         break;
       if (!rowDistance) {
-        if (distance->isZero())
+        if (d->isZero())
           break;
-        rowDistance = distance;
-      } else if (distance != se.getMulExpr(se.getConstant(distance->getType(), step),
-                                           rowDistance)) {
+        rowDistance = d;
+      } else if (d != se.getMulExpr(se.getConstant(d->getType(), step), rowDistance)) {
         break;
       }
     }
@@ -119,31 +150,29 @@ public:
   }
 
 private:
-  const SCEV *address(CallInst *load) { return se.getSCEV(load->getArgOperand(kAddress)); }
-
-  std::optional<int64_t> constantDifference(const SCEV *to, const SCEV *from) {
-    if (auto *c = dyn_cast<SCEVConstant>(se.getMinusSCEV(to, from)))
-      return c->getValue()->getSExtValue();
-    return std::nullopt;
+  /// `to` - `from` in bytes. Halide indexes a buffer in 32 bits, extended
+  /// into each address (sext, or zext where LLVM proved it non-negative)
+  /// without a no-wrap flag, so ScalarEvolution cannot see
+  /// sext(i + d) - sext(i) as d: it is, as Halide's buffers hold under
+  /// 2^31 bytes and their indices never wrap. Two such addresses into one
+  /// buffer differ by their indices' difference.
+  const SCEV *distance(Value *from, Value *to) {
+    auto *f = dyn_cast<GetElementPtrInst>(from), *t = dyn_cast<GetElementPtrInst>(to);
+    if (f && t && f->getPointerOperand() == t->getPointerOperand() &&
+        f->getNumIndices() == 1 && t->getNumIndices() == 1 &&
+        f->getSourceElementType()->isIntegerTy(8) && t->getSourceElementType()->isIntegerTy(8))
+      if (Value *fi = narrowIndex(f->idx_begin()->get()))
+        if (Value *ti = narrowIndex(t->idx_begin()->get()))
+          if (fi->getType() == ti->getType())
+            return se.getMinusSCEV(se.getSCEV(ti), se.getSCEV(fi));
+    return se.getMinusSCEV(se.getSCEV(to), se.getSCEV(from));
   }
 
-  /// `to` - `from` in bytes, where it is a constant. Halide indexes a buffer
-  /// in 32 bits, sign-extended into each address without a no-wrap flag,
-  /// so ScalarEvolution cannot see sext(i + 4) - sext(i) as 4: it is, as
-  /// Halide's buffers hold under 2^31 bytes and their indices never wrap.
-  std::optional<int64_t> constantDistance(Value *from, Value *to) {
-    if (std::optional<int64_t> d = constantDifference(se.getSCEV(to), se.getSCEV(from)))
-      return d;
-    auto *f = dyn_cast<GetElementPtrInst>(from), *t = dyn_cast<GetElementPtrInst>(to);
-    if (!f || !t || f->getPointerOperand() != t->getPointerOperand() ||
-        f->getNumIndices() != 1 || t->getNumIndices() != 1 ||
-        !f->getSourceElementType()->isIntegerTy(8) || !t->getSourceElementType()->isIntegerTy(8))
-      return std::nullopt;
-    auto *fi = dyn_cast<SExtInst>(f->idx_begin()->get());
-    auto *ti = dyn_cast<SExtInst>(t->idx_begin()->get());
-    if (!fi || !ti)
-      return std::nullopt;
-    return constantDifference(se.getSCEV(ti->getOperand(0)), se.getSCEV(fi->getOperand(0)));
+  /// The 32-bit index a GEP's index extends, or null.
+  static Value *narrowIndex(Value *index) {
+    if (isa<SExtInst, ZExtInst>(index))
+      return cast<CastInst>(index)->getOperand(0);
+    return nullptr;
   }
 
   TargetLibraryInfoImpl tlii;
@@ -159,7 +188,7 @@ private:
 std::vector<std::vector<Step>> chainsIn(BasicBlock &block) {
   std::vector<std::vector<Step>> chains;
   for (Instruction &inst : block) {
-    auto *dot = intrinsicCall(&inst, Intrinsic::x86_tdpbssd_internal);
+    IntrinsicInst *dot = tileProduct(&inst);
     if (!dot)
       continue;
     std::optional<Step> step = stepOf(dot);
@@ -184,22 +213,23 @@ bool writesMemoryWithin(const Fold &run) {
   Instruction *start =
       first.weights->comesBefore(first.activations) ? first.weights : first.activations;
   for (Instruction *i = start; i != run.steps.back().dot; i = i->getNextNode())
-    if (i->mayWriteToMemory() && !intrinsicCall(i, Intrinsic::x86_tdpbssd_internal) &&
+    if (i->mayWriteToMemory() && !tileProduct(i) &&
         !intrinsicCall(i, Intrinsic::x86_tileloadd64_internal) &&
         !intrinsicCall(i, Intrinsic::x86_tilezero_internal))
       return true;
   return false;
 }
 
-/// Replaces the run by one tdpbssd of its whole depth, at its last step.
+/// Replaces the run by one tile product of its whole depth, at its last
+/// step.
 void foldRun(const Fold &run) {
   const Step &first = run.steps.front(), &second = run.steps[1], &last = run.steps.back();
   Module *module = last.dot->getModule();
   IRBuilder<> b(last.dot);
   Type *i16 = b.getInt16Ty(), *i64 = b.getInt64Ty();
-  int depth = static_cast<int>(run.steps.size()) * kStepDepth;
+  int depth = static_cast<int>(run.steps.size()) * kStepBytes;
   Function *load = Intrinsic::getOrInsertDeclaration(module, Intrinsic::x86_tileloadd64_internal);
-  Function *dot = Intrinsic::getOrInsertDeclaration(module, Intrinsic::x86_tdpbssd_internal);
+  Function *dot = Intrinsic::getOrInsertDeclaration(module, first.dot->getIntrinsicID());
   Value *firstRow = first.activations->getArgOperand(kAddress);
   Value *rowStride = b.CreateSub(b.CreatePtrToInt(second.activations->getArgOperand(kAddress), i64),
                                  b.CreatePtrToInt(firstRow, i64));
@@ -207,7 +237,7 @@ void foldRun(const Fold &run) {
       load, {first.dot->getArgOperand(kRows), ConstantInt::get(i16, depth),
              first.weights->getArgOperand(kAddress), first.weights->getArgOperand(kStride)});
   Value *activations = b.CreateCall(
-      load, {ConstantInt::get(i16, depth / kStepDepth), first.dot->getArgOperand(kRowBytes),
+      load, {ConstantInt::get(i16, depth / kStepBytes), first.dot->getArgOperand(kRowBytes),
              firstRow, rowStride});
   Value *product = b.CreateCall(
       dot, {first.dot->getArgOperand(kRows), first.dot->getArgOperand(kRowBytes),
@@ -236,7 +266,7 @@ void foldRun(const Fold &run) {
 void rematerializeZeroTiles(Function &f) {
   for (BasicBlock &block : f)
     for (Instruction &inst : block) {
-      CallInst *dot = intrinsicCall(&inst, Intrinsic::x86_tdpbssd_internal);
+      IntrinsicInst *dot = tileProduct(&inst);
       if (!dot)
         continue;
       CallInst *zero =
@@ -255,8 +285,9 @@ void rematerializeZeroTiles(Function &f) {
 } // namespace
 
 int tfm::rewriteAmxTileProducts(Module &module) {
-  Function *declared = Intrinsic::getDeclarationIfExists(&module, Intrinsic::x86_tdpbssd_internal);
-  if (!declared)
+  if (llvm::none_of(kTileProducts, [&](const TileProductKind &kind) {
+        return Intrinsic::getDeclarationIfExists(&module, kind.id);
+      }))
     return 0;
   int removed = 0;
   for (Function &f : module) {

@@ -93,7 +93,7 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
     widenHalvesNatively(**module);
 
   prefetchIntoAllCacheLevels(**module);
-  if (llvm::is_contained(llvm::split(*features, ','), "+amx-int8"))
+  if (llvm::is_contained(llvm::split(*features, ','), "+amx-tile"))
     rewriteAmxTileProducts(**module);
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);

@@ -177,12 +177,19 @@ LogicalResult LayerNormOp::verify() {
 
 LogicalResult LinearOp::verify() {
   int64_t block = getActivationBlock();
+  Type element = tensorType(getWeight()).getElementType();
+  if (getBf16Input()) {
+    if (!element.isBF16())
+      return emitOpError() << "bf16_input needs a bf16 weight, found " << element;
+    if (block != 0)
+      return emitOpError() << "bf16_input and activation_block " << block
+                           << " both choose the input's type: expected one of them";
+  }
   if (block == 0)
     return success();
   if (block != 32)
     return emitOpError() << "activation_block " << block
                          << " is not supported: expected 0 (f32 input) or 32";
-  Type element = tensorType(getWeight()).getElementType();
   if (!isa<BlocksType>(element))
     return emitOpError() << "activation_block " << block << " needs a block-format weight "
                          << "(!tfm.blocks<...>), found " << element;

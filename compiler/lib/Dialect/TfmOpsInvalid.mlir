@@ -883,6 +883,22 @@ func.func @activation_block_on_f32_weight(%x: tensor<1x64xf32>, %w: tensor<16x64
 
 // -----
 
+func.func @bf16_input_on_f16_weight(%x: tensor<1x64xf32>, %w: tensor<16x64xf16>) {
+  // expected-error@+1 {{'tfm.linear' op bf16_input needs a bf16 weight, found 'f16'}}
+  %y = tfm.linear %x, %w {bf16_input = true} : tensor<1x64xf32>, tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @bf16_input_with_activation_block(%x: tensor<1x64xf32>, %w: tensor<16x64xbf16>) {
+  // expected-error@+1 {{'tfm.linear' op bf16_input and activation_block 32 both choose the input's type: expected one of them}}
+  %y = tfm.linear %x, %w {activation_block = 32 : i64, bf16_input = true} : tensor<1x64xf32>, tensor<16x64xbf16>
+  return
+}
+
+// -----
+
 func.func @activation_block_not_32(%x: tensor<1x64xf32>, %w: tensor<16x64x!tfm.blocks<"q8_0">>) {
   // expected-error@+1 {{'tfm.linear' op activation_block 16 is not supported: expected 0 (f32 input) or 32}}
   %y = tfm.linear %x, %w {activation_block = 16 : i64} : tensor<1x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>

@@ -81,6 +81,11 @@ public:
       else
         out(a.col, a.row) = cast(stored, v.func(a.col, a.row));
       constrainLayout(out.output_buffer(), p);
+      // bf16 pairs lie in tiles of 16 rows from the first input row
+      // (Ops/Linear.cpp): an output's rows start there too, so that its row
+      // tiles are theirs (the call's rows are every token-rows buffer's).
+      if (!a.bf16Pairs.empty() && p.shape.size() == 2 && (p.tokenRows || p.isCache))
+        out.output_buffer().dim(1).set_min(a.firstRow());
       a.outputs.push_back(out);
       a.outputValues.push_back(it->second);
       a.outputParams.push_back(&p);
@@ -139,9 +144,23 @@ private:
 
 } // namespace
 
-KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, bool amxInt8) {
+const Value *KernelAlgorithm::tokenRowsInput() const {
+  for (const Value &v : values)
+    if (!v.op && v.tokenRows && v.image.defined())
+      return &v;
+  return nullptr;
+}
+
+Expr KernelAlgorithm::firstRow() const {
+  const Value *rows = tokenRowsInput();
+  if (!rows)
+    throw std::runtime_error("a kernel of many rows has no token-rows input");
+  return rows->image.dim(rows->image.dimensions() - 1).min();
+}
+
+KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx) {
   KernelAlgorithm a;
-  a.amxInt8 = amxInt8;
+  a.amx = amx;
   Builder(kernel, a).build();
   return a;
 }

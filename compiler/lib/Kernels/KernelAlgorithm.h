@@ -117,6 +117,10 @@ struct Value {
   Halide::Func subBlockAffine;        // and its sub-blocks' multipliers and
                                       // offsets (i, sub-block, block, col)
   std::optional<IntegerProduct> integer; // linear with 8-bit activations
+  /// Linear with bf16 inputs on AMX's bf16 tiles: the input rounded to
+  /// bf16, (j, i, pair, tile) = value 2 * pair + j of row 16 * tile + i
+  /// from the call's first; `reduction` is then (j, pair).
+  Halide::Func bf16Pairs;
   Halide::ImageParam image;           // input parameters: the buffer
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only
@@ -130,11 +134,15 @@ struct Value {
   bool readsOtherColumns = false;
 };
 
+/// The AMX tiles a target multiplies (tfm/common/Targets.h's amx_int8 and
+/// amx_bf16): products of many rows take the forms they need.
+struct AmxTiles {
+  bool int8 = false; // tdpbssd: 8-bit activations (IntegerProduct::signedLevels)
+  bool bf16 = false; // tdpbf16ps: bf16 inputs (Value::bf16Pairs)
+};
+
 struct KernelAlgorithm {
-  /// The target multiplies int8 tiles (AMX, tfm/common/Targets.h's
-  /// amx_int8): products of many rows with 8-bit activations take the form
-  /// it needs (IntegerProduct::signedLevels).
-  bool amxInt8 = false;
+  AmxTiles amx;
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order
   std::vector<Value> values;              // params first, then op results
@@ -145,6 +153,15 @@ struct KernelAlgorithm {
   /// Activations as products of many rows read them (Ops/Linear.cpp), by
   /// the activation's name: one for all the products reading it.
   std::map<std::string, Halide::Func> clampedRows;
+  /// The same for bf16 inputs (bf16_input): rounded and widened back, or as
+  /// pairs for AMX's bf16 tiles (Value::bf16Pairs).
+  std::map<std::string, Halide::Func> bf16Rounded, bf16Pairs;
+
+  /// The token-rows input parameter: its buffer's last dimension is the
+  /// call's rows. Null if the kernel has none.
+  const Value *tokenRowsInput() const;
+  /// The call's first row (its position), from that parameter's buffer.
+  Halide::Expr firstRow() const;
 };
 
 /// What an op's define function (OpRegistry.h) works with.
@@ -165,9 +182,9 @@ struct OpDefinition {
 /// (exposed for its test).
 Halide::Expr erfFloat(Halide::Expr x);
 
-/// Builds the algorithm for a target with AMX's int8 tiles or without.
-/// Throws std::runtime_error naming the kernel and op on malformed input.
-KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, bool amxInt8);
+/// Builds the algorithm for a target with the AMX tiles `amx`. Throws
+/// std::runtime_error naming the kernel and op on malformed input.
+KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx);
 
 } // namespace tfm::kernels
 

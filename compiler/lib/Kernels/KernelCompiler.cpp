@@ -11,24 +11,30 @@ using namespace tfm::kernels;
 
 namespace {
 
-/// tfmc's features that Halide 14's target strings lack: amx_int8
-/// (tfm/common/Targets.h) is Halide's Sapphire Rapids with the use of AMX
-/// tiles allowed, which the schedules ask for only under it (a Zen 4 runs
-/// Halide's Sapphire Rapids code, and has no AMX).
+/// tfmc's features that Halide 14's target strings lack: amx_int8 and
+/// amx_bf16 (tfm/common/Targets.h) are Halide's Sapphire Rapids with the use
+/// of AMX's int8 or bf16 tiles allowed, which the schedules ask for only
+/// under them (a Zen 4 runs Halide's Sapphire Rapids code, and has no AMX).
 struct HalideTarget {
   Halide::Target target;
-  bool amxInt8 = false;
+  AmxTiles amx;
 };
 
+/// Removes every "-`feature`" from `target`; whether there was one.
+bool takeFeature(std::string &target, const std::string &feature) {
+  const std::string part = "-" + feature;
+  bool found = false;
+  for (size_t at; (at = target.find(part)) != std::string::npos; found = true)
+    target.erase(at, part.size());
+  return found;
+}
+
 HalideTarget halideTarget(const std::string &tfmTarget) {
-  const std::string amx = "-amx_int8";
   std::string halide = tfmTarget;
-  bool amxInt8 = false;
-  for (size_t at; (at = halide.find(amx)) != std::string::npos;) {
-    halide.erase(at, amx.size());
-    amxInt8 = true;
-  }
-  return {Halide::Target(halide), amxInt8};
+  AmxTiles amx;
+  amx.int8 = takeFeature(halide, "amx_int8");
+  amx.bf16 = takeFeature(halide, "amx_bf16");
+  return {Halide::Target(halide), amx};
 }
 
 } // namespace
@@ -41,8 +47,8 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
     return false;
   }
   try {
-    auto [target, amxInt8] = halideTarget(tfmTarget);
-    KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amxInt8);
+    auto [target, amx] = halideTarget(tfmTarget);
+    KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx);
     Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
     std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
     pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}}, args, kernel.name,

@@ -351,27 +351,29 @@ Halide::Target jitTarget() {
   return target;
 }
 
-/// Whether this CPU multiplies AMX int8 tiles (cpuid: AMX-TILE, AMX-INT8)
-/// and Linux lets this process use them, as tfm/common/Targets.h's
-/// amx_int8 asks.
-bool amxInt8Usable() {
+/// The AMX tiles this CPU multiplies (cpuid: AMX-TILE, with AMX-INT8 and
+/// AMX-BF16) where Linux lets this process use them, as
+/// tfm/common/Targets.h's amx_int8 and amx_bf16 ask.
+AmxTiles usableAmxTiles() {
+  AmxTiles amx;
 #if defined(__x86_64__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  bool tiles = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 24)) &&
-               (edx & (1u << 25));
-  return tiles && requestAmxTiles();
-#else
-  return false;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 24)) &&
+      requestAmxTiles()) {
+    amx.int8 = edx & (1u << 25);
+    amx.bf16 = edx & (1u << 22);
+  }
 #endif
+  return amx;
 }
 
 /// Runs `k` under schedule `set` and returns every parameter's contents;
 /// nothing, with a failure naming the kernel and schedule, if Halide refuses
 /// the schedule, so that every other schedule is still checked.
 std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int rows,
-                           const Fill &fill = {}, bool amxInt8 = false) {
+                           const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
-  KernelAlgorithm a = buildKernelAlgorithm(k, amxInt8);
+  KernelAlgorithm a = buildKernelAlgorithm(k, amx);
   Halide::Target target = jitTarget();
   int input = 0;
   std::vector<Halide::Buffer<>> outs;
@@ -437,10 +439,10 @@ using Reference = std::function<double(const Buffers &, int row, int col)>;
 /// Runs a kernel with one 2-D output under every schedule set and checks
 /// every element against `reference` within `rel` relative plus `abs`
 /// absolute error (sums that cancel leave an error relative to their terms),
-/// built for a target with AMX's int8 tiles if `amxInt8`.
+/// built for a target with the AMX tiles `amx`.
 void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference &reference,
                             double rel, double abs, const Fill &fill = {},
-                            bool amxInt8 = false) {
+                            AmxTiles amx = {}) {
   int out = -1;
   for (size_t i = 0; i < k.params.size(); ++i)
     if (k.params[i].isOutput)
@@ -449,7 +451,7 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
   const KernelParam &p = k.params[out];
   int outRows = p.tokenRows ? rows : int(p.shape[0]), cols = int(p.shape[1]);
   for (const ScheduleSet &s : scheduleSets()) {
-    std::optional<Buffers> got = run(k, s, pos, rows, fill, amxInt8);
+    std::optional<Buffers> got = run(k, s, pos, rows, fill, amx);
     if (!got)
       continue;
     const Buffers &b = *got;
@@ -709,7 +711,7 @@ TEST(TypedWeights, LinearDecodesEveryType) {
 // scale = largest |x| of the 32 / 127, as the op defines it; the units
 // are computed here in float as the kernel does (x * (1 / scale), rounded
 // to nearest even), so that no value lands on the other side of a tie.
-void expectIntegerActivationsMatchTheirDefinition(bool amxInt8) {
+void expectIntegerActivationsMatchTheirDefinition(AmxTiles amx) {
   constexpr int kN = 40, kK = 512;
   for (const char *name : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"})
     for (int64_t rows : {int64_t(1), kDynamicRows}) {
@@ -731,21 +733,55 @@ void expectIntegerActivationsMatchTheirDefinition(bool amxInt8) {
         return sum;
       };
       SCOPED_TRACE(std::string(name) + (rows == 1 ? " one row" : " rows"));
-      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amxInt8);
+      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amx);
     }
 }
 
 TEST(TypedWeights, IntegerActivationsMatchTheirDefinition) {
-  expectIntegerActivationsMatchTheirDefinition(false);
+  expectIntegerActivationsMatchTheirDefinition({});
 }
 
 // The same, built for AMX: every format's prefill products multiply signed
 // levels in tiles (tdpbssd; q8_0's read in place, the others' unpacked),
 // 70 rows and 40 columns leaving partial tiles.
 TEST(TypedWeights, IntegerActivationsMatchTheirDefinitionInAmxTiles) {
-  if (!amxInt8Usable())
+  if (!usableAmxTiles().int8)
     GTEST_SKIP() << "this CPU has no AMX int8 tiles, or Linux refused this process their use";
-  expectIntegerActivationsMatchTheirDefinition(true);
+  expectIntegerActivationsMatchTheirDefinition({/*int8=*/true, /*bf16=*/false});
+}
+
+// bf16 inputs (bf16_input): every schedule gives the sum of the bf16
+// weights times each input value rounded to bf16 (to nearest even), in
+// double here. Rows of 512 and of 80 (40 pairs: a product of 16 pairs'
+// depth and a shorter one).
+void expectBf16InputsMatchTheirDefinition(AmxTiles amx) {
+  constexpr int kN = 40;
+  for (int kK : {512, 80})
+    for (int64_t rows : {int64_t(1), kDynamicRows}) {
+      KernelParam w = param("w", {kN, kK});
+      w.type = *parseElementEncoding("bf16");
+      LinearAttrs attrs{};
+      attrs.bf16Input = true;
+      Kernel k = single(attrs, {param("x", {rows, kK}, true), w}, rows, kN);
+      Reference ref = [kK](const Buffers &b, int r, int c) {
+        double sum = 0;
+        for (int j = 0; j < kK; ++j)
+          sum += double(bfloat16ToFloat(toBfloat16(b.at(0, r, j)))) * b.data[1][c * kK + j];
+        return sum;
+      };
+      SCOPED_TRACE("row length " + std::to_string(kK) + (rows == 1 ? ", one row" : ", rows"));
+      expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amx);
+    }
+}
+
+TEST(TypedWeights, Bf16InputsMatchTheirDefinition) { expectBf16InputsMatchTheirDefinition({}); }
+
+// The same, built for AMX's bf16 tiles: prefill's products multiply pairs
+// in tiles (tdpbf16ps), 70 rows and 40 columns leaving partial tiles.
+TEST(TypedWeights, Bf16InputsMatchTheirDefinitionInAmxTiles) {
+  if (!usableAmxTiles().bf16)
+    GTEST_SKIP() << "this CPU has no AMX bf16 tiles, or Linux refused this process their use";
+  expectBf16InputsMatchTheirDefinition({/*int8=*/false, /*bf16=*/true});
 }
 
 TEST(TypedWeights, EmbeddingDecodesRows) {

@@ -74,7 +74,8 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
       return llvm::createStringError("--pass-pipeline '" + options.passPipeline + "': " + errors);
   } else {
     TfmPipelineOptions pipeline{options.scheduleOverrides, options.tuningFile, options.skipPasses,
-                                options.attentionKeyTile, options.activationBlock};
+                                options.attentionKeyTile, options.activationBlock,
+                                options.bf16Activations};
     if (llvm::Error e = buildTfmPipeline(pm, pipeline))
       return std::move(e);
   }

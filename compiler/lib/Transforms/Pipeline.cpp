@@ -44,7 +44,7 @@ const PipelinePass kPipeline[] = {
     {"tfm-quantize-activations", false,
      [](OpPassManager &pm, const TfmPipelineOptions &options) {
        pm.addNestedPass<func::FuncOp>(
-           createTfmQuantizeActivations({options.activationBlock}));
+           createTfmQuantizeActivations({options.activationBlock, options.bf16Activations}));
      }},
     {"tfm-outline-kernels", true,
      [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmOutlineKernels()); }},
@@ -100,6 +100,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "activation-block",
       llvm::cl::desc("linear inputs quantized to 8 bits in blocks of this many (0: f32)"),
       llvm::cl::init(0)};
+  Option<bool> bf16Activations{
+      *this, "bf16-activations",
+      llvm::cl::desc("inputs of products with bf16 weights rounded to bf16"),
+      llvm::cl::init(false)};
   ListOption<std::string> skip{*this, "skip", llvm::cl::desc("passes to leave out")};
 };
 } // namespace
@@ -117,7 +121,7 @@ void registerTfmPassesAndPipeline() {
           return failure();
         TfmPipelineOptions opts{options.schedule, options.tuningFile,
                                 {options.skip.begin(), options.skip.end()}, options.keyTile,
-                                options.activationBlock};
+                                options.activationBlock, options.bf16Activations};
         if (llvm::Error e = buildTfmPipeline(pm, opts))
           return errorHandler(llvm::toString(std::move(e)));
         return success();

@@ -1,4 +1,4 @@
-//===- QuantizeActivations.cpp - each linear op's input: f32 or 8-bit -----===//
+//===- QuantizeActivations.cpp - linear inputs: f32, 8-bit or bf16 --------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
 
@@ -17,12 +17,14 @@ struct QuantizeActivationsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (block == 0)
-      return;
     getOperation().walk([&](LinearOp op) {
-      auto weight = cast<RankedTensorType>(op.getWeight().getType());
-      if (op.getActivationBlock() == 0 && isa<BlocksType>(weight.getElementType()))
+      if (op.getActivationBlock() != 0 || op.getBf16Input())
+        return;
+      Type element = cast<RankedTensorType>(op.getWeight().getType()).getElementType();
+      if (block != 0 && isa<BlocksType>(element))
         op.setActivationBlock(block);
+      else if (bf16 && element.isBF16())
+        op.setBf16Input(true);
     });
   }
 };

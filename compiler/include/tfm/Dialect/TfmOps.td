@@ -170,16 +170,26 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
     rounding of the input adds an error of about 1/254 of each block's
     largest value. Only for weights in a block format.
 
+    `bf16_input` rounds each input value to bf16 (to nearest even) before
+    the product, for a bf16 weight: each product of two bf16 values is then
+    exact in f32, as AMX's bf16 tiles (tdpbf16ps, for many rows on a target
+    with amx_bf16) and AVX-512 BF16's dot products compute it, and only the
+    sum is rounded. Faster on those targets, and no longer exact: the input
+    loses all but 8 bits of its significand, a relative error of up to
+    2^-9 per value.
+
     ```mlir
     %q = tfm.linear %h, %wq : tensor<?x64xf32>, tensor<64x64xf32>
     %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>
     %i = tfm.linear %h, %w8 {activation_block = 32 : i64}
         : tensor<?x64xf32>, tensor<64x64x!tfm.blocks<"q8_0">>
+    %j = tfm.linear %h, %wb {bf16_input = true} : tensor<?x64xf32>, tensor<64x64xbf16>
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$weight, Optional<Tfm_Vector>:$bias,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:
-                           $activation_block);
+                           $activation_block,
+                       DefaultValuedAttr<BoolAttr, "false">:$bf16_input);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)

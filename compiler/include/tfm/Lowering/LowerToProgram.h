@@ -39,6 +39,9 @@ struct LoweringOptions {
   /// integer dot products with block-format weights
   /// (tfm-quantize-activations); 0 keeps them f32.
   int64_t activationBlock = 0;
+  /// Inputs of products with bf16 weights rounded to bf16, for AMX's bf16
+  /// tiles (tfm-quantize-activations).
+  bool bf16Activations = false;
   /// Passes of the default pipeline to leave out (Passes.h).
   std::vector<std::string> skipPasses;
   /// Non-empty: this textual pass pipeline instead of the default one,

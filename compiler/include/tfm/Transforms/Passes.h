@@ -31,6 +31,8 @@ struct TfmPipelineOptions {
   int64_t attentionKeyTile = -1;
   /// --tfm-quantize-activations' `block` (0: f32 inputs).
   int64_t activationBlock = 0;
+  /// --tfm-quantize-activations' `bf16`.
+  bool bf16Activations = false;
 };
 
 /// canonicalize, cse, fuse norm+linear, fuse epilogues, choose cache

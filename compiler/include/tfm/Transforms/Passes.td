@@ -78,7 +78,7 @@ def TfmChooseAttention : Pass<"tfm-choose-attention", "mlir::func::FuncOp"> {
 }
 
 def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncOp"> {
-  let summary = "choose each linear op's input: f32, or 8-bit integers for integer dot products";
+  let summary = "choose each linear op's input: f32, 8-bit integers or bf16";
   let description = [{
     With `block=32`, sets `activation_block` on every `tfm.linear` whose
     weight is in a block format and that has none: its input rows are then
@@ -86,15 +86,19 @@ def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncO
     multiplied with the weight's integer levels in integer dot products
     (tfm/Dialect/TfmOps.td), as llama.cpp does for its quantized formats.
     Faster where the target has 8-bit dot products (AVX-512 VNNI), and no
-    longer exact. Without the option (block=0) nothing changes: the default
-    keeps every input in f32. An op given a block by hand keeps it.
-    Optional.
+    longer exact. With `bf16=true`, sets `bf16_input` on every `tfm.linear`
+    whose weight is bf16: its input is rounded to bf16, and products of many
+    rows multiply in AMX's bf16 tiles where the target has them (amx_bf16).
+    Without either option nothing changes: the default keeps every input in
+    f32. An op given an input type by hand keeps it. Optional.
 
     Example: `tfm-opt --tfm-quantize-activations=block=32 m.mlir`
   }];
   let options = [
     Option<"block", "block", "int64_t", /*default=*/"0",
-           "values per block of the quantized input (32), or 0 to keep f32 inputs">
+           "values per block of the quantized input (32), or 0 to keep f32 inputs">,
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "round the inputs of products with bf16 weights to bf16">
   ];
 }
 

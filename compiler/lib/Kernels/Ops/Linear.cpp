@@ -9,15 +9,6 @@ namespace tfm::kernels {
 
 namespace {
 
-/// An input parameter of token rows: its buffer's last dimension is the
-/// call's rows.
-const Value *tokenRowsInput(const KernelAlgorithm &a) {
-  for (const Value &v : a.values)
-    if (!v.op && v.tokenRows && v.image.defined())
-      return &v;
-  return nullptr;
-}
-
 /// `x` as a product of many rows reads it: a row past the call's reads its
 /// last row, so that a schedule may compute whole vectors and tiles of rows
 /// (the extra ones are never stored). One Func per activation, shared by
@@ -26,7 +17,7 @@ Func clampedRows(OpDefinition &d, const Value &x) {
   Func &clamped = d.algorithm.clampedRows[x.func.name()];
   if (clamped.defined())
     return clamped;
-  const Value *rows = tokenRowsInput(d.algorithm);
+  const Value *rows = d.algorithm.tokenRowsInput();
   if (!rows)
     d.fail("a product over many rows needs a token-rows input");
   int dim = rows->image.dimensions() - 1;
@@ -36,6 +27,53 @@ Func clampedRows(OpDefinition &d, const Value &x) {
   clamped(k, d.algorithm.row) =
       x.func(k, clamp(d.algorithm.row, first, first + rows->image.dim(dim).extent() - 1));
   return clamped;
+}
+
+/// `input` rounded to bf16 and widened back (bf16_input), one Func per
+/// activation as clampedRows, so that a schedule rounds it once for every
+/// product that reads it.
+Func roundedToBf16(OpDefinition &d, Func input) {
+  Func &rounded = d.algorithm.bf16Rounded[input.name()];
+  if (!rounded.defined()) {
+    Var k("k");
+    rounded = Func(input.name() + "_bf16");
+    rounded(k, d.algorithm.row) = cast<float>(cast(BFloat(16), input(k, d.algorithm.row)));
+  }
+  return rounded;
+}
+
+/// x @ W^T of bf16 inputs for many rows on a target with AMX's bf16 tiles:
+/// tdpbf16ps multiplies pairs of consecutive values, a pair of each
+/// column's weights (read in place) by a pair of each row's inputs. The
+/// rounded input is laid out as pairs in tiles of 16 rows from the call's
+/// first row (Value::bf16Pairs): a tile's 16 rows of one pair are one
+/// 64-byte row of the tile operand, and the next pair's the next 64 bytes,
+/// so that the back end's folded product reads its 32 pairs as one 1 KiB
+/// block (with the row tile's pairs a variable distance apart, LLVM 14
+/// computed the addresses as vectors, which the fold cannot follow).
+/// Halide 14 finds the tile product only as an f32 widening of a bf16 load
+/// times another. Returns the reduction, (j, pair).
+RDom defineBf16PairProduct(OpDefinition &d, const Value &x, const Value &w, int inDim,
+                           Func product) {
+  Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr first = d.algorithm.firstRow();
+  Func &pairs = d.algorithm.bf16Pairs[x.func.name()];
+  if (!pairs.defined()) {
+    Var j("j"), inTile("in_tile"), pair("pair"), tile("tile");
+    pairs = Func(x.func.name() + "_bf16_pairs");
+    pairs(j, inTile, pair, tile) =
+        cast(BFloat(16), clampedRows(d, x)(pair * 2 + j, first + tile * 16 + inTile));
+  }
+  RDom over({{0, 2}, {0, inDim / 2}}, d.name + "_pairs");
+  Expr at = r - first;
+  // The weight read where it is multiplied, never as a Func of its own: an
+  // autoscheduler's sliding window over one (Adams2019's, stored per pair
+  // and computed per value) read the weight before its rows' start.
+  product(c, r) = 0.0f;
+  product(c, r) += w.stored->at(over.y * 2 + over.x, c) *
+                   cast<float>(pairs(over.x, at % 16, over.y, at / 16));
+  d.result.bf16Pairs = pairs;
+  return over;
 }
 
 /// x @ W^T with the input quantized to 8 bits in units of 32 values
@@ -80,7 +118,7 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   // q4_K's and q5_K's minimums remain as offsets. Halide 14 finds AMX's
   // product only as an Int(8) load widened to int32 times another: q8_0's
   // levels are its stored bytes, the others' are unpacked into `levels`.
-  ip.signedLevels = !oneRow && d.algorithm.amxInt8;
+  ip.signedLevels = !oneRow && d.algorithm.amx.int8;
   if (ip.signedLevels && !sw.hasSignedLevels()) {
     Var e("e");
     ip.levels = Func(d.name + "_levels");
@@ -183,6 +221,7 @@ void defineLinear(OpDefinition &d) {
   int inDim = static_cast<int>(w.shape[1]);
   Var c = d.algorithm.col, r = d.algorithm.row;
   bool oneRow = x.shape[0] == 1;
+  bool bf16Input = d.attrs<LinearAttrs>().bf16Input;
   Func input = oneRow ? x.func : clampedRows(d, x);
   Func product(d.name + "_product");
   RDom over;
@@ -210,7 +249,11 @@ void defineLinear(OpDefinition &d) {
       product(c, r) = 0.0f;
       product(c, r) += input(k, r) * decoded(over.x, over.y, over.z, c);
     }
+  } else if (bf16Input && !oneRow && d.algorithm.amx.bf16 && inDim % 2 == 0) {
+    over = defineBf16PairProduct(d, x, w, inDim, product);
   } else {
+    if (bf16Input)
+      input = roundedToBf16(d, input);
     Var k("k");
     Func decoded(d.name + "_decoded");
     decoded(k, c) = w.func(k, c);

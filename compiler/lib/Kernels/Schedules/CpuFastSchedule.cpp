@@ -366,10 +366,66 @@ int matmulRowVectors(int lanes, int cols, bool integer) {
 constexpr int kAmxTile = 16;
 
 /// Whether a prefill product multiplies in AMX tiles: signed levels
-/// (IntegerProduct::signedLevels), in a kernel whose tiles are whole
-/// (`cols` at least a tile).
+/// (IntegerProduct::signedLevels) or bf16 pairs (Value::bf16Pairs), in a
+/// kernel whose tiles are whole (`cols` at least a tile).
 bool multipliesInAmxTiles(const Value &lin, int cols) {
-  return lin.integer && lin.integer->signedLevels && cols >= kAmxTile;
+  bool tileForm = (lin.integer && lin.integer->signedLevels) || lin.bf16Pairs.defined();
+  return tileForm && cols >= kAmxTile;
+}
+
+/// A bf16 input's pairs, once per call for every product reading them.
+void computeBf16Pairs(Value &lin) {
+  Func pairs = lin.bf16Pairs; // (j, i, pair, tile)
+  Var j = pairs.args()[0], i = pairs.args()[1], tile = pairs.args()[3];
+  pairs.compute_root().vectorize(j).unroll(i).parallel(tile);
+}
+
+/// The tdpbf16ps steps (a pair of values each) that the back end folds into
+/// one product of 64 bytes' depth (tfm/Codegen/AmxTileProducts.h).
+constexpr int kBf16StepsPerProduct = 16;
+
+/// A prefill product of bf16 inputs (Value::bf16Pairs) for 16 columns by 16
+/// rows, whose f32 sums stay in an AMX tile register for the whole row:
+/// tilezero, then tdpbf16ps taking a pair of each column's weights (read in
+/// place, rows of the tile operand a column apart) and the 16 rows' pairs
+/// of inputs (one row of the operand) at a time, unrolled 16 pairs deep for
+/// the back end to fold into one instruction of 32 pairs. The sums are
+/// copied to the stack for the epilogue, rows padded to 32 as
+/// scheduleAmxTileDot's are.
+void scheduleBf16TileProduct(ScheduleContext &ctx, Func out, Var ro, Value &lin) {
+  KernelAlgorithm &a = ctx.algorithm;
+  Func prod = lin.product, sums = prod.in();
+  RDom over = lin.reduction; // (j, pair)
+  Var ri("ri"), ci("ci");
+  RVar pairBlock("pair_block"), inPairBlock("in_pair_block");
+  computeBf16Pairs(lin);
+  sums.compute_at(out, ro)
+      .bound_extent(a.row, kAmxTile)
+      .store_in(MemoryType::Stack)
+      .reorder_storage(a.row, a.col)
+      .align_storage(a.row, 2 * kAmxTile)
+      .reorder(a.row, a.col)
+      .vectorize(a.row)
+      .vectorize(a.col);
+  // Inside its copy: a kernel's products (SwiGLU's two) each hold the
+  // tile register in turn, as Halide 14 allows one AMX allocation at a time.
+  prod.compute_at(sums, Var::outermost())
+      .store_in(MemoryType::AMXTile)
+      .reorder_storage(a.row, a.col)
+      .tile(a.row, a.col, ri, ci, kAmxTile, kAmxTile)
+      .vectorize(ri)
+      .vectorize(ci);
+  prod.update()
+      .tile(a.row, a.col, ri, ci, kAmxTile, kAmxTile, TailStrategy::GuardWithIf)
+      .split(over.y, pairBlock, inPairBlock,
+             divisorAtMost(static_cast<int>(weightOf(a, lin).shape[1] / 2),
+                           kBf16StepsPerProduct))
+      .reorder(over.x, ri, ci, inPairBlock, pairBlock, a.row, a.col)
+      .atomic()
+      .vectorize(over.x)
+      .vectorize(ri)
+      .vectorize(ci)
+      .unroll(inPairBlock);
 }
 
 /// Each piece's integer sums for the product's 16 columns by 16 rows in an
@@ -521,8 +577,10 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   int colTile = amxTiles ? kAmxTile : std::min(params.matmulColumns, cols);
   int rowTile =
       amxTiles ? kAmxTile : matmulRowVectors(lanes, params.matmulColumns, integer) * lanes;
-  // The 8-bit products keep their own tile (scheduleIntegerMatmul).
-  int groupTiles = integer ? 1 : std::clamp(cols / colTile, 1, params.matmulGroupTiles);
+  // The 8-bit products and AMX's tiles keep their own tile
+  // (scheduleIntegerMatmul, scheduleBf16TileProduct).
+  int groupTiles =
+      integer || amxTiles ? 1 : std::clamp(cols / colTile, 1, params.matmulGroupTiles);
   int groupCols = colTile * groupTiles;
   Var co("co"), ci("ci"), ro("ro"), ri("ri"), rvo("rvo"), rvi("rvi");
   out.split(a.col, co, ci, groupCols, TailStrategy::ShiftInwards)
@@ -547,6 +605,10 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
   // 3-token prefill of the 110M Llama in q8_0 took 566 ms, now 79).
   for (Value *lin : linears) {
     Func prod = lin->product;
+    if (lin->bf16Pairs.defined() && multipliesInAmxTiles(*lin, cols)) {
+      scheduleBf16TileProduct(ctx, out, ro, *lin);
+      continue;
+    }
     prod.compute_at(out, ro)
         .bound_extent(a.row, rowTile)
         .bound_storage(a.col, groupCols)
@@ -558,6 +620,15 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
     if (lin->integer) {
       scheduleIntegerMatmul(ctx, out, co, *lin, colTile, rowTile,
                             multipliesInAmxTiles(*lin, cols));
+      continue;
+    }
+    if (lin->bf16Pairs.defined()) { // fewer columns than a tile: vectors of rows
+      computeBf16Pairs(*lin);
+      prod.update()
+          .split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp)
+          .reorder(rvi, rvo, a.col, lin->reduction.x, lin->reduction.y)
+          .vectorize(rvi)
+          .unroll(rvo);
       continue;
     }
     // The accumulators of a register tile: a constant-size block, so that
@@ -859,4 +930,14 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
       out.parallel(a.row);
   }
   transposeActivations(activationReaders, lanes);
+  // A bf16 input of one row rounded once per call, not in every column's
+  // loop (110M Llama decode: 117 tok/s in f32, 108 rounding in the loop);
+  // many rows are rounded as they are transposed.
+  for (auto &[input, rounded] : a.bf16Rounded)
+    for (const Value &v : a.values)
+      if (v.op && isSingleRow(v) && v.activations.defined() &&
+          v.activations.name() == rounded.name()) {
+        rounded.compute_root().vectorize(rounded.args()[0], lanes);
+        break;
+      }
 }
