@@ -67,19 +67,27 @@ TEST(Targets, MissingFeaturesNameWhatTheCpuLacks) {
             std::vector<std::string>{"fma4 (needs fma4)"});
 }
 
-// amx_int8 is tfmc's, not Halide's: Halide emits tile operations only for
-// its Sapphire Rapids, which a Zen 4 runs without having AMX.
+// amx_int8 and amx_bf16 are tfmc's, not Halide's: Halide emits tile
+// operations only for its Sapphire Rapids, which a Zen 4 runs without
+// having AMX.
 TEST(Targets, AmxTilesAreTheirOwnFeature) {
   const std::string sapphireRapids = "x86-64-linux-avx2-avx512_sapphirerapids";
-  EXPECT_EQ(error(resolveTarget(sapphireRapids + "-amx_int8")), "");
+  EXPECT_EQ(error(resolveTarget(sapphireRapids + "-amx_int8-amx_bf16")), "");
   EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-avx512_skylake-amx_int8"))
                 .find("amx_int8 needs avx512_sapphirerapids"),
+            std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-avx512_skylake-amx_bf16"))
+                .find("amx_bf16 needs avx512_sapphirerapids"),
             std::string::npos);
   EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-amx_int8-avx512_sapphirerapids"))
                 .substr(0, 20),
             "+amx-tile,+amx-int8,");
-  EXPECT_EQ(missingCpuFeatures(sapphireRapids + "-amx_int8", amdZen4()),
-            std::vector<std::string>{"amx_int8 (needs amx-tile, amx-int8)"});
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures("x86-64-linux-amx_bf16-avx512_sapphirerapids"))
+                .substr(0, 20),
+            "+amx-tile,+amx-bf16,");
+  EXPECT_EQ(missingCpuFeatures(sapphireRapids + "-amx_int8-amx_bf16", amdZen4()),
+            (std::vector<std::string>{"amx_int8 (needs amx-tile, amx-int8)",
+                                      "amx_bf16 (needs amx-tile, amx-bf16)"}));
 }
 
 TEST(Targets, LlvmFeaturesAreTheUnionOfWhatEachFeatureNeeds) {

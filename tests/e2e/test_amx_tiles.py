@@ -3,8 +3,12 @@ target with amx_int8 (CpuFastSchedule.cpp, scheduleAmxTileDot), each block
 of 32 values in one tdpbssd: Halide 14 writes 8 of 4 bytes, and the back end
 folds them (compiler/lib/Codegen/AmxTileProducts.cpp), so each tile
 product's sums are stored once per tdpbssd. q8_0's weights are read in
-place, q4_0's unpacked first. Decode's matrix-vector products, f32
-activations, and a target without amx_int8 use no tiles. The 15M Llama is
+place, q4_0's unpacked first. With bf16 activations and weights on a target
+with amx_bf16 (scheduleBf16TileProduct), each row tile's sums stay in one
+tile for the whole row: Halide 14 writes a tdpbf16ps per pair, 16 to a
+loop body, and the back end folds them into one of 64 bytes, so there are
+no more tdpbf16ps than tile stores. Decode's matrix-vector products, f32
+activations, and a target without the tiles use none. The 15M Llama is
 compiled, not run: any x86 machine with binutils' objdump runs it, AMX or
 not."""
 
@@ -20,20 +24,26 @@ PREFILL = ("prefill_attn_in", "prefill_attn_out", "prefill_ffn_in", "prefill_ffn
 DECODE = ("decode_attn_in", "decode_attn_out", "decode_ffn_in", "decode_ffn_out")
 
 AMX_INT8 = ["--activations", "int8", "--target", SAPPHIRE_RAPIDS + "-amx_int8"]
+AMX_BF16 = ["--dtype", "bf16", "--target", SAPPHIRE_RAPIDS + "-amx_bf16"]
 CASES = {
-    # name: (tfmc arguments, whether the prefill projections multiply in tiles)
-    "q8_0-amx-int8": (["--dtype", "q8_0", *AMX_INT8], True),
-    "q4_0-amx-int8": (["--dtype", "q4_0", *AMX_INT8], True),
-    "q8_0-amx-f32": (["--dtype", "q8_0", "--target", SAPPHIRE_RAPIDS + "-amx_int8"], False),
+    # name: (tfmc arguments, the tile product the prefill projections
+    # multiply in, or None)
+    "q8_0-amx-int8": (["--dtype", "q8_0", *AMX_INT8], "tdpbssd"),
+    "q4_0-amx-int8": (["--dtype", "q4_0", *AMX_INT8], "tdpbssd"),
+    "q8_0-amx-f32": (["--dtype", "q8_0", "--target", SAPPHIRE_RAPIDS + "-amx_int8"], None),
     "q8_0-vnni-int8": (["--dtype", "q8_0", "--activations", "int8", "--target", SAPPHIRE_RAPIDS],
-                       False),
+                       None),
+    "bf16-amx-bf16": ([*AMX_BF16, "--activations", "bf16"], "tdpbf16ps"),
+    "bf16-amx-f32": (AMX_BF16, None),
+    "bf16-avx512-bf16": (["--dtype", "bf16", "--activations", "bf16", "--target",
+                          SAPPHIRE_RAPIDS + "-amx_int8"], None),
 }
 
 
 def tile_instructions(model_dir, kernel):
     """{instruction: count} of the AMX instructions in one kernel's object."""
     return testlib.instruction_counts(os.path.join(model_dir, "obj", kernel + ".o"),
-                                      "tdpbssd|tilestored|tileloadd|tilezero")
+                                      "tdpbssd|tdpbf16ps|tilestored|tileloadd|tilezero")
 
 
 def main():
@@ -46,11 +56,11 @@ def main():
             counts = tile_instructions(model, kernel)
             print(f"{case} {kernel}: {counts}")
             if tiles and kernel in PREFILL:
-                products = counts.get("tdpbssd", 0)
-                assert products > 0, f"{case}: {kernel} has no tile product"
-                assert products == counts.get("tilestored", 0), \
-                    f"{case}: {kernel} has {products} tdpbssd for " \
-                    f"{counts.get('tilestored', 0)} tile stores: chains left unfolded"
+                products, stores = counts.get(tiles, 0), counts.get("tilestored", 0)
+                assert products > 0, f"{case}: {kernel} has no {tiles}"
+                folded = products == stores if tiles == "tdpbssd" else products <= stores
+                assert folded, f"{case}: {kernel} has {products} {tiles} for {stores} tile " \
+                    "stores: chains left unfolded"
             else:
                 assert not counts, f"{case}: {kernel} uses AMX tiles: {counts}"
     print("ok")

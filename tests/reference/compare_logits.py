@@ -5,7 +5,7 @@ usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf
                          [--dtype TYPE] [--read-as f32|dtype|file]
                          [--kv-dtype f32|f16|bf16] [--schedule NAME] [--shards N]
                          [--seed S] [--skip-passes PASSES] [--context N]
-                         [--activations int8 --tolerance T]
+                         [--activations int8|bf16 --tolerance T]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
 in the type --dtype names (f32, f16, bf16, or for GGUF q8_0, q4_0, q4_k, q5_k,
@@ -25,9 +25,10 @@ picks a seeded random token sequence and runs the probe tfm-logits for each
 case: a prefill of P tokens, then K single-token decodes; and one call of the
 score entry point over all tokens. Each row of the probe's output must be
 within a relative error max|ours - ref| / max|ref| <= 1e-4 of the oracle's
-logits at the same position; with --activations int8 (tfmc's 8-bit inputs
-for products with block-format weights, which are no longer exact) every
-row is held to --tolerance instead, against the same f32 oracle, and must
+logits at the same position; with --activations int8 or bf16 (tfmc's 8-bit
+inputs for products with block-format weights, or bf16 inputs for products
+with bf16 weights, which are no longer exact) every row is held to
+--tolerance instead, against the same f32 oracle, and must
 be further from it than 1e-4 somewhere (else the option did nothing).
 The oracle (llama_oracle.py or gpt2_oracle.py, by the config's model_type)
 reads the same file with its own reader (weight_files.py), under the
@@ -183,8 +184,8 @@ def main():
                         help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
     parser.add_argument("--context", type=int, metavar="N",
                         help="compile with tfmc --context N and run the cases to position N")
-    parser.add_argument("--activations", choices=["int8"],
-                        help="compile with tfmc --activations int8 (held to --tolerance)")
+    parser.add_argument("--activations", choices=["int8", "bf16"],
+                        help="compile with tfmc --activations int8 or bf16 (held to --tolerance)")
     parser.add_argument("--tolerance", type=float, default=TOLERANCE,
                         help="the relative error allowed with --activations")
     args = parser.parse_args()

@@ -99,11 +99,37 @@ done:
 }
 )";
 
-std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
-  std::string ir = "target triple = \"x86_64-unknown-linux-gnu\"\n";
-  ir += kHoistedZero;
-  for (const Chain &c : kChains)
-    ir += chainFunction(c);
+/// @pairs(w, x, wbase, xbase, out): 16 pairs of a bf16 row tile as Halide
+/// 14 leaves them (Ops/Linear.cpp, defineBf16PairProduct): tdpbf16ps of
+/// one pair each (its depth operand 2, values rather than bytes), the
+/// weights 4 bytes on from wbase + 4j and the tile's pairs 64 bytes apart
+/// from xbase, indices extended with zext where LLVM proved them
+/// non-negative. Folded, it is one tdpbf16ps of 64 bytes.
+std::string pairsFunction() {
+  std::ostringstream ir;
+  ir << "define void @pairs(ptr %w, ptr %x, i32 %wbase, i32 %xbase, ptr %out) {\n"
+     << "  %acc0 = call x86_amx @llvm.x86.tilezero.internal(i16 16, i16 64)\n";
+  for (int j = 0; j < 16; ++j)
+    ir << "  %wi" << j << " = add i32 %wbase, " << 4 * j << "\n"
+       << "  %wx" << j << " = zext i32 %wi" << j << " to i64\n"
+       << "  %wp" << j << " = getelementptr i8, ptr %w, i64 %wx" << j << "\n"
+       << "  %a" << j << " = call x86_amx @llvm.x86.tileloadd64.internal(i16 16, i16 4, ptr %wp"
+       << j << ", i64 1536)\n"
+       << "  %xi" << j << " = add i32 %xbase, " << 64 * j << "\n"
+       << "  %xx" << j << " = sext i32 %xi" << j << " to i64\n"
+       << "  %xp" << j << " = getelementptr i8, ptr %x, i64 %xx" << j << "\n"
+       << "  %b" << j << " = call x86_amx @llvm.x86.tileloadd64.internal(i16 1, i16 64, ptr %xp"
+       << j << ", i64 64)\n"
+       << "  %acc" << j + 1
+       << " = call x86_amx @llvm.x86.tdpbf16ps.internal(i16 16, i16 64, i16 2, x86_amx %acc" << j
+       << ", x86_amx %a" << j << ", x86_amx %b" << j << ")\n";
+  ir << "  call void @llvm.x86.tilestored64.internal(i16 16, i16 64, ptr %out, i64 64, x86_amx "
+        "%acc16)\n  ret void\n}\n";
+  return ir.str();
+}
+
+std::unique_ptr<llvm::Module> parse(const std::string &functions, llvm::LLVMContext &context) {
+  std::string ir = "target triple = \"x86_64-unknown-linux-gnu\"\n" + functions;
   llvm::SMDiagnostic error;
   std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(ir, error, context);
   if (!module)
@@ -111,12 +137,21 @@ std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
   return module;
 }
 
-/// The depth (bytes) of each tdpbssd of `function`, in order.
+std::unique_ptr<llvm::Module> parseChains(llvm::LLVMContext &context) {
+  std::string functions = kHoistedZero;
+  for (const Chain &c : kChains)
+    functions += chainFunction(c);
+  return parse(functions, context);
+}
+
+/// The depth operand of each tile product (tdpbssd, tdpbf16ps) of
+/// `function`, in order.
 std::vector<int64_t> productDepths(const llvm::Module &module, llvm::StringRef function) {
   std::vector<int64_t> depths;
   for (const llvm::Instruction &inst : llvm::instructions(*module.getFunction(function)))
     if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst))
-      if (call->getIntrinsicID() == llvm::Intrinsic::x86_tdpbssd_internal)
+      if (call->getIntrinsicID() == llvm::Intrinsic::x86_tdpbssd_internal ||
+          call->getIntrinsicID() == llvm::Intrinsic::x86_tdpbf16ps_internal)
         depths.push_back(llvm::cast<llvm::ConstantInt>(call->getArgOperand(2))->getSExtValue());
   return depths;
 }
@@ -135,6 +170,16 @@ TEST(AmxTileProducts, FoldsEachChainItCanProve) {
   // change what a load moved past it reads.
   EXPECT_EQ(productDepths(*module, "store_between"), std::vector<int64_t>(8, 4));
   EXPECT_EQ(productDepths(*module, "store_first"), std::vector<int64_t>(8, 4));
+}
+
+// bf16 pairs fold as int8 quads do: 16 steps of 4 bytes into one of 64
+// bytes, its depth given in bytes as LLVM takes it.
+TEST(AmxTileProducts, FoldsBf16Pairs) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = parse(pairsFunction(), context);
+  ASSERT_TRUE(module);
+  EXPECT_EQ(tfm::rewriteAmxTileProducts(*module), 3 * 15);
+  EXPECT_EQ(productDepths(*module, "pairs"), std::vector<int64_t>{64});
 }
 
 // The hoisted zero tile would be copied through memory before each

@@ -1,9 +1,10 @@
 //===- AmxTileProducts.h - AMX tile products as x86 runs them -*- C++ -*-===//
 //
-// Halide 14 emits an AMX tile product (tdpbssd) with 4 bytes of depth per
-// instruction at most (CpuFastSchedule.cpp, scheduleAmxTileDot): a unit of
-// 32 levels becomes a chain of 8 tdpbssd, each loading a 16 x 4 tile of
-// weights and a 1 x 64 tile of activations. The instruction takes the
+// Halide 14 emits an AMX tile product (tdpbssd, tdpbf16ps) with 4 bytes of
+// depth per instruction at most (CpuFastSchedule.cpp, scheduleAmxTileDot and
+// scheduleBf16TileProduct): a unit of 32 int8 levels becomes a chain of 8
+// tdpbssd, 16 bf16 pairs a chain of 16 tdpbf16ps, each loading a 16 x 4
+// tile of weights and a 1 x 64 tile of activations. The instruction takes the
 // same time whatever its depth: on an Intel Sapphire Rapids VM, 4.3-4.5 ns
 // for K = 4, 8, 16, 32 and 64 alike (four independent accumulators), so 4
 // bytes reach 460 GOPS per core where 32 reach 3600. The back end
@@ -31,7 +32,7 @@ class Module;
 
 namespace tfm {
 
-/// Folds every chain of tdpbssd of 4 bytes' depth in `module` whose tiles
+/// Folds every chain of tile products of 4 bytes' depth in `module` whose tiles
 /// lie as above into products of up to 64 bytes, and gives each product
 /// fed a zero tile made elsewhere its own; returns how many instructions
 /// the folds removed.

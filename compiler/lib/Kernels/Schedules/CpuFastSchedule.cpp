@@ -19,6 +19,9 @@
 //    tile takes 16 rows' quads of bytes against a column's broadcast quad
 //    of levels (vpdpbusd where the target has VNNI), or, on a target with
 //    AMX, sums 16 columns by 16 rows in a tile register;
+//  * with bf16 inputs (a linear's bf16_input) on a target with AMX's bf16
+//    tiles, prefill keeps 16 columns by 16 rows of sums in a tile register
+//    for the whole row, taking pairs of values (tdpbf16ps);
 //  * elementwise epilogues (bias, RoPE, SiLU·mul, GELU, residual adds,
 //    column slices) are inlined into the output, so their inputs never leave
 //    the tile;
