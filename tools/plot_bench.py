@@ -9,9 +9,11 @@ writes beside the JSON:
                 side (log scale: schedules differ by orders of magnitude);
   roofline.png  every kernel and schedule at its arithmetic intensity
                 (FLOPs per byte read) and GFLOP/s, under this machine's
-                roofline as tfm-bench measured it: the f32 FMA peak, and
-                the read bandwidth of memory, of the largest working set
-                the cache holds, and of the smallest (1 MiB).
+                roofline as tfm-bench measured it: the f32 FMA peak (and
+                the narrower dot products' where the CPU has them, which
+                prefill with rounded inputs is held against), and the read
+                bandwidth of memory, of the largest working set the cache
+                holds, and of the smallest (1 MiB).
 """
 
 import argparse
@@ -79,6 +81,11 @@ def plot_roofline(results, path):
                         f"cache, {smallest['bytes'] >> 20} MiB: {smallest['gb_s']:.0f} GB/s")):
         ax.plot(xs, [min(peak, gbs * x) for x in xs], label=f"roofline: {label}")
     ax.axhline(peak, color="gray", linestyle=":", label=f"f32 FMA peak {peak:.0f} GFLOP/s")
+    for key, name in (("int8_dot_gop_s", "int8 vpdpbusd"), ("bf16_dot_gflop_s", "bf16 vdpbf16ps"),
+                      ("amx_int8_gop_s", "int8 AMX tiles"), ("amx_bf16_gflop_s", "bf16 AMX tiles")):
+        if roof.get(key, 0) > 0:
+            ax.axhline(roof[key], linestyle="--", linewidth=0.8,
+                       label=f"{name} peak {roof[key]:.0f} GOP/s")
     for schedule in schedules_of(results):
         mine = [r for r in points if r["schedule"] == schedule]
         ax.scatter([r["flops_per_call"] / r["bytes_per_call"] for r in mine],

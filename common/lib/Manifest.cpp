@@ -125,7 +125,9 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
 
   if (llvm::Error e = readObjects(r, kernels, "kernels", source, [&](FieldReader &k) {
         m.kernels.push_back({k.string("kernel", true), k.string("schedule", true), {},
-                             k.string("tuning_key", false)});
+                             k.string("tuning_key", false), k.string("products", false)});
+        if (m.kernels.back().products.empty()) // written before the field
+          m.kernels.back().products = "f32";
         readTensorNames(k, "weights", m.kernels.back().weights);
       }))
     return std::move(e);
@@ -145,7 +147,7 @@ std::string tfm::formatManifest(const Manifest &m) {
       weights.push_back(w);
     kernels.push_back(json::Object{
         {"kernel", k.kernel}, {"schedule", k.schedule}, {"weights", std::move(weights)},
-        {"tuning_key", k.tuningKey}});
+        {"tuning_key", k.tuningKey}, {"products", k.products}});
   }
   json::Array tensors;
   for (const TensorSpec &t : m.tensors) {

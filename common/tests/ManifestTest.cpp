@@ -10,7 +10,7 @@ namespace {
 const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash": "0123456789abcdef",
  "target": "x86-64-linux",
  "kernels": [{"kernel": "decode_attention", "schedule": "fast"},
-             {"kernel": "decode_logits", "schedule": "plain"}],
+             {"kernel": "decode_logits", "schedule": "plain", "products": "bf16"}],
  "config": {"dim":8,"hidden_dim":12,"n_layers":1,"n_heads":2,"n_kv_heads":1,"head_dim":4,
             "vocab_size":16,"context_length":4,"norm_eps":1e-5,"rope_theta":10000,
             "tied_embeddings":true,"dtype":"f32","bos_token_id":1,"eos_token_id":2,
@@ -45,6 +45,8 @@ TEST(Manifest, ParsesEveryField) {
   ASSERT_EQ(m->kernels.size(), 2u);
   EXPECT_EQ(m->kernels[1].kernel, "decode_logits");
   EXPECT_EQ(m->kernels[1].schedule, "plain");
+  EXPECT_EQ(m->kernels[1].products, "bf16");
+  EXPECT_EQ(m->kernels[0].products, "f32"); // a manifest from before the field
   EXPECT_EQ(m->scheduleSummary(), "mixed (fast, plain)");
   EXPECT_EQ(m->config.hiddenDim, 12);
   EXPECT_EQ(m->config.nKvHeads, 1);
@@ -81,7 +83,7 @@ TEST(Manifest, FormatThenParseGivesTheSameManifest) {
 }
 
 TEST(Manifest, NamesAMalformedKernelEntry) {
-  std::string e = parseError(replaced(kManifest, R"({"kernel": "decode_logits", "schedule": "plain"})",
-                                      R"({"kernel": "decode_logits"})"));
+  std::string e = parseError(replaced(kManifest, R"({"kernel": "decode_logits", "schedule": "plain",)",
+                                      R"({"kernel": "decode_logits",)"));
   EXPECT_NE(e.find("field 'kernels[1].schedule': missing"), std::string::npos) << e;
 }

@@ -28,7 +28,7 @@ ROOFLINE = {
     "cache": r"read from cache\s+([0-9.]+) GB/s",
     "fma": r"f32 FMA peak\s+([0-9.]+) GFLOP/s",
 }
-# model, schedule, depth, prefill tok/s, GFLOP/s, % FMA, decode tok/s, GB/s, % of read, where,
+# model, schedule, depth, prefill tok/s, GFLOP/s, % peak, decode tok/s, GB/s, % of read, where,
 # the weights' own read rate, % of it
 ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+([0-9.]+)\s+"
                  r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)\s+([0-9.]+)\s+([0-9]+)%$")

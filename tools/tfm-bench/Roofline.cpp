@@ -4,8 +4,10 @@
 // has (the kernels tfmc compiles for this CPU use them too), and keeps the
 // best of three timed passes. The read probes sum floats with several
 // accumulators, so that the adds never wait on each other and the loads set
-// the pace; the FMA probe runs twelve independent chains per thread, enough
-// to cover the latency of every FMA unit of the CPUs we target.
+// the pace; the FMA and dot product probes run twelve independent chains
+// per thread, enough to cover the latency of every FMA unit of the CPUs we
+// target, and the AMX probes four tiles of sums, each instruction's
+// latency covered by the other three's.
 //
 //===----------------------------------------------------------------------===//
 #include "Roofline.h"
@@ -18,6 +20,8 @@
 #include <vector>
 
 #if defined(__x86_64__)
+#include "tfm/common/Targets.h"
+
 #include <immintrin.h>
 #endif
 
@@ -121,6 +125,97 @@ __attribute__((target("avx2,fma"))) float fmaAvx2(float seed, long iterations) {
 }
 #endif
 
+#if defined(__x86_64__)
+/// Runs `iterations` steps of kChains chains of 16-lane dot products
+/// (vpdpbusd, vdpbf16ps), or of 4 AMX tile products; returns a result.
+using DotFn = float (*)(float seed, long iterations);
+
+/// int8: 64 multiply-adds a vpdpbusd.
+__attribute__((target("avx512f,avx512vnni"))) float int8DotAvx512(float seed, long iterations) {
+  __m512i acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_epi32(int(seed) + j);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (long i = 0; i < iterations; ++i)
+    for (__m512i &s : acc)
+      s = _mm512_dpbusd_epi32(s, a, b);
+  for (int j = 1; j < kChains; ++j)
+    acc[0] = _mm512_add_epi32(acc[0], acc[j]);
+  return float(_mm512_reduce_add_epi32(acc[0]));
+}
+
+/// bf16: 32 multiply-adds a vdpbf16ps.
+__attribute__((target("avx512f,avx512bf16"))) float bf16DotAvx512(float seed, long iterations) {
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_ps(seed + float(j));
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3380);
+  for (long i = 0; i < iterations; ++i)
+    for (__m512 &s : acc)
+      s = _mm512_dpbf16_ps(s, a, b);
+  for (int j = 1; j < kChains; ++j)
+    acc[0] = _mm512_add_ps(acc[0], acc[j]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+/// AMX's palette 1: 8 tiles of 16 rows of 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, startRow = 0, reserved[14] = {};
+  uint16_t rowBytes[16] = {};
+  uint8_t rows[16] = {};
+};
+
+constexpr int kTileProducts = 4;
+
+/// Tiles 0-3 sum, 4 and 5 are the operands; `product` is one tdpbssd or
+/// tdpbf16ps of tile 4 and 5 into tile `tile`.
+template <typename Product>
+__attribute__((target("amx-tile"))) float amxProducts(float seed, long iterations,
+                                                      Product product) {
+  TileConfig config;
+  for (int t = 0; t < 6; ++t) {
+    config.rows[t] = 16;
+    config.rowBytes[t] = 64;
+  }
+  _tile_loadconfig(&config);
+  alignas(64) uint8_t operand[16 * 64];
+  for (int i = 0; i < 16 * 64; ++i)
+    operand[i] = uint8_t(int(seed) + i);
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (long i = 0; i < iterations; ++i)
+    product();
+  alignas(64) float sums[16 * 16];
+  _tile_stored(0, sums, 64);
+  _tile_release();
+  return sums[0];
+}
+
+/// int8: 16 x 16 x 64 multiply-adds a tdpbssd.
+__attribute__((target("amx-tile,amx-int8"))) float amxInt8(float seed, long iterations) {
+  return amxProducts(seed, iterations, []() __attribute__((target("amx-tile,amx-int8"))) {
+    _tile_dpbssd(0, 4, 5);
+    _tile_dpbssd(1, 4, 5);
+    _tile_dpbssd(2, 4, 5);
+    _tile_dpbssd(3, 4, 5);
+  });
+}
+
+/// bf16: 16 x 16 x 32 multiply-adds a tdpbf16ps.
+__attribute__((target("amx-tile,amx-bf16"))) float amxBf16(float seed, long iterations) {
+  return amxProducts(seed, iterations, []() __attribute__((target("amx-tile,amx-bf16"))) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  });
+}
+#endif
+
 struct Probes {
   const char *isa;
   SumFn sum;
@@ -201,6 +296,10 @@ void findCache(Roofline &r) {
 Roofline tfm::bench::higherOf(const Roofline &a, const Roofline &b) {
   Roofline r = a;
   r.fmaGflops = std::max(a.fmaGflops, b.fmaGflops);
+  r.int8DotGops = std::max(a.int8DotGops, b.int8DotGops);
+  r.bf16DotGflops = std::max(a.bf16DotGflops, b.bf16DotGflops);
+  r.amxInt8Gops = std::max(a.amxInt8Gops, b.amxInt8Gops);
+  r.amxBf16Gflops = std::max(a.amxBf16Gflops, b.amxBf16Gflops);
   for (size_t i = 0; i < r.reads.size() && i < b.reads.size(); ++i)
     r.reads[i].gbs = std::max(a.reads[i].gbs, b.reads[i].gbs);
   findCache(r);
@@ -263,5 +362,30 @@ Roofline tfm::bench::measureRoofline(int threads) {
   const long iterations = 20'000'000;
   double seconds = bestTime(threads, [&](int t) { return probes.fma(float(t), iterations); });
   r.fmaGflops = 2.0 * kChains * probes.lanes * double(iterations) * threads / seconds / 1e9;
+#if defined(__x86_64__)
+  llvm::StringMap<bool> cpu = tfm::hostCpuFeatures(); // asks Linux for AMX's tiles too
+  auto peak = [&](DotFn probe, long steps, double opsPerStep) {
+    double time = bestTime(threads, [&](int t) { return probe(float(t), steps); });
+    return opsPerStep * double(steps) * threads / time / 1e9;
+  };
+  if (cpu.lookup("avx512vnni"))
+    r.int8DotGops = peak(int8DotAvx512, iterations, 2.0 * kChains * 64);
+  if (cpu.lookup("avx512bf16"))
+    r.bf16DotGflops = peak(bf16DotAvx512, iterations, 2.0 * kChains * 32);
+  const long tileSteps = iterations / 10;
+  if (cpu.lookup("amx-int8"))
+    r.amxInt8Gops = peak(amxInt8, tileSteps, 2.0 * kTileProducts * 16 * 16 * 64);
+  if (cpu.lookup("amx-bf16"))
+    r.amxBf16Gflops = peak(amxBf16, tileSteps, 2.0 * kTileProducts * 16 * 16 * 32);
+#endif
   return r;
+}
+
+double Roofline::computeGops(const std::string &products, bool manyRows) const {
+  double best = fmaGflops;
+  if (products == "int8")
+    best = std::max({best, int8DotGops, manyRows ? amxInt8Gops : 0.0});
+  else if (products == "bf16")
+    best = std::max({best, bf16DotGflops, manyRows ? amxBf16Gflops : 0.0});
+  return best;
 }

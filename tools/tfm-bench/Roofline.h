@@ -1,8 +1,10 @@
 //===- Roofline.h - This machine's ceilings, measured -----------*- C++ -*-===//
 //
 // What a kernel can reach on this machine with a given number of threads:
-// the peak rate of f32 fused multiply-adds, and the read bandwidth for
-// working sets from 1 MiB (in cache) to 1 GiB (from memory). Each is
+// the peak rate of f32 fused multiply-adds, of the narrower dot products
+// the CPU has (AVX-512 VNNI and BF16, AMX's int8 and bf16 tiles), and the
+// read bandwidth for working sets from 1 MiB (in cache) to 1 GiB (from
+// memory). Each is
 // measured, not taken from a data sheet: the machines this runs on are
 // shared virtual machines whose caches, clocks and memory differ from their
 // specifications (a 2-core slice of a CPU that reports 512 MiB of L3).
@@ -26,6 +28,12 @@ struct ReadRate {
 struct Roofline {
   int threads = 1;
   double fmaGflops = 0;        // f32, two FLOPs per multiply-add
+  // Dot products of narrower inputs, two operations per multiply-add as
+  // for FLOPs; 0 where the CPU (or, for AMX, Linux) lacks them.
+  double int8DotGops = 0;   // AVX-512 VNNI, vpdpbusd
+  double bf16DotGflops = 0; // AVX-512 BF16, vdpbf16ps
+  double amxInt8Gops = 0;   // AMX, tdpbssd
+  double amxBf16Gflops = 0; // AMX, tdpbf16ps
   std::string vectorIsa;       // what the probes ran with: "avx512f", "avx2", "portable"
   std::vector<ReadRate> reads; // by working set, smallest first; the last is memory's
   size_t cacheBytes = 0;       // the largest working set read at least twice as fast as memory
@@ -36,6 +44,12 @@ struct Roofline {
   /// What a working set of `bytes` is held against: the rate measured for
   /// the smallest working set at least as large.
   double readGBs(double bytes) const;
+  /// The ceiling of matrix products whose inputs are `products` (a
+  /// manifest's: "f32", or "int8" and "bf16" as tfmc --activations rounds
+  /// them): f32 FMAs, or the fastest dot product this CPU has for the
+  /// inputs. AMX's tiles count for many rows only (`manyRows`): a tile
+  /// product of one row does a sixteenth of its work.
+  double computeGops(const std::string &products, bool manyRows) const;
 };
 
 /// Measures the ceilings with `threads` threads (a few seconds).

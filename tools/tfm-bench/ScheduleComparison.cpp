@@ -31,9 +31,25 @@ namespace {
 /// Decode steps whose logits the check compares, after the prefill's.
 constexpr int kCheckedDecodeSteps = 8;
 /// Largest difference from plain's logits, relative to plain's largest
-/// logit, that still computes the same (reassociated f32 sums differ by
-/// about 1e-6).
-constexpr double kCheckTolerance = 1e-4;
+/// logit, that still computes the same: reassociated f32 sums differ by
+/// about 1e-6. Inputs rounded to bf16 or to 8 bits (tfmc --activations)
+/// round otherwise wherever a reassociated sum lands across a rounding
+/// step, which the layers amplify (110M Llama, fast against plain: 3.3e-4
+/// in bf16, 1.3e-2 in int8); a wrong schedule is still off by far more.
+double checkTolerance(const std::vector<std::string> &tfmcArgs) {
+  for (size_t i = 0; i < tfmcArgs.size(); ++i) {
+    StringRef arg = tfmcArgs[i], value;
+    if (arg == "--activations" && i + 1 < tfmcArgs.size())
+      value = tfmcArgs[i + 1];
+    else if (arg.consume_front("--activations="))
+      value = arg;
+    if (value == "bf16")
+      return 5e-3;
+    if (value == "int8")
+      return 5e-2;
+  }
+  return 1e-4;
+}
 
 std::string pathJoin(const std::string &a, const std::string &b) {
   SmallString<256> p(a);
@@ -251,6 +267,7 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
     return 1;
   }
   std::vector<std::string> timed;
+  double tolerance = checkTolerance(opt.tfmcArgs);
   for (const std::string &s : schedules) {
     if (!dirs.count(s))
       continue; // left out
@@ -260,10 +277,10 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
       continue;
     }
     differences[s] = relativeDifference(*logits, *reference);
-    if (differences[s] > kCheckTolerance) {
+    if (differences[s] > tolerance) {
       failed(s, formatv("{0} computes other logits than plain (relative difference {1:e2}, "
                         "expected at most {2:e1}); not timed",
-                        s, differences[s], kCheckTolerance)
+                        s, differences[s], tolerance)
                     .str());
       continue;
     }
@@ -345,9 +362,11 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
     // step leaves its weights in cache. A decode kernel whose layer streams
     // from memory between calls reads a low per cent.
     double rooflineMs = 0;
+    bool manyRows = !StringRef(k.kernel).starts_with("decode_");
     if (cost)
-      rooflineMs = 1e3 * std::max(cost->flops / (roof.fmaGflops * 1e9),
-                                  cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
+      rooflineMs =
+          1e3 * std::max(cost->flops / (roof.computeGops(k.products, manyRows) * 1e9),
+                         cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
     bool ran = std::any_of(timed.begin(), timed.end(), [&](const std::string &s) {
       return timings[s].kernelMs.count(k.kernel) > 0;
     });
@@ -403,6 +422,10 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
                        {"decode_tokens", opt.decodeTokens},
                        {"rounds", opt.repeats},
                        {"roofline", json::Object{{"fma_gflop_s", roof.fmaGflops},
+                                                 {"int8_dot_gop_s", roof.int8DotGops},
+                                                 {"bf16_dot_gflop_s", roof.bf16DotGflops},
+                                                 {"amx_int8_gop_s", roof.amxInt8Gops},
+                                                 {"amx_bf16_gflop_s", roof.amxBf16Gflops},
                                                  {"vector_isa", roof.vectorIsa},
                                                  {"cache_bytes", int64_t(roof.cacheBytes)},
                                                  {"reads", std::move(reads)}}},

@@ -82,6 +82,7 @@ struct Result {
   double decodeBytes = 0;         // read by each decode step: weights and KV cache
   double weightsReadGBs = 0;      // reading those weights where they lie (Roofline.h)
   std::string schedule;
+  std::string products = "f32"; // what prefill's products multiply (Manifest.h)
 };
 
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
@@ -97,6 +98,9 @@ Expected<Result> bench(const std::string &dir, int depth) {
     return weights.takeError();
   Result result;
   result.schedule = (*lib)->manifest().scheduleSummary();
+  for (const tfm::KernelSchedule &k : (*lib)->manifest().kernels)
+    if (StringRef(k.kernel).starts_with("prefill_") && k.products != "f32")
+      result.products = k.products;
   const tfm::ModelSpec &spec = (*lib)->manifest().config;
   result.prefillFlops = prefillFlops(spec, opt.promptTokens, depth);
   // Bytes a decode step reads: every weight once, except an untied
@@ -165,6 +169,14 @@ void printRoofline(const tfm::bench::Roofline &roof) {
   outs() << formatv("roofline, {0} threads, measured here with {1} vectors:\n", roof.threads,
                     roof.vectorIsa);
   outs() << formatv("  f32 FMA peak      {0,8:f1} GFLOP/s\n", roof.fmaGflops);
+  // The narrower dot products, where this CPU has them: prefill with
+  // rounded inputs (tfmc --activations) is held against them.
+  for (auto [name, gops] : {std::pair{"int8 vpdpbusd peak", roof.int8DotGops},
+                            std::pair{"bf16 vdpbf16ps peak", roof.bf16DotGflops},
+                            std::pair{"int8 AMX tile peak", roof.amxInt8Gops},
+                            std::pair{"bf16 AMX tile peak", roof.amxBf16Gflops}})
+    if (gops > 0)
+      outs() << formatv("  {0,-19}{1,8:f1} GOP/s\n", name, gops);
   outs() << "  read bandwidth by working set (GB/s):";
   for (const tfm::bench::ReadRate &rate : roof.reads)
     outs() << formatv(" {0}M {1:f1}", rate.bytes >> 20, rate.gbs);
@@ -195,7 +207,7 @@ int benchModels(const tfm::bench::Roofline &before) {
                     roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
   outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13} {9,13} "
                     "{10,9}\n",
-                    "model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% FMA",
+"model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% peak",
                     "decode tok/s", "decode GB/s", "% of read", "weights GB/s", "% of it");
   for (const auto &[dir, depth, r] : results) {
     double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
@@ -203,7 +215,8 @@ int benchModels(const tfm::bench::Roofline &before) {
     bool cached = r.decodeBytes <= roof.cacheBytes;
     outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
                       "{7,12:f1} {8,6:f0}% {9,-6} {10,12:f1} {11,8:f0}%\n",
-                      dir, r.schedule, depth, r.prefill, gflops, 100.0 * gflops / roof.fmaGflops,
+                      dir, r.schedule, depth, r.prefill, gflops,
+                      100.0 * gflops / roof.computeGops(r.products, true),
                       r.decode, gbs, 100.0 * gbs / roof.readGBs(r.decodeBytes),
                       cached ? "cache" : "memory", r.weightsReadGBs,
                       r.weightsReadGBs > 0 ? 100.0 * gbs / r.weightsReadGBs : 0.0);

@@ -27,6 +27,18 @@ std::vector<std::string> firstLaunchWeights(const Program &p, int64_t kernel) {
   return {};
 }
 
+/// What `k`'s matrix products multiply (Manifest.h, KernelSchedule::products).
+std::string productInputs(const Kernel &k) {
+  for (const KernelOp &op : k.ops)
+    if (const auto *linear = std::get_if<LinearAttrs>(&op.attrs)) {
+      if (linear->activationBlock > 0)
+        return "int8";
+      if (linear->bf16Input)
+        return "bf16";
+    }
+  return "f32";
+}
+
 } // namespace
 
 llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
@@ -43,8 +55,8 @@ llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
     return config.takeError();
   manifest.config = *config;
   for (const Kernel &k : p.kernels)
-    manifest.kernels.push_back(
-        {k.name, k.schedule, firstLaunchWeights(p, &k - p.kernels.data()), k.tuningKey});
+    manifest.kernels.push_back({k.name, k.schedule, firstLaunchWeights(p, &k - p.kernels.data()),
+                                k.tuningKey, productInputs(k)});
   for (const WeightInfo &w : p.weights)
     manifest.tensors.push_back({w.name, w.shape, w.type});
   return formatManifest(manifest);
