@@ -752,12 +752,15 @@ TEST(TypedWeights, IntegerActivationsMatchTheirDefinitionInAmxTiles) {
 
 // bf16 inputs (bf16_input): every schedule gives the sum of the bf16
 // weights times each input value rounded to bf16 (to nearest even), in
-// double here. Rows of 512 and of 80 (40 pairs: a product of 16 pairs'
-// depth and a shorter one).
+// double here. Rows of 512 by 40 columns (partial tiles), and of 80 (40
+// pairs: blocks of 10 pairs) by 8 columns (fewer than a tile).
 void expectBf16InputsMatchTheirDefinition(AmxTiles amx) {
-  constexpr int kN = 40;
-  for (int kK : {512, 80})
+  struct Shape {
+    int rowLength, cols;
+  };
+  for (Shape shape : {Shape{512, 40}, Shape{80, 8}})
     for (int64_t rows : {int64_t(1), kDynamicRows}) {
+      int kK = shape.rowLength, kN = shape.cols;
       KernelParam w = param("w", {kN, kK});
       w.type = *parseElementEncoding("bf16");
       LinearAttrs attrs{};
@@ -769,7 +772,8 @@ void expectBf16InputsMatchTheirDefinition(AmxTiles amx) {
           sum += double(bfloat16ToFloat(toBfloat16(b.at(0, r, j)))) * b.data[1][c * kK + j];
         return sum;
       };
-      SCOPED_TRACE("row length " + std::to_string(kK) + (rows == 1 ? ", one row" : ", rows"));
+      SCOPED_TRACE("row length " + std::to_string(kK) + ", " + std::to_string(kN) + " columns" +
+                   (rows == 1 ? ", one row" : ", rows"));
       expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amx);
     }
 }
