@@ -186,6 +186,45 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
         self.assertEqual(ours["config"], reference["config"])
         self.assertEqual(ours["build_hash"], reference["build_hash"])
 
+    def test_activations_reach_the_compile_and_its_cache_key(self):
+        """--activations bf16 on a bf16 file compiles a library of its own,
+        whose products take bf16 inputs, within their stated bound of the
+        oracle (tests/reference/CMakeLists.txt) and further from it than an
+        exact run."""
+        vocab = testlib.shared_path("models/gguf-vocab/ggml-vocab-gpt-2.gguf")
+        folder = os.path.join(self.work, "bf16")
+        os.makedirs(folder, exist_ok=True)
+        model = os.path.join(folder, os.path.basename(self.model))
+        testlib.check_run([testlib.bin("tfm-weights"), "--model", self.reference, "--format",
+                           "gguf", "--dtype", "bf16", "--vocab", vocab, "--seed", "7", "-o",
+                           model])
+        cache = os.path.join(self.work, "cache-bf16")
+        shutil.rmtree(cache, ignore_errors=True)
+
+        def tfm_run(*args):
+            return testlib.check_run([testlib.bin("tfm-run"), "--model-dir", model,
+                                      "--cache-dir", cache, "--threads", "2", *args])
+
+        prompt = "The lighthouse keeper wrote down the weather"
+        ids = json.loads(tfm_run("--tokenize", "-p", prompt))
+        path = os.path.join(folder, "logits.npy")
+        tfm_run("--activations", "bf16", "--logits", path, "-p", prompt)
+        products = set()
+        for compiled in os.listdir(cache):
+            if compiled not in ("configs", "locks"):
+                with open(os.path.join(cache, compiled, "manifest.json")) as f:
+                    products |= {k["products"] for k in json.load(f)["kernels"]}
+        self.assertEqual(products, {"f32", "bf16"}, "one library per --activations")
+        oracle = gpt2_oracle.Gpt2Oracle(
+            gpt2_oracle.load_config(CONFIG),
+            gpt2_oracle.hf_names_from_gguf(weight_files.read_gguf(model)[1]))
+        reference = oracle.logits(ids).numpy()
+        ours = np.load(path)
+        worst = max(relative_error(ours[row].astype(np.float64), reference[row])
+                    for row in range(len(ids)))
+        self.assertLessEqual(worst, 5e-3)
+        self.assertGreater(worst, TOLERANCE, "the inputs were not rounded")
+
     def test_vocabulary_only_file_is_refused(self):
         # llama.cpp's MPT vocabulary file: an architecture tfmc builds, but
         # no model in it.

@@ -91,7 +91,8 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   if (auto buffer = llvm::MemoryBuffer::getFile(defaultTuningFile()))
     tuning = tfm::contentHash((*buffer)->getBuffer());
   std::string key = tfm::contentHash(spec->canonicalJson() + "\n" + *target + "\n" +
-                                     request.schedule + "\n" + weightTypes + tuning + "\n" +
+                                     request.schedule + "\n" + request.activations + "\n" +
+                                     weightTypes + tuning + "\n" +
                                      *identity);
   std::string cacheDir = request.cacheDir.empty() ? defaultCacheDir() : request.cacheDir;
   std::string dir = cacheDir + "/" + spec->name + "-" + key;
@@ -136,6 +137,10 @@ llvm::Expected<std::string> tfm::rt::compiledModelDir(const CompileRequest &requ
   if (!request.schedule.empty()) {
     args.push_back("--schedule");
     args.push_back(request.schedule);
+  }
+  if (!request.activations.empty()) {
+    args.push_back("--activations");
+    args.push_back(request.activations);
   }
   if (!weightTypes.empty()) { // f32 throughout needs no file
     args.push_back("--weights-like");

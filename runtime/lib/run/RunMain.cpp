@@ -49,7 +49,7 @@ constexpr uint64_t kMaxTextFileBytes = 1ull << 30;
 /// Everything runMain reads from the command line.
 struct RunOptions {
   std::string modelDir, modelSource, weights, tokenizer, prompt, promptFile;
-  std::string target, schedule, cacheDir;
+  std::string target, schedule, activations, cacheDir;
   std::string logitsPath, perplexityPath;
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
   WeightMemory weightMemory = WeightMemory::Mapped;
@@ -87,8 +87,8 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
     if (resolved.weights.empty())
       resolved.weights = source->weightsPath;
     // Kernels read the weights as the file stores them.
-    CompileRequest request{source->configPath, o.target, o.schedule, resolved.weights,
-                           cacheDir, ""};
+    CompileRequest request{source->configPath, o.target, o.schedule, o.activations,
+                           resolved.weights, cacheDir, ""};
     llvm::Expected<std::string> compiled = compiledModelDir(request);
     if (!compiled)
       return compiled.takeError();
@@ -311,6 +311,12 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<std::string> schedule(
       "schedule", cl::desc("With --model-dir: tfmc --schedule (default: tfmc's per-kernel table)"),
       cl::cat(modelCategory));
+  cl::opt<std::string> activations(
+      "activations",
+      cl::desc("With --model-dir: tfmc --activations f32|int8|bf16 (default f32: exact; int8 "
+               "for block-format weights and bf16 for bf16 weights round the products' inputs, "
+               "for faster dot products)"),
+      cl::cat(modelCategory));
   cl::opt<std::string> cacheDir("cache-dir",
                                 cl::desc("Where --model-dir keeps compiled models (default: "
                                          "$TFM_CACHE_DIR, else ~/.cache/tfmc)"),
@@ -369,6 +375,7 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.tokenizer = tokenizer;
   o.target = target;
   o.schedule = schedule;
+  o.activations = activations;
   o.cacheDir = cacheDir;
   o.prompt = prompt;
   o.promptFile = promptFile;

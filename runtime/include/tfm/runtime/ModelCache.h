@@ -2,7 +2,7 @@
 //
 // `tfm-run --model-dir` needs a compiled library for whatever config it is
 // handed. It runs tfmc (installed beside tfm-run) once per config, target (its
-// explicit CPU feature list, never "host"), schedule and weight types (each
+// explicit CPU feature list, never "host"), schedule, activations and weight types (each
 // tensor's, as the weight file stores it: the library reads the file in
 // place), into a cache folder named by their hash, and reuses the result.
 // The hash also covers the tfmc binary (size and time), so a rebuilt
@@ -22,6 +22,7 @@ struct CompileRequest {
   std::string configPath; // Hugging Face config.json or a preset
   std::string target = "host"; // a preset or target string (tfm/common/Targets.h)
   std::string schedule;        // tfmc --schedule; empty: the target's default table
+  std::string activations;     // tfmc --activations; empty: f32
   std::string weightsLike;     // tfmc --weights-like; empty: f32 weights
   std::string cacheDir; // empty: defaultCacheDir()
   std::string tfmc;     // the compiler; empty: tfmc beside this executable
