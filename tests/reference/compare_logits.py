@@ -5,7 +5,7 @@ usage: compare_logits.py --config CONFIG.json [--format llama2c|safetensors|gguf
                          [--dtype TYPE] [--read-as f32|dtype|file]
                          [--kv-dtype f32|f16|bf16] [--schedule NAME] [--shards N]
                          [--seed S] [--skip-passes PASSES] [--context N]
-                         [--activations int8|bf16 --tolerance T]
+                         [--activations int8|bf16 --tolerance T] [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights),
 in the type --dtype names (f32, f16, bf16, or for GGUF q8_0, q4_0, q4_k, q5_k,
@@ -175,6 +175,7 @@ def main():
                         help="what the compiled kernels read (see above)")
     parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
+    parser.add_argument("--target", help="compile with tfmc --target TARGET (default: host)")
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
@@ -199,13 +200,14 @@ def main():
     longest = max(p + k for p, k in cases)
     chosen = (("--schedule", args.schedule) if args.schedule else ()) + \
         (("--attention", args.attention) if args.attention else ()) + \
-        (("--activations", args.activations) if args.activations else ())
+        (("--activations", args.activations) if args.activations else ()) + \
+        (("--target", args.target) if args.target else ())
 
     def compile_as(name, *tfmc_args):
         """The config compiled into work/<name> (plus the schedule's, the
-        attention's and the activations' names)."""
+        attention's, the activations' and the target's names)."""
         folder = name + "".join(f"-{c}" for c in (args.schedule, args.attention,
-                                                    args.activations) if c)
+                                                    args.activations, args.target) if c)
         return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + chosen)
 
     if args.context:

@@ -47,6 +47,7 @@ std::optional<CallCost> tfm::bench::kernelCallCost(const std::string &kernel,
   double rows = decode ? 1 : std::min<double>(site.promptTokens, model.prefill_chunk);
 
   CallCost cost;
+  cost.rows = rows;
   if (role == "attention") {
     // Prefill from position 0: row r attends to r + 1 keys.
     double keysPerRow = decode ? site.decodeDepth : (rows + 1) / 2;
@@ -68,7 +69,7 @@ std::optional<CallCost> tfm::bench::kernelCallCost(const std::string &kernel,
     return cost;
   }
   if (role == "logits" && entry == "prefill")
-    rows = 1;
+    cost.rows = rows = 1;
   bool found = false;
   for (const std::string &name : record->weights) {
     const TensorSpec *t = tensors[name];

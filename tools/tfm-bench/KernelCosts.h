@@ -22,6 +22,7 @@ namespace tfm::bench {
 struct CallCost {
   double flops = 0;
   double bytes = 0;
+  double rows = 1; // token rows the call computes (decode's and prefill's logits: one)
 };
 
 /// Where the calls happen: a prefill of `promptTokens`, then decode steps at

@@ -167,8 +167,9 @@ struct alignas(64) TileConfig {
 
 constexpr int kTileProducts = 4;
 
-/// Tiles 0-3 sum, 4 and 5 are the operands; `product` is one tdpbssd or
-/// tdpbf16ps of tile 4 and 5 into tile `tile`.
+/// Tiles 0-3 hold sums, 4 and 5 the operands; `product` multiplies 4 by 5
+/// into each of tiles 0-3 (tdpbssd or tdpbf16ps), four products that do
+/// not wait on each other.
 template <typename Product>
 __attribute__((target("amx-tile"))) float amxProducts(float seed, long iterations,
                                                       Product product) {

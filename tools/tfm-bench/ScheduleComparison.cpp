@@ -32,23 +32,18 @@ namespace {
 constexpr int kCheckedDecodeSteps = 8;
 /// Largest difference from plain's logits, relative to plain's largest
 /// logit, that still computes the same: reassociated f32 sums differ by
-/// about 1e-6. Inputs rounded to bf16 or to 8 bits (tfmc --activations)
-/// round otherwise wherever a reassociated sum lands across a rounding
-/// step, which the layers amplify (110M Llama, fast against plain: 3.3e-4
-/// in bf16, 1.3e-2 in int8); a wrong schedule is still off by far more.
-double checkTolerance(const std::vector<std::string> &tfmcArgs) {
-  for (size_t i = 0; i < tfmcArgs.size(); ++i) {
-    StringRef arg = tfmcArgs[i], value;
-    if (arg == "--activations" && i + 1 < tfmcArgs.size())
-      value = tfmcArgs[i + 1];
-    else if (arg.consume_front("--activations="))
-      value = arg;
-    if (value == "bf16")
-      return 5e-3;
-    if (value == "int8")
-      return 5e-2;
-  }
-  return 1e-4;
+/// about 1e-6. Products whose inputs are rounded to bf16 or to 8 bits (the
+/// manifest's `products`, tfmc --activations) round otherwise wherever a
+/// reassociated sum lands across a rounding step, which the layers amplify
+/// (110M Llama, fast against plain: 3.3e-4 in bf16, 1.3e-2 in int8); a
+/// wrong schedule is still off by far more.
+double checkTolerance(const tfm::Manifest &manifest) {
+  double tolerance = 1e-4;
+  for (const tfm::KernelSchedule &k : manifest.kernels)
+    tolerance = std::max(tolerance, k.products == "int8"   ? 5e-2
+                                    : k.products == "bf16" ? 5e-3
+                                                           : 1e-4);
+  return tolerance;
 }
 
 std::string pathJoin(const std::string &a, const std::string &b) {
@@ -258,6 +253,12 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
     dirs[s] = dir;
   }
 
+  auto lib = tfm::rt::ModelLibrary::open(dirs["plain"]);
+  if (!lib) {
+    errs() << "tfm-bench: error: " << toString(lib.takeError()) << "\n";
+    return 1;
+  }
+
   // Check: every schedule computes what plain computes.
   std::map<std::string, double> differences;
   Expected<std::vector<float>> reference =
@@ -267,7 +268,7 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
     return 1;
   }
   std::vector<std::string> timed;
-  double tolerance = checkTolerance(opt.tfmcArgs);
+  double tolerance = checkTolerance((*lib)->manifest());
   for (const std::string &s : schedules) {
     if (!dirs.count(s))
       continue; // left out
@@ -324,11 +325,6 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
                     roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
 
   // Report.
-  auto lib = tfm::rt::ModelLibrary::open(dirs["plain"]);
-  if (!lib) {
-    errs() << "tfm-bench: error: " << toString(lib.takeError()) << "\n";
-    return 1;
-  }
   CallSite site{opt.promptTokens, opt.promptTokens + opt.decodeTokens / 2};
   outs() << formatv("\n{0}: medians of {1} rounds (prefill {2} tokens, {3} decode steps)\n",
                     opt.config, opt.repeats, opt.promptTokens, opt.decodeTokens);
@@ -362,10 +358,9 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
     // step leaves its weights in cache. A decode kernel whose layer streams
     // from memory between calls reads a low per cent.
     double rooflineMs = 0;
-    bool manyRows = !StringRef(k.kernel).starts_with("decode_");
     if (cost)
       rooflineMs =
-          1e3 * std::max(cost->flops / (roof.computeGops(k.products, manyRows) * 1e9),
+          1e3 * std::max(cost->flops / (roof.computeGops(k.products, cost->rows > 1) * 1e9),
                          cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
     bool ran = std::any_of(timed.begin(), timed.end(), [&](const std::string &s) {
       return timings[s].kernelMs.count(k.kernel) > 0;

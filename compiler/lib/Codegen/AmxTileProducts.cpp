@@ -43,21 +43,18 @@ struct TileProductKind {
 constexpr TileProductKind kTileProducts[] = {{Intrinsic::x86_tdpbssd_internal, 4},
                                              {Intrinsic::x86_tdpbf16ps_internal, 2}};
 
-/// `v` as a tile product of a kind folded here, or null.
-IntrinsicInst *tileProduct(Value *v) {
-  auto *call = dyn_cast<IntrinsicInst>(v);
-  if (call)
+/// The kind of tile product `v` is, where it is one folded here.
+const TileProductKind *tileProductKind(Value *v) {
+  if (auto *call = dyn_cast<IntrinsicInst>(v))
     for (const TileProductKind &kind : kTileProducts)
       if (call->getIntrinsicID() == kind.id)
-        return call;
+        return &kind;
   return nullptr;
 }
 
-int stepDepthOf(IntrinsicInst *dot) {
-  for (const TileProductKind &kind : kTileProducts)
-    if (dot->getIntrinsicID() == kind.id)
-      return kind.stepDepth;
-  return 0;
+/// `v` as a tile product of a kind folded here, or null.
+IntrinsicInst *tileProduct(Value *v) {
+  return tileProductKind(v) ? cast<IntrinsicInst>(v) : nullptr;
 }
 
 std::optional<int64_t> constantOperand(CallInst *call, unsigned i) {
@@ -73,7 +70,7 @@ struct Step {
 };
 
 std::optional<Step> stepOf(IntrinsicInst *dot) {
-  if (constantOperand(dot, kDepth) != stepDepthOf(dot))
+  if (constantOperand(dot, kDepth) != tileProductKind(dot)->stepDepth)
     return std::nullopt;
   CallInst *w = intrinsicCall(dot->getArgOperand(kWeights), Intrinsic::x86_tileloadd64_internal);
   CallInst *x =

@@ -38,8 +38,9 @@ typedef struct tfm_model {
   const char *target;        /* Halide target with every CPU feature the code uses,
                                 e.g. "x86-64-linux-sse41-avx-f16c-fma-avx2"; the
                                 runtime refuses a library whose features the CPU lacks;
-                                amx_int8 also needs the process's AMX tile permission,
-                                which the runtime's check asks Linux for */
+                                amx_int8 and amx_bf16 also need the process's AMX
+                                tile permission, which the runtime's check asks
+                                Linux for */
   const char *manifest_json; /* the same text as manifest.json */
   uint32_t n_weights;        /* number of manifest tensors */
   uint32_t vocab_size;

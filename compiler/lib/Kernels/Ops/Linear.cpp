@@ -20,12 +20,11 @@ Func clampedRows(OpDefinition &d, const Value &x) {
   const Value *rows = d.algorithm.tokenRowsInput();
   if (!rows)
     d.fail("a product over many rows needs a token-rows input");
-  int dim = rows->image.dimensions() - 1;
-  Expr first = rows->image.dim(dim).min();
+  Expr first = d.algorithm.firstRow();
+  Expr count = rows->image.dim(rows->image.dimensions() - 1).extent();
   Var k("k");
   clamped = Func(x.func.name() + "_rows");
-  clamped(k, d.algorithm.row) =
-      x.func(k, clamp(d.algorithm.row, first, first + rows->image.dim(dim).extent() - 1));
+  clamped(k, d.algorithm.row) = x.func(k, clamp(d.algorithm.row, first, first + count - 1));
   return clamped;
 }
 

@@ -2,9 +2,10 @@
 //
 // `tfm-run --model-dir` needs a compiled library for whatever config it is
 // handed. It runs tfmc (installed beside tfm-run) once per config, target (its
-// explicit CPU feature list, never "host"), schedule, activations and weight types (each
-// tensor's, as the weight file stores it: the library reads the file in
-// place), into a cache folder named by their hash, and reuses the result.
+// explicit CPU feature list, never "host"), schedule, activations and weight
+// types (each tensor's, as the weight file stores it: the library reads the
+// file in place), into a cache folder named by their hash, and reuses the
+// result.
 // The hash also covers the tfmc binary (size and time), so a rebuilt
 // compiler does not reuse libraries an older one wrote.
 //
