@@ -76,8 +76,10 @@ struct IntegerProduct {
   Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
   Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
   Halide::Func offsetDot;     // (col, row): offsets times offsetTerms, q4_K and q5_K
+  Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
+                              // the input's scale
   Halide::Func lanes;         // (group, col, row): offsetDot in group 0, plus the sum
-                              // over units of unitDot * scales
+                              // over units of unitDot * multipliers
   Halide::RDom inGroup;       // the 4 values of a group
   Halide::RDom overUnits;     // the row's units
   Halide::RDom overGroups;    // a unit's 8 groups

@@ -182,11 +182,22 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       ip.offsetDot(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
       lanesStart = select(g == 0, ip.offsetDot(c, r), 0.0f);
     }
+    // Each sub-block's multiplier times its unit's input scale, a Func of
+    // its own, so that a schedule computes a row's products as vectors
+    // rather than one per unit inside the sum.
+    Var s("sub_block");
+    ip.multipliers = Func(d.name + "_multipliers");
+    ip.multipliers(s, c, r) =
+        affine(0, s % sw.subBlocks(), s / sw.subBlocks(), c) * ip.scale(s * subBlockSize / 32, r);
+    int subBlocksPerUnit = 32 / subBlockSize;
+    // q6_K's unit spans two sub-blocks of 16, groups 0..3 and 4..7.
+    Expr multiplier = subBlocksPerUnit == 1
+                          ? ip.multipliers(unit, c, r)
+                          : select(g < 4, ip.multipliers(unit * 2, c, r),
+                                   ip.multipliers(unit * 2 + 1, c, r));
     ip.lanes = Func(d.name + "_lanes");
     ip.lanes(g, c, r) = lanesStart;
-    ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) *
-                         (affine(0, sw.unitSubBlock(unit, g), sw.unitBlock(unit), c) *
-                          ip.scale(unit, r));
+    ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) * multiplier;
     ip.overGroups = RDom(0, 8, d.name + "_groups");
     product(c, r) += ip.lanes(ip.overGroups, c, r);
   } else {

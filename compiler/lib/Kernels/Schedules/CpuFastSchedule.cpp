@@ -247,6 +247,9 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     offsets.atomic().vectorize(run);
   }
   decodeAffineAsVectors(ctx, a, lin);
+  ip.multipliers.compute_at(lin.product, a.col)
+      .vectorize(ip.multipliers.args()[0],
+                 lanesDividing(weight.subBlocks() * weight.blocks(), ctx.vectorLanes));
 }
 
 void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out, int cols,
