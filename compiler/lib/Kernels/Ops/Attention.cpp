@@ -92,12 +92,11 @@ void defineAttention(OpDefinition &d) {
 
   at.dot = Func(name + "_dot");
   at.dot(s, h, r) = 0.0f;
-  // Key tiles are computed inside a row block's task, and a guarded block
-  // past the last row must not read queries past it: the row is clamped to
-  // the window's end, the last row's position.
-  Expr queryRow = r;
-  if (attrs.keyTile > 0)
-    queryRow = min(r, kc.image.dim(1).extent() - 1);
+  // A schedule may compute a row block's scores whole, rows past the last
+  // included (key tiles, and the fast schedule's prefill), and those must
+  // not read queries past it: the row is clamped to the window's end, the
+  // last row's position.
+  Expr queryRow = min(r, kc.image.dim(1).extent() - 1);
   at.dot(s, h, r) += q.func(h * headDim + at.overDim, queryRow) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
   Expr scaled = at.dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
