@@ -860,7 +860,17 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
   // 4 KiB.)
     Stage dot = at.dot.update();
     dot.split(at.s, so, si, lanes, TailStrategy::GuardWithIf);
-    orderSharingGroup(dot, at, shareGroup, {si, a.row, so, at.overDim.x});
+    if (singleRow && at.headDim % 4 == 0) {
+      // Four key dimensions per pass over the keys: four key-cache rows
+      // read side by side, and a quarter of the loads and stores of the
+      // sums.
+      RVar dimGroup("dim_group"), dimInGroup("dim_in_group");
+      dot.split(at.overDim.x, dimGroup, dimInGroup, 4);
+      orderSharingGroup(dot, at, shareGroup, {si, dimInGroup, a.row, so, dimGroup});
+      dot.unroll(dimInGroup);
+    } else {
+      orderSharingGroup(dot, at, shareGroup, {si, a.row, so, at.overDim.x});
+    }
     dot.vectorize(si);
     at.score.compute_at(out, where).vectorize(at.s, lanes, TailStrategy::GuardWithIf);
   }
@@ -884,6 +894,9 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
     return;
   }
   scheduleMix(at, lanes, shareGroup, at.overKeys.x, false);
+  if (singleRow && params.prefetchBytes > 0)
+    at.mixed.update().prefetch(a.values[attention.op->operands[2]].image, at.overKeys.x,
+                               at.overKeys.x, 64, PrefetchBoundStrategy::NonFaulting);
 }
 
 /// A value of one row: decode, or the last row of a prefill. Cache outputs
