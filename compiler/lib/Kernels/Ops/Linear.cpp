@@ -189,12 +189,8 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     ip.multipliers = Func(d.name + "_multipliers");
     ip.multipliers(s, c, r) =
         affine(0, s % sw.subBlocks(), s / sw.subBlocks(), c) * ip.scale(s * subBlockSize / 32, r);
-    int subBlocksPerUnit = 32 / subBlockSize;
-    // q6_K's unit spans two sub-blocks of 16, groups 0..3 and 4..7.
-    Expr multiplier = subBlocksPerUnit == 1
-                          ? ip.multipliers(unit, c, r)
-                          : select(g < 4, ip.multipliers(unit * 2, c, r),
-                                   ip.multipliers(unit * 2 + 1, c, r));
+    Expr multiplier = ip.multipliers(
+        sw.unitBlock(unit) * sw.subBlocks() + sw.unitSubBlock(unit, g), c, r);
     ip.lanes = Func(d.name + "_lanes");
     ip.lanes(g, c, r) = lanesStart;
     ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) * multiplier;

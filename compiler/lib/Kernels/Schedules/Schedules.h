@@ -40,7 +40,8 @@ struct CpuFastParams {
   int matmulDepth = 128;  // reduction elements per depth block of a prefill matrix product
   int matmulGroupTiles = 4; // register tiles of columns per prefill matrix product task
   int prefetchBytes = 4096; // how far ahead of its reads (and at least two rows) a
-                            // matrix-vector product prefetches its weights (0: not at all)
+                            // matrix-vector product prefetches its weights (0: not at all,
+                            // nor decode attention its value rows)
 };
 
 /// Vectorised and multi-threaded for CPUs: tiled matrix-vector products for
