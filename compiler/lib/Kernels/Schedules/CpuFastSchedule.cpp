@@ -164,7 +164,8 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const CpuFastParams &params,
     // in 9). The scales, prefetched here as they are decoded, fill the
     // gap. Decode with 8-bit activations (tfm-bench --rates, 3 alternating
     // runs): Llama 2 7B Q4_K_M 5.15-5.25 -> 5.29-5.38 tok/s, the 110M
-    // Llama's 315-324 -> 329-331.
+    // Llama's 315-324 -> 329-331; with f32 activations, whose products
+    // decode more per byte, the 110M's stayed at 191-201.
     prefetchWeightAhead(affine, a, lin, block, weight.blocks(), params.prefetchBytes);
   } else {
     affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
