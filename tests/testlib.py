@@ -56,6 +56,39 @@ def shared_path(relpath):
     sys.exit(SKIP_EXIT_CODE)
 
 
+# The /proc/cpuinfo flags each of tfmc's --target names needs (the
+# runtime refuses a library whose target this CPU lacks).
+TARGET_CPU_FLAGS = {
+    "avx2": {"avx", "avx2", "f16c", "fma", "sse4_1"},
+    "avx512": {"avx", "avx2", "f16c", "fma", "sse4_1", "avx512f", "avx512cd", "avx512vl",
+               "avx512bw", "avx512dq"},
+}
+
+
+def cpu_flags():
+    """The feature flags /proc/cpuinfo lists for this CPU (empty if unreadable)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def skip_unless_cpu_runs(target):
+    """Skips the test (exit 77), CI or not, when this CPU lacks a feature
+    tfmc's --target `target` needs: the project's machines differ (an AVX2
+    AMD EPYC, AVX-512 Intel Sapphire Rapids and AMD Zen 4), and a CPU
+    feature is the machine's, not data a run could be given."""
+    missing = TARGET_CPU_FLAGS[target] - cpu_flags()
+    if missing:
+        print(f"SKIP: this CPU lacks {', '.join(sorted(missing))}, needed by --target {target}",
+              flush=True)
+        sys.exit(SKIP_EXIT_CODE)
+
+
 def shared_path_for_test(test, relpath):
     """shared_path for one unittest method: a missing file fails it under CI
     and skips it elsewhere, leaving the script's other tests to run."""

@@ -175,7 +175,9 @@ def main():
                         help="what the compiled kernels read (see above)")
     parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
-    parser.add_argument("--target", help="compile with tfmc --target TARGET (default: host)")
+    parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
+                        help="compile with tfmc --target TARGET (default: host); skipped on "
+                             "a CPU that lacks its features")
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
@@ -193,6 +195,8 @@ def main():
     if args.tolerance != TOLERANCE and not args.activations:
         parser.error("--tolerance applies to --activations only: exact runs are held to "
                      f"{TOLERANCE:g}")
+    if args.target:
+        testlib.skip_unless_cpu_runs(args.target)
     cases = CASES if not args.context else [(1, 0), (args.context - 32, 32), (0, args.context)]
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
