@@ -158,9 +158,16 @@ Expr KernelAlgorithm::firstRow() const {
   return rows->image.dim(rows->image.dimensions() - 1).min();
 }
 
-KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx) {
+bool tfm::kernels::multipliesBytePairs(const Halide::Target &target) {
+  return target.arch == Halide::Target::X86 &&
+         !target.has_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
+KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx,
+                                                   bool bytePairs) {
   KernelAlgorithm a;
   a.amx = amx;
+  a.bytePairs = bytePairs;
   Builder(kernel, a).build();
   return a;
 }

@@ -75,12 +75,20 @@ struct IntegerProduct {
   // offsets.
   Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
   Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
+  // With bytePairs (KernelAlgorithm), unitDot sums two pairDots a group:
+  // each a pair of levels times bytes, int16, as x86's pmaddubsw multiplies
+  // unsigned by signed bytes, q8_0's levels as their magnitudes and the
+  // bytes with their signs (no zeroPointSums). The levels of the other
+  // formats are under 64, the bytes' magnitudes under 128: a pair's sum
+  // never saturates.
+  Halide::Func pairDot;       // (pair, unit, col, row)
+  Halide::RDom inPair;        // the 2 values of a pair
   Halide::Func offsetDot;     // (col, row): offsets times offsetTerms, q4_K and q5_K
   Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
                               // the input's scale
   Halide::Func lanes;         // (group, col, row): offsetDot in group 0, plus the sum
                               // over units of unitDot * multipliers
-  Halide::RDom inGroup;       // the 4 values of a group
+  Halide::RDom inGroup;       // the 4 values of a group (with bytePairs, its 2 pairs)
   Halide::RDom overUnits;     // the row's units
   Halide::RDom overGroups;    // a unit's 8 groups
   // Many rows (prefill): the product's first update sums scaled pieceDots
@@ -143,8 +151,14 @@ struct AmxTiles {
   bool bf16 = false; // tdpbf16ps: bf16 inputs (Value::bf16Pairs)
 };
 
+/// Whether a target's 8-bit products multiply pairs of bytes (x86's
+/// pmaddubsw then pmaddwd: AVX2, and AVX-512 without VNNI), not quads
+/// (vpdpbusd, which Halide 14 emits for avx512_sapphirerapids).
+bool multipliesBytePairs(const Halide::Target &target);
+
 struct KernelAlgorithm {
   AmxTiles amx;
+  bool bytePairs = false; // multipliesBytePairs: decode's 8-bit products take pairDot
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order
   std::vector<Value> values;              // params first, then op results
@@ -184,9 +198,10 @@ struct OpDefinition {
 /// (exposed for its test).
 Halide::Expr erfFloat(Halide::Expr x);
 
-/// Builds the algorithm for a target with the AMX tiles `amx`. Throws
-/// std::runtime_error naming the kernel and op on malformed input.
-KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx);
+/// Builds the algorithm for a target with the AMX tiles `amx`, whose 8-bit
+/// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs).
+/// Throws std::runtime_error naming the kernel and op on malformed input.
+KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx, bool bytePairs);
 
 } // namespace tfm::kernels
 

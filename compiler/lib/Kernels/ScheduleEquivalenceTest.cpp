@@ -373,8 +373,8 @@ AmxTiles usableAmxTiles() {
 std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int rows,
                            const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
-  KernelAlgorithm a = buildKernelAlgorithm(k, amx);
   Halide::Target target = jitTarget();
+  KernelAlgorithm a = buildKernelAlgorithm(k, amx, multipliesBytePairs(target));
   int input = 0;
   std::vector<Halide::Buffer<>> outs;
   for (size_t i = 0; i < k.params.size(); ++i) {

@@ -153,9 +153,10 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   };
   product(c, r) = 0.0f;
   if (oneRow) {
-    ip.inGroup = RDom(0, 4, d.name + "_in_group");
+    bool bytePairs = d.algorithm.bytePairs;
+    ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
     Expr start = 0;
-    if (int zeroPoint = sw.levelZeroPoint()) {
+    if (int zeroPoint = bytePairs && sw.hasSignedLevels() ? 0 : sw.levelZeroPoint()) {
       RDom inQuad(0, 4, d.name + "_in_quad");
       ip.zeroPointSums = Func(d.name + "_zero_point_sums");
       ip.zeroPointSums(g, u, r) = 0;
@@ -166,8 +167,36 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     }
     ip.unitDot = Func(d.name + "_unit_dot");
     ip.unitDot(g, u, c, r) = start;
-    ip.unitDot(g, u, c, r) +=
-        levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
+    if (bytePairs) {
+      // The forms of x86's pmaddubsw (a saturating sum of two products of
+      // unsigned and signed bytes, in int16) and pmaddwd (a sum of two
+      // products of int16, in int32; here by 1), which Halide 14 emits
+      // for vector reductions of exactly these forms. Without them, the
+      // 110M Llama's 8-bit decode on an AVX2 AMD EPYC widened every byte
+      // to int16 and added adjacent lanes in shuffles (tfm-bench --rates,
+      // 3 alternating runs: q8_0 133-139 -> 155-203 tok/s, Q4_K_M 126-151
+      // -> 173-217).
+      Var h("pair");
+      ip.inPair = RDom(0, 2, d.name + "_in_pair");
+      ip.pairDot = Func(d.name + "_pair_dot");
+      // One index of the unit's value, so that a vector of pairs loads
+      // its levels as one run rather than a byte at a time.
+      Expr e = h * 2 + ip.inPair, byte = ip.quantized(u * 32 + e, r);
+      Expr magnitude = sw.unitLevel(u, e / 4, e % 4, c), signedByte = byte;
+      if (sw.hasSignedLevels()) {
+        Expr level = sw.signedUnitLevel(u, e / 4, e % 4, c);
+        magnitude = abs(level);
+        signedByte = select(level < 0, -byte, byte);
+      }
+      ip.pairDot(h, u, c, r) = cast<int16_t>(0);
+      ip.pairDot(h, u, c, r) = Internal::saturating_add(
+          ip.pairDot(h, u, c, r), Internal::widening_mul(magnitude, signedByte));
+      ip.unitDot(g, u, c, r) +=
+          Internal::widening_mul(ip.pairDot(g * 2 + ip.inGroup, u, c, r), cast<int16_t>(1));
+    } else {
+      ip.unitDot(g, u, c, r) +=
+          levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
+    }
     ip.overUnits = RDom(0, units, d.name + "_units");
     RVar unit = ip.overUnits.x;
     // q4_K's and q5_K's offsets start the first lane, so that a schedule

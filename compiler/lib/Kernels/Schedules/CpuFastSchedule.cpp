@@ -172,6 +172,22 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const CpuFastParams &params,
   }
 }
 
+/// A unit's 16 pairs of products (IntegerProduct::pairDot, where the target
+/// multiplies bytes in pairs) as one vector reduction, computed where its
+/// unitDot is. Halide 14 cannot prove a saturating sum associative; no
+/// pair's sum saturates (KernelAlgorithm.h), so it is.
+void schedulePairDot(IntegerProduct &ip, Func at, RVar loop) {
+  if (!ip.pairDot.defined())
+    return;
+  Var pair = ip.pairDot.args()[0];
+  ip.pairDot.compute_at(at, loop).vectorize(pair);
+  ip.pairDot.update()
+      .reorder(ip.inPair.x, pair)
+      .atomic(/*override_associativity_test=*/true)
+      .vectorize(ip.inPair.x)
+      .vectorize(pair);
+}
+
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
 /// vector (two units' 16 lanes at a time with AVX-512), the lanes added at
@@ -229,6 +245,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     Var unit = ip.unitDot.args()[1];
     ip.unitDot.compute_at(pairs, pairLoop).reorder(ip.group, unit).vectorize(ip.group).unroll(
         unit, 2);
+    schedulePairDot(ip, pairs, pairLoop);
     ip.unitDot.update()
         .reorder(ip.inGroup.x, ip.group, unit)
         .atomic()
@@ -245,6 +262,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(),
                         params.prefetchBytes);
     ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
+    schedulePairDot(ip, ip.lanes, unitInBlock);
     ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
         ip.group);
   }

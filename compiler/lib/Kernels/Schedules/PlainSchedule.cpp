@@ -23,7 +23,7 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
     if (v.integer)
       for (Halide::Func f : {v.integer->scale, v.integer->quantized, v.integer->offsetTerms,
                              v.integer->zeroPointSums, v.integer->offsetDot,
-                             v.integer->unitDot, v.integer->multipliers,
+                             v.integer->unitDot, v.integer->pairDot, v.integer->multipliers,
                              v.integer->lanes, v.integer->quads,
                              v.integer->pieceDot, v.integer->levels})
         if (f.defined())
