@@ -75,14 +75,15 @@ struct IntegerProduct {
   // offsets.
   Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
   Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
-  // With bytePairs (KernelAlgorithm), unitDot sums two pairDots a group:
+  // With bytePairs (KernelAlgorithm), unitDot and pieceDot sum pairDots:
   // each a pair of levels times bytes, int16, as x86's pmaddubsw multiplies
   // unsigned by signed bytes, q8_0's levels as their magnitudes and the
-  // bytes with their signs (no zeroPointSums). The levels of the other
-  // formats are under 64, the bytes' magnitudes under 128: a pair's sum
-  // never saturates.
-  Halide::Func pairDot;       // (pair, unit, col, row)
-  Halide::RDom inPair;        // the 2 values of a pair
+  // bytes with their signs (no zero point: no zeroPointSums, and q8_0 has
+  // no offsets). The levels of the other formats are under 64, the bytes'
+  // magnitudes under 128: a pair's sum never saturates.
+  Halide::Func pairDot; // one row: (pair, unit, col, row); many rows: (pair of the
+                        // quad, group, col, row, unit)
+  Halide::RDom inPair;  // the 2 values of a pair
   Halide::Func offsetDot;     // (col, row): offsets times offsetTerms, q4_K and q5_K
   Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
                               // the input's scale
@@ -95,7 +96,7 @@ struct IntegerProduct {
   // over (piece, unit).
   Halide::Func quads;      // (j, row, quad): byte 4 * quad + j of the row
   Halide::Func pieceDot;   // (piece, col, row, unit): the piece's levels times bytes, int32
-  Halide::RDom inPiece;    // (j, group of the piece)
+  Halide::RDom inPiece;    // (j, group of the piece); with bytePairs (pair of the quad, group)
   Halide::RDom overPieces; // (piece of a unit, unit)
   /// Many rows with AMX tiles: pieceDot multiplies the weight's levels less
   /// their zero point, as signed bytes: q8_0's as stored

@@ -125,8 +125,12 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
         cast<int8_t>(sw.unitLevel(within(u, units), e / 4, e % 4, c) -
                      cast<uint8_t>(sw.levelZeroPoint()));
   }
+  // Pairs of bytes (KernelAlgorithm::bytePairs) multiply q8_0's levels as
+  // stored, signed, as AMX's tiles do: no zero point to take off.
+  bool bytePairs = d.algorithm.bytePairs && !ip.signedLevels;
+  bool signedBytes = ip.signedLevels || (bytePairs && sw.hasSignedLevels());
   bool zeroPointInDots = oneRow;
-  if (sw.affineCount() == 2 || (!ip.signedLevels && !zeroPointInDots)) {
+  if (sw.affineCount() == 2 || (!signedBytes && !zeroPointInDots)) {
     RDom inSubBlock(0, subBlockSize, d.name + "_in_sub_block");
     ip.offsetTerms = Func(d.name + "_act_sums");
     Expr subBlock = within(sb, inDim / subBlockSize);
@@ -136,7 +140,7 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
 
     Expr inBlock = sb % sw.subBlocks(), block = sb / sw.subBlocks();
     Expr offset = sw.affineCount() == 2 ? affine(1, inBlock, block, c) : Expr(0.0f);
-    if (!ip.signedLevels && !zeroPointInDots)
+    if (!signedBytes && !zeroPointInDots)
       offset += -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
     ip.offsets = Func(d.name + "_offsets");
     ip.offsets(sb, c) = offset;
@@ -151,12 +155,33 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     }
     return cast<int32_t>(cast<int16_t>(sw.unitLevel(unit, group, j, c)) * cast<int16_t>(byte));
   };
+  // With bytePairs: pairDot, the forms of x86's pmaddubsw (a saturating
+  // sum of two products of unsigned and signed bytes, in int16) and of
+  // pmaddwd (a sum of two int16 products, in int32; here by 1), which
+  // Halide 14 emits for vector reductions of exactly these forms. q8_0's
+  // levels are multiplied as their magnitudes, the bytes with their signs.
+  // Without them, the 110M Llama's 8-bit decode on an AVX2 AMD EPYC
+  // widened every byte to int16 and added adjacent lanes in shuffles
+  // (tfm-bench --rates, 3 alternating runs: q8_0 133-139 -> 155-203 tok/s,
+  // Q4_K_M 126-151 -> 173-217).
+  ip.inPair = RDom(0, 2, d.name + "_in_pair");
+  auto pairTerm = [&](Expr unit, Expr group, Expr j, Expr byte) {
+    if (!sw.hasSignedLevels())
+      return Internal::widening_mul(sw.unitLevel(unit, group, j, c), byte);
+    Expr level = sw.signedUnitLevel(unit, group, j, c);
+    return Internal::widening_mul(abs(level), select(level < 0, -byte, byte));
+  };
+  auto definePairs = [&](std::vector<Var> args, Expr unit, Expr group, Expr j, Expr byte) {
+    ip.pairDot = Func(d.name + "_pair_dot");
+    ip.pairDot(args) = cast<int16_t>(0);
+    ip.pairDot(args) = Internal::saturating_add(ip.pairDot(args), pairTerm(unit, group, j, byte));
+  };
+  auto pairSum = [](Expr pairs) { return Internal::widening_mul(pairs, cast<int16_t>(1)); };
   product(c, r) = 0.0f;
   if (oneRow) {
-    bool bytePairs = d.algorithm.bytePairs;
     ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
     Expr start = 0;
-    if (int zeroPoint = bytePairs && sw.hasSignedLevels() ? 0 : sw.levelZeroPoint()) {
+    if (int zeroPoint = signedBytes ? 0 : sw.levelZeroPoint()) {
       RDom inQuad(0, 4, d.name + "_in_quad");
       ip.zeroPointSums = Func(d.name + "_zero_point_sums");
       ip.zeroPointSums(g, u, r) = 0;
@@ -168,31 +193,12 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     ip.unitDot = Func(d.name + "_unit_dot");
     ip.unitDot(g, u, c, r) = start;
     if (bytePairs) {
-      // The forms of x86's pmaddubsw (a saturating sum of two products of
-      // unsigned and signed bytes, in int16) and pmaddwd (a sum of two
-      // products of int16, in int32; here by 1), which Halide 14 emits
-      // for vector reductions of exactly these forms. Without them, the
-      // 110M Llama's 8-bit decode on an AVX2 AMD EPYC widened every byte
-      // to int16 and added adjacent lanes in shuffles (tfm-bench --rates,
-      // 3 alternating runs: q8_0 133-139 -> 155-203 tok/s, Q4_K_M 126-151
-      // -> 173-217).
-      Var h("pair");
-      ip.inPair = RDom(0, 2, d.name + "_in_pair");
-      ip.pairDot = Func(d.name + "_pair_dot");
-      // One index of the unit's value, so that a vector of pairs loads
+      // One index of the unit's values, so that a vector of pairs loads
       // its levels as one run rather than a byte at a time.
-      Expr e = h * 2 + ip.inPair, byte = ip.quantized(u * 32 + e, r);
-      Expr magnitude = sw.unitLevel(u, e / 4, e % 4, c), signedByte = byte;
-      if (sw.hasSignedLevels()) {
-        Expr level = sw.signedUnitLevel(u, e / 4, e % 4, c);
-        magnitude = abs(level);
-        signedByte = select(level < 0, -byte, byte);
-      }
-      ip.pairDot(h, u, c, r) = cast<int16_t>(0);
-      ip.pairDot(h, u, c, r) = Internal::saturating_add(
-          ip.pairDot(h, u, c, r), Internal::widening_mul(magnitude, signedByte));
-      ip.unitDot(g, u, c, r) +=
-          Internal::widening_mul(ip.pairDot(g * 2 + ip.inGroup, u, c, r), cast<int16_t>(1));
+      Var h("pair");
+      Expr e = h * 2 + ip.inPair;
+      definePairs({h, u, c, r}, u, e / 4, e % 4, ip.quantized(u * 32 + e, r));
+      ip.unitDot(g, u, c, r) += pairSum(ip.pairDot(g * 2 + ip.inGroup, u, c, r));
     } else {
       ip.unitDot(g, u, c, r) +=
           levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
@@ -232,12 +238,20 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     ip.quads = Func(d.name + "_act_quads");
     ip.quads(j, r, quad) = ip.quantized(within(quad, inDim / 4) * 4 + j, r);
     int pieceGroups = std::min(subBlockSize, 32) / 4;
-    ip.inPiece = RDom({{0, 4}, {0, pieceGroups}}, d.name + "_in_piece");
+    ip.inPiece = RDom({{0, bytePairs ? 2 : 4}, {0, pieceGroups}}, d.name + "_in_piece");
     Expr group = piece * pieceGroups + ip.inPiece.y;
     ip.pieceDot = Func(d.name + "_piece_dot");
     ip.pieceDot(piece, c, r, u) = 0;
-    ip.pieceDot(piece, c, r, u) +=
-        levelTimesByte(u, group, ip.inPiece.x, ip.quads(ip.inPiece.x, r, u * 8 + group));
+    if (bytePairs) {
+      // A vector of rows' pairs of a quad, their bytes one run of quads.
+      Var h("pair"), gr("group");
+      Expr j = h * 2 + ip.inPair;
+      definePairs({h, gr, c, r, u}, u, gr, j, ip.quads(j, r, u * 8 + gr));
+      ip.pieceDot(piece, c, r, u) += pairSum(ip.pairDot(ip.inPiece.x, group, c, r, u));
+    } else {
+      ip.pieceDot(piece, c, r, u) +=
+          levelTimesByte(u, group, ip.inPiece.x, ip.quads(ip.inPiece.x, r, u * 8 + group));
+    }
     ip.overPieces = RDom({{0, 32 / (4 * pieceGroups)}, {0, units}}, d.name + "_pieces");
     RVar p = ip.overPieces.x, unit = ip.overPieces.y;
     product(c, r) += cast<float>(ip.pieceDot(p, c, r, unit)) *

@@ -582,6 +582,21 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
       .vectorize(rvi)
       .unroll(rvo)
       .unroll(a.col);
+  // With pairs of bytes, a vector of rows' pairs of a quad (pmaddubsw) per
+  // step of the tile, summed into the step's pieceDot lanes (pmaddwd).
+  if (ip.pairDot.defined()) {
+    Var pair = ip.pairDot.args()[0], row = ip.pairDot.args()[3];
+    ip.pairDot.compute_at(dot, rvo)
+        .reorder(pair, row)
+        .vectorize(pair)
+        .vectorize(row, lanes, TailStrategy::RoundUp);
+    ip.pairDot.update()
+        .reorder(ip.inPair.x, pair, row)
+        .atomic(/*override_associativity_test=*/true)
+        .vectorize(ip.inPair.x)
+        .vectorize(pair)
+        .vectorize(row, lanes, TailStrategy::RoundUp);
+  }
 }
 
 /// The prefill products reading each activation (by name): the kernel
