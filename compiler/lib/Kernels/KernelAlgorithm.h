@@ -159,7 +159,7 @@ bool multipliesBytePairs(const Halide::Target &target);
 
 struct KernelAlgorithm {
   AmxTiles amx;
-  bool bytePairs = false; // multipliesBytePairs: decode's 8-bit products take pairDot
+  bool bytePairs = false; // multipliesBytePairs: 8-bit products sum pairDots
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order
   std::vector<Value> values;              // params first, then op results

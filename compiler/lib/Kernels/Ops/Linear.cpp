@@ -164,7 +164,8 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   // widened every byte to int16 and added adjacent lanes in shuffles
   // (tfm-bench --rates, 3 alternating runs: q8_0 133-139 -> 155-203 tok/s,
   // Q4_K_M 126-151 -> 173-217).
-  ip.inPair = RDom(0, 2, d.name + "_in_pair");
+  if (bytePairs)
+    ip.inPair = RDom(0, 2, d.name + "_in_pair");
   auto pairTerm = [&](Expr unit, Expr group, Expr j, Expr byte) {
     if (!sw.hasSignedLevels())
       return Internal::widening_mul(sw.unitLevel(unit, group, j, c), byte);

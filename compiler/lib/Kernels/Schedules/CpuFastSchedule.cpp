@@ -172,20 +172,25 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const CpuFastParams &params,
   }
 }
 
-/// A unit's 16 pairs of products (IntegerProduct::pairDot, where the target
-/// multiplies bytes in pairs) as one vector reduction, computed where its
-/// unitDot is. Halide 14 cannot prove a saturating sum associative; no
-/// pair's sum saturates (KernelAlgorithm.h), so it is.
-void schedulePairDot(IntegerProduct &ip, Func at, RVar loop) {
+/// Pairs of products (IntegerProduct::pairDot, where the target multiplies
+/// bytes in pairs) as one vector reduction (pmaddubsw) at `at`: a unit's
+/// 16 pairs in decode, and in prefill with `rowLanes` rows' pairs of a
+/// quad side by side. Halide 14 cannot prove a saturating sum
+/// associative; no pair's sum saturates (KernelAlgorithm.h), so it is.
+void schedulePairDot(IntegerProduct &ip, LoopLevel at, int rowLanes = 1) {
   if (!ip.pairDot.defined())
     return;
-  Var pair = ip.pairDot.args()[0];
-  ip.pairDot.compute_at(at, loop).vectorize(pair);
-  ip.pairDot.update()
-      .reorder(ip.inPair.x, pair)
+  Var pair = ip.pairDot.args()[0], row = ip.pairDot.args()[3];
+  Stage sums = ip.pairDot.update();
+  ip.pairDot.compute_at(at).reorder(pair, row).vectorize(pair);
+  sums.reorder(ip.inPair.x, pair, row)
       .atomic(/*override_associativity_test=*/true)
       .vectorize(ip.inPair.x)
       .vectorize(pair);
+  if (rowLanes > 1) {
+    ip.pairDot.vectorize(row, rowLanes, TailStrategy::RoundUp);
+    sums.vectorize(row, rowLanes, TailStrategy::RoundUp);
+  }
 }
 
 /// A matrix-vector product with 8-bit activations: per column, each unit's
@@ -245,7 +250,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     Var unit = ip.unitDot.args()[1];
     ip.unitDot.compute_at(pairs, pairLoop).reorder(ip.group, unit).vectorize(ip.group).unroll(
         unit, 2);
-    schedulePairDot(ip, pairs, pairLoop);
+    schedulePairDot(ip, LoopLevel(pairs, pairLoop));
     ip.unitDot.update()
         .reorder(ip.inGroup.x, ip.group, unit)
         .atomic()
@@ -262,7 +267,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(),
                         params.prefetchBytes);
     ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
-    schedulePairDot(ip, ip.lanes, unitInBlock);
+    schedulePairDot(ip, LoopLevel(ip.lanes, unitInBlock));
     ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
         ip.group);
   }
@@ -582,21 +587,9 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
       .vectorize(rvi)
       .unroll(rvo)
       .unroll(a.col);
-  // With pairs of bytes, a vector of rows' pairs of a quad (pmaddubsw) per
-  // step of the tile, summed into the step's pieceDot lanes (pmaddwd).
-  if (ip.pairDot.defined()) {
-    Var pair = ip.pairDot.args()[0], row = ip.pairDot.args()[3];
-    ip.pairDot.compute_at(dot, rvo)
-        .reorder(pair, row)
-        .vectorize(pair)
-        .vectorize(row, lanes, TailStrategy::RoundUp);
-    ip.pairDot.update()
-        .reorder(ip.inPair.x, pair, row)
-        .atomic(/*override_associativity_test=*/true)
-        .vectorize(ip.inPair.x)
-        .vectorize(pair)
-        .vectorize(row, lanes, TailStrategy::RoundUp);
-  }
+  // With pairs of bytes, a vector of rows' pairs of a quad per step of
+  // the tile, summed into the step's pieceDot lanes (pmaddwd).
+  schedulePairDot(ip, LoopLevel(dot, rvo), lanes);
 }
 
 /// The prefill products reading each activation (by name): the kernel
