@@ -159,7 +159,7 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   // sum of two products of unsigned and signed bytes, in int16) and of
   // pmaddwd (a sum of two int16 products, in int32; here by 1), which
   // Halide 14 emits for vector reductions of exactly these forms. q8_0's
-  // levels are multiplied as their magnitudes, the bytes with their signs.
+  // signed levels take the bytes' signs, the bytes multiply as magnitudes.
   // Without them, the 110M Llama's 8-bit decode on an AVX2 AMD EPYC
   // widened every byte to int16 and added adjacent lanes in shuffles
   // (tfm-bench --rates, 3 alternating runs: q8_0 133-139 -> 155-203 tok/s,
@@ -169,8 +169,13 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   auto pairTerm = [&](Expr unit, Expr group, Expr j, Expr byte) {
     if (!sw.hasSignedLevels())
       return Internal::widening_mul(sw.unitLevel(unit, group, j, c), byte);
+    // The byte's magnitude times the level with the byte's sign: the sign
+    // (-1 or 0) comes once per vector of bytes, shared by every row, and
+    // flips a level in two instructions (xor, subtract). A level of -128,
+    // which no quantizer writes, flips to 127: saturating, not wrapping.
+    Expr sign = byte >> 7;
     Expr level = sw.signedUnitLevel(unit, group, j, c);
-    return Internal::widening_mul(abs(level), select(level < 0, -byte, byte));
+    return Internal::widening_mul(abs(byte), Internal::saturating_sub(level ^ sign, sign));
   };
   auto definePairs = [&](std::vector<Var> args, Expr unit, Expr group, Expr j, Expr byte) {
     ip.pairDot = Func(d.name + "_pair_dot");
