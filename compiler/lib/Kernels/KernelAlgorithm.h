@@ -67,8 +67,8 @@ struct IntegerProduct {
   Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
   Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
   Halide::Var group;          // of 4 values in a unit: decode's vector lanes
-  Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update
-                              // (offsetDot's in one row)
+  Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update;
+                              // in one row offsetDot's, 8 sub-blocks a step
   // One row (decode): the product's first update sums `lanes` over groups.
   // unitDot starts at zeroPointSums, so that it is the levels less their
   // zero point times the bytes, and only q4_K's and q5_K's minimums are
@@ -84,11 +84,12 @@ struct IntegerProduct {
   Halide::Func pairDot; // one row: (pair, unit, col, row); many rows: (pair of the
                         // quad, group, col, row, unit)
   Halide::RDom inPair;  // the 2 values of a pair
-  Halide::Func offsetDot;     // (col, row): offsets times offsetTerms, q4_K and q5_K
+  Halide::Func offsetDot;     // (group, col, row): offsets times offsetTerms of
+                              // sub-blocks 8i + group, q4_K and q5_K
   Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
                               // the input's scale
-  Halide::Func lanes;         // (group, col, row): offsetDot in group 0, plus the sum
-                              // over units of unitDot * multipliers
+  Halide::Func lanes;         // (group, col, row): offsetDot, plus the sum over
+                              // units of unitDot * multipliers
   Halide::RDom inGroup;       // the 4 values of a group (with bytePairs, its 2 pairs)
   Halide::RDom overUnits;     // the row's units
   Halide::RDom overGroups;    // a unit's 8 groups

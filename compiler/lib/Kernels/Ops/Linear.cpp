@@ -144,7 +144,8 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       offset += -static_cast<float>(sw.levelZeroPoint()) * affine(0, inBlock, block, c);
     ip.offsets = Func(d.name + "_offsets");
     ip.offsets(sb, c) = offset;
-    ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
+    if (!oneRow)
+      ip.overSubBlocks = RDom(0, inDim / subBlockSize, d.name + "_sub_blocks");
   }
 
   auto levelTimesByte = [&](Expr unit, Expr group, Expr j, Expr byte) {
@@ -211,17 +212,21 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     }
     ip.overUnits = RDom(0, units, d.name + "_units");
     RVar unit = ip.overUnits.x;
-    // q4_K's and q5_K's offsets start the first lane, so that a schedule
-    // computes them with the lanes, from the multipliers and offsets it
-    // decoded for them: a second update of the product looped over the
+    // q4_K's and q5_K's offsets start the lanes, sub-blocks 8i + g in
+    // lane g, so that a schedule computes them with the lanes, from the
+    // multipliers and offsets it decoded for them, and adds them across
+    // lanes with the rest: a second update of the product looped over the
     // columns again and decoded them again (Llama 2 7B Q4_K_M decode with
-    // 8-bit activations, 4.6 -> 5.2 tok/s on a Sapphire Rapids VM).
+    // 8-bit activations, 4.6 -> 5.2 tok/s on a Sapphire Rapids VM). Their
+    // blocks have 8 sub-blocks.
     Expr lanesStart = 0.0f;
     if (ip.offsets.defined()) {
+      ip.overSubBlocks = RDom(0, inDim / subBlockSize / 8, d.name + "_sub_blocks_of_lanes");
+      Expr subBlock = ip.overSubBlocks * 8 + g;
       ip.offsetDot = Func(d.name + "_offset_dot");
-      ip.offsetDot(c, r) = 0.0f;
-      ip.offsetDot(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
-      lanesStart = select(g == 0, ip.offsetDot(c, r), 0.0f);
+      ip.offsetDot(g, c, r) = 0.0f;
+      ip.offsetDot(g, c, r) += ip.offsets(subBlock, c) * ip.offsetTerms(subBlock, r);
+      lanesStart = ip.offsetDot(g, c, r);
     }
     // Each sub-block's multiplier times its unit's input scale, a Func of
     // its own, so that a schedule computes a row's products as vectors

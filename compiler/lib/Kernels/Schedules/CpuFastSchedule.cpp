@@ -273,16 +273,8 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   }
   lin.product.update(0).atomic().vectorize(ip.overGroups.x);
   if (ip.offsetDot.defined()) {
-    int subBlocks = weight.subBlocks() * weight.blocks();
-    RVar run("run"), rest("rest");
-    Var lane("lane");
-    ip.offsetDot.compute_at(lin.product, a.col);
-    Stage offsets = ip.offsetDot.update();
-    offsets.split(ip.overSubBlocks.x, rest, run, lanesDividing(subBlocks, ctx.vectorLanes));
-    Func partial = offsets.rfactor(run, lane);
-    partial.compute_at(lin.product, a.col).vectorize(lane);
-    partial.update().vectorize(lane);
-    offsets.atomic().vectorize(run);
+    ip.offsetDot.compute_at(lin.product, a.col).vectorize(ip.group);
+    ip.offsetDot.update().vectorize(ip.group);
   }
   // Two blocks of one multiplier each a step (q8_0, q4_0): their two
   // multipliers are decoded in the step, from the line its levels start
