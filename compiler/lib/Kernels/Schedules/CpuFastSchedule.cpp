@@ -548,6 +548,14 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
       .vectorize(rvi)
       .unroll(rvo)
       .unroll(a.col);
+  // A block's units unrolled, as in decode (scheduleIntegerMatvec): the
+  // k-quants' nibble and high-bit positions are then constants.
+  const StoredWeight &weight = *weightOf(a, lin).stored;
+  int unitsPerBlock = weight.subBlocks() * weight.subBlockSize() / 32;
+  if (unitsPerBlock > 1 && !amxTiles) {
+    RVar blockOfUnits("block_of_units"), unitInBlock("unit_in_block");
+    scaled.split(ip.overPieces.y, blockOfUnits, unitInBlock, unitsPerBlock).unroll(unitInBlock);
+  }
   if (ip.offsets.defined())
     prod.update(1)
         .split(a.row, rvo, rvi, lanes, TailStrategy::RoundUp)
