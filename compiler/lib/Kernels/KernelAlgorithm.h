@@ -77,10 +77,11 @@ struct IntegerProduct {
   Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
   // With bytePairs (KernelAlgorithm), unitDot and pieceDot sum pairDots:
   // each a pair of levels times bytes, int16, as x86's pmaddubsw multiplies
-  // unsigned by signed bytes, q8_0's levels as their magnitudes and the
-  // bytes with their signs (no zero point: no zeroPointSums, and q8_0 has
-  // no offsets). The levels of the other formats are under 64, the bytes'
-  // magnitudes under 128: a pair's sum never saturates.
+  // unsigned by signed bytes, q8_0's bytes as their magnitudes and its
+  // levels with the bytes' signs (no zero point: no zeroPointSums, and
+  // q8_0 has no offsets). The bytes' magnitudes are at most 127, the levels
+  // of the other formats under 64 and q8_0's at most 127 (a stored -128
+  // flips to 127, saturating): a pair's sum never saturates.
   Halide::Func pairDot; // one row: (pair, unit, col, row); many rows: (pair of the
                         // quad, group, col, row, unit)
   Halide::RDom inPair;  // the 2 values of a pair
