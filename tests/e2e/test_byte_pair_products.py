@@ -1,8 +1,9 @@
 """8-bit products (tfmc --activations int8) multiply pairs of bytes on x86
 targets without AVX-512 VNNI: IntegerProduct::pairDot's forms become
 vpmaddubsw and vpmaddwd in every decode and prefill projection, for q8_0
-(levels as magnitudes, bytes with their signs) and q4_0 (levels as stored,
-less a zero point; the 15M Llama's rows of 288 hold no k-quant blocks). On avx512_sapphirerapids they stay vpdpbusd, with no
+(the bytes as magnitudes, the levels with the bytes' signs) and q4_0
+(levels as stored, less a zero point; the 15M Llama's rows of 288 hold no
+k-quant blocks). On avx512_sapphirerapids they stay vpdpbusd, with no
 vpmaddubsw. The 15M Llama is compiled, not run: any x86 machine with
 binutils' objdump runs it; the reference tests with --target avx2 check the
 pairs' logits."""
