@@ -163,11 +163,20 @@ bool tfm::kernels::multipliesBytePairs(const Halide::Target &target) {
          !target.has_feature(Halide::Target::AVX512_SapphireRapids);
 }
 
+int tfm::kernels::targetVectorLanes(const Halide::Target &target) {
+  if (target.has_feature(Halide::Target::AVX512))
+    return 16;
+  if (target.has_feature(Halide::Target::AVX))
+    return 8;
+  return 4;
+}
+
 KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx,
-                                                   bool bytePairs) {
+                                                   bool bytePairs, int vectorLanes) {
   KernelAlgorithm a;
   a.amx = amx;
   a.bytePairs = bytePairs;
+  a.activationRowTile = vectorLanes;
   Builder(kernel, a).build();
   return a;
 }

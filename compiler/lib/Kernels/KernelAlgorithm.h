@@ -123,7 +123,12 @@ struct Value {
   std::vector<Halide::Func> rowStats; // norms: per-row statistics (rms_norm:
                                       // 1/rms; layer_norm: mean, 1/std)
   Halide::Func product;               // linear: x @ W^T, before the bias
-  Halide::Func activations;           // linear: x [T,K], rows past the call clamped (Linear.cpp)
+  bool relativeRows = false;          // linear: the product's rows count from the call's
+                                      // first (products of many rows reading row tiles,
+                                      // Linear.cpp)
+  Halide::Func activations;           // linear: x [T,K], rows past the call clamped (Linear.cpp);
+                                      // f32 products of many rows read it in row tiles
+                                      // (KernelAlgorithm::rowTiles)
   Halide::Func decodedWeights;        // linear: the weight's values (k, col), or
                                       // (element, sub-block, block, col) for a
                                       // block format
@@ -159,9 +164,17 @@ struct AmxTiles {
 /// (vpdpbusd, which Halide 14 emits for avx512_sapphirerapids).
 bool multipliesBytePairs(const Halide::Target &target);
 
+/// The f32 lanes of a target's widest vectors: 16 with AVX-512, 8 with
+/// AVX, else 4.
+int targetVectorLanes(const Halide::Target &target);
+
 struct KernelAlgorithm {
   AmxTiles amx;
   bool bytePairs = false; // multipliesBytePairs: 8-bit products sum pairDots
+  /// Rows per tile of the activations that f32 products of many rows read
+  /// (rowTiles): one vector of the target's f32 lanes (targetVectorLanes),
+  /// so that every schedule's vector of rows is one tile's.
+  int activationRowTile = 8;
   Halide::Var col{"col"}, row{"row"};
   std::vector<Halide::ImageParam> inputs; // input parameters, params order
   std::vector<Value> values;              // params first, then op results
@@ -172,6 +185,15 @@ struct KernelAlgorithm {
   /// Activations as products of many rows read them (Ops/Linear.cpp), by
   /// the activation's name: one for all the products reading it.
   std::map<std::string, Halide::Func> clampedRows;
+  /// Those activations (or their bf16 rounding) in tiles of
+  /// activationRowTile rows from the call's first, by the activation's
+  /// name, as f32 products of many rows read them: (i, k, tile) = value k of row
+  /// activationRowTile * tile + i. A tile's rows of one k are contiguous,
+  /// and a tile's rows of the whole reduction one contiguous block, so a
+  /// register tile's steps stream through memory instead of striding a
+  /// whole call's rows apart (the stride that kept a depth block's
+  /// activations from staying in L1).
+  std::map<std::string, Halide::Func> rowTiles;
   /// The same for bf16 inputs (bf16_input): rounded and widened back, or as
   /// pairs for AMX's bf16 tiles (Value::bf16Pairs).
   std::map<std::string, Halide::Func> bf16Rounded, bf16Pairs;
@@ -202,9 +224,11 @@ struct OpDefinition {
 Halide::Expr erfFloat(Halide::Expr x);
 
 /// Builds the algorithm for a target with the AMX tiles `amx`, whose 8-bit
-/// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs).
+/// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs),
+/// with f32 vectors of `vectorLanes` (targetVectorLanes).
 /// Throws std::runtime_error naming the kernel and op on malformed input.
-KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx, bool bytePairs);
+KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx, bool bytePairs,
+                                     int vectorLanes);
 
 } // namespace tfm::kernels
 

@@ -48,7 +48,8 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
   }
   try {
     auto [target, amx] = halideTarget(tfmTarget);
-    KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target));
+    KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target),
+                                                     targetVectorLanes(target));
     Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
     std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
     pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}}, args, kernel.name,

@@ -374,7 +374,8 @@ std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int
                            const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
   Halide::Target target = jitTarget();
-  KernelAlgorithm a = buildKernelAlgorithm(k, amx, multipliesBytePairs(target));
+  KernelAlgorithm a = buildKernelAlgorithm(k, amx, multipliesBytePairs(target),
+                                               targetVectorLanes(target));
   int input = 0;
   std::vector<Halide::Buffer<>> outs;
   for (size_t i = 0; i < k.params.size(); ++i) {

@@ -26,13 +26,14 @@ struct ScheduleName {
 /// matrix-vector product prefetches its weights ahead (pf). tfmc --tune
 /// chooses among them per kernel.
 inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k128, pf4k"},
+    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k"},
     {"fast-mv32", "fast with 32 columns per matrix-vector task"},
     {"fast-mv64", "fast with 64 columns per matrix-vector task"},
     {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
     {"fast-c8", "fast with 8-column register tiles in prefill matrix products"},
     {"fast-attn8", "fast with 8 query rows per prefill attention task"},
     {"fast-attn32", "fast with 32 query rows per prefill attention task"},
+    {"fast-k128", "fast with prefill matrix products summed in depth blocks of 128"},
     {"fast-k256", "fast with prefill matrix products summed in depth blocks of 256"},
     {"fast-pf0", "fast without software prefetches of matrix-vector weights"},
     {"fast-pf8k", "fast with matrix-vector weights prefetched 8 KiB (and two rows) ahead"},

@@ -28,6 +28,20 @@ Func clampedRows(OpDefinition &d, const Value &x) {
   return clamped;
 }
 
+/// `input` (clampedRows, or its bf16 rounding) in tiles of rows from the
+/// call's first (KernelAlgorithm::rowTiles), one Func per activation as
+/// clampedRows.
+Func rowTiles(OpDefinition &d, Func input) {
+  Func &tiles = d.algorithm.rowTiles[input.name()];
+  if (!tiles.defined()) {
+    Var i("i"), k("k"), tile("tile");
+    tiles = Func(input.name() + "_tiles");
+    tiles(i, k, tile) =
+        input(k, d.algorithm.firstRow() + tile * d.algorithm.activationRowTile + i);
+  }
+  return tiles;
+}
+
 /// `input` rounded to bf16 and widened back (bf16_input), one Func per
 /// activation as clampedRows, so that a schedule rounds it once for every
 /// product that reads it.
@@ -95,9 +109,12 @@ RDom defineBf16PairProduct(OpDefinition &d, const Value &x, const Value &w, int 
 /// pass over the row's multipliers for the zero point cost decode of
 /// Llama 2 7B q8_0 a fifth of its time. The two differ in the order of
 /// float additions, and in the zero point's product, exact in one row.
-void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const StoredWeight &sw,
+/// Returns whether the product's rows count from the call's first
+/// (Value::relativeRows).
+bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const StoredWeight &sw,
                           int inDim, Func affine, Func product) {
   Var c = d.algorithm.col, r = d.algorithm.row, k("k");
+  bool relativeRows = false;
   IntegerProduct ip;
   Var g = ip.group = Var("group"), u("unit"), sb("sub_block");
   int units = inDim / 32, subBlockSize = sw.subBlockSize();
@@ -244,10 +261,26 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     product(c, r) += ip.lanes(ip.overGroups, c, r);
   } else {
     // The bytes as quads of consecutive values, rows next to each other:
-    // a vector of 16 rows' quads is one 64-byte load.
+    // a vector of 16 rows' quads is one 64-byte load. Without AMX, in row
+    // tiles as f32 activations (KernelAlgorithm::rowTiles), the product's
+    // rows counting from the call's first: a tile's quads are then one
+    // contiguous stream, where each quad's rows lay a whole call's rows
+    // from the next.
     Var j("j"), quad("quad"), piece("piece");
     ip.quads = Func(d.name + "_act_quads");
-    ip.quads(j, r, quad) = ip.quantized(within(quad, inDim / 4) * 4 + j, r);
+    Expr byteOfQuad = within(quad, inDim / 4) * 4 + j;
+    int tile = d.algorithm.activationRowTile;
+    relativeRows = !ip.signedLevels;
+    if (relativeRows) {
+      Var i("i"), t("tile");
+      ip.quads(j, i, quad, t) = ip.quantized(byteOfQuad, d.algorithm.firstRow() + t * tile + i);
+    } else {
+      ip.quads(j, r, quad) = ip.quantized(byteOfQuad, r);
+    }
+    auto rowQuad = [&](Expr j, Expr quad) -> Expr {
+      return relativeRows ? ip.quads(j, r % tile, quad, r / tile) : ip.quads(j, r, quad);
+    };
+    Expr row = relativeRows ? r + d.algorithm.firstRow() : Expr(r);
     int pieceGroups = std::min(subBlockSize, 32) / 4;
     ip.inPiece = RDom({{0, bytePairs ? 2 : 4}, {0, pieceGroups}}, d.name + "_in_piece");
     Expr group = piece * pieceGroups + ip.inPiece.y;
@@ -257,21 +290,22 @@ void defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       // A vector of rows' pairs of a quad, their bytes one run of quads.
       Var h("pair"), gr("group");
       Expr j = h * 2 + ip.inPair;
-      definePairs({h, gr, c, r, u}, u, gr, j, ip.quads(j, r, u * 8 + gr));
+      definePairs({h, gr, c, r, u}, u, gr, j, rowQuad(j, u * 8 + gr));
       ip.pieceDot(piece, c, r, u) += pairSum(ip.pairDot(ip.inPiece.x, group, c, r, u));
     } else {
       ip.pieceDot(piece, c, r, u) +=
-          levelTimesByte(u, group, ip.inPiece.x, ip.quads(ip.inPiece.x, r, u * 8 + group));
+          levelTimesByte(u, group, ip.inPiece.x, rowQuad(ip.inPiece.x, u * 8 + group));
     }
     ip.overPieces = RDom({{0, 32 / (4 * pieceGroups)}, {0, units}}, d.name + "_pieces");
     RVar p = ip.overPieces.x, unit = ip.overPieces.y;
     product(c, r) += cast<float>(ip.pieceDot(p, c, r, unit)) *
                      (affine(0, sw.unitSubBlock(unit, p * pieceGroups), sw.unitBlock(unit), c) *
-                      ip.scale(unit, r));
+                      ip.scale(unit, row));
+    if (ip.offsets.defined())
+      product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, row);
   }
-  if (ip.offsets.defined() && !oneRow)
-    product(c, r) += ip.offsets(ip.overSubBlocks, c) * ip.offsetTerms(ip.overSubBlocks, r);
   d.result.integer = ip;
+  return relativeRows;
 }
 
 } // namespace
@@ -285,6 +319,19 @@ void defineLinear(OpDefinition &d) {
   Func input = oneRow ? x.func : clampedRows(d, x);
   Func product(d.name + "_product");
   RDom over;
+  // An f32 product of many rows reads its activations in row tiles, and
+  // its rows count from the call's first (Value::relativeRows): row r is
+  // lane r % tile of tile r / tile, which Halide simplifies to a vector's
+  // contiguous lanes where a schedule aligns the product's rows to tiles
+  // (from a row offset by the first, it could not, and gathered).
+  bool relativeRows = false;
+  auto activation = [&](Func in, Expr k) -> Expr {
+    if (oneRow)
+      return in(k, r);
+    relativeRows = true;
+    int tile = d.algorithm.activationRowTile;
+    return rowTiles(d, in)(r % tile, k, r / tile);
+  };
   // The weight's decoded values are a Func of their own, so that a schedule
   // can decode a tile of them once for many rows.
   if (w.stored && w.stored->isBlocked()) {
@@ -303,11 +350,11 @@ void defineLinear(OpDefinition &d) {
     over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
     d.result.decodedWeights = decoded;
     if (d.attrs<LinearAttrs>().activationBlock > 0) {
-      defineIntegerProduct(d, input, oneRow, sw, inDim, affine, product);
+      relativeRows = defineIntegerProduct(d, input, oneRow, sw, inDim, affine, product);
     } else {
       Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
       product(c, r) = 0.0f;
-      product(c, r) += input(k, r) * decoded(over.x, over.y, over.z, c);
+      product(c, r) += activation(input, k) * decoded(over.x, over.y, over.z, c);
     }
   } else if (bf16Input && !oneRow && d.algorithm.amx.bf16 && inDim % 2 == 0) {
     over = defineBf16PairProduct(d, x, w, inDim, product);
@@ -319,22 +366,24 @@ void defineLinear(OpDefinition &d) {
     decoded(k, c) = w.func(k, c);
     over = RDom(0, inDim, d.name + "_k");
     product(c, r) = 0.0f;
-    product(c, r) += input(over, r) * decoded(over, c);
+    product(c, r) += activation(input, over) * decoded(over, c);
     d.result.decodedWeights = decoded;
   }
   Func f(d.name);
+  Expr productRow = relativeRows ? r - d.algorithm.firstRow() : Expr(r);
   if (d.op.operands.size() > 2) {
     Value &bias = d.operand(2);
     if (bias.shape != std::vector<int64_t>{w.shape[0]})
       d.fail("bias has " + std::to_string(bias.shape.empty() ? 0 : bias.shape[0]) +
              " entries, expected " + std::to_string(w.shape[0]) + " (one per output column)");
-    f(c, r) = product(c, r) + bias.func(c);
+    f(c, r) = product(c, productRow) + bias.func(c);
   } else {
-    f(c, r) = product(c, r);
+    f(c, r) = product(c, productRow);
   }
   d.result.func = f;
   d.result.reduction = over;
   d.result.product = product;
+  d.result.relativeRows = relativeRows;
   d.result.activations = input;
 }
 

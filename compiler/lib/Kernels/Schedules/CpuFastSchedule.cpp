@@ -10,8 +10,9 @@
 //    KiB ahead of the dot product, which memory latency otherwise stalls;
 //  * a projection feeding token rows (prefill) is a matrix product tiled in
 //    registers: a few output columns by a few vectors of rows, each step
-//    a vector of rows of the activations (transposed once per call) times
-//    one weight broadcast from its row, so the weights are read in place;
+//    a vector of rows of the activations (laid out in tiles of rows once
+//    per call) times one weight broadcast from its row, so the weights are
+//    read in place;
 //    a task's tiles take the reduction a depth block at a time, the
 //    block's activations kept in L1 for all of them;
 //  * with 8-bit activations (a linear's activation_block), decode sums each
@@ -45,6 +46,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace Halide;
@@ -374,15 +376,17 @@ int divisorAtMost(int n, int limit) {
 /// Schedules `f`, stored contiguously along `y`, as a transpose of
 /// `source`, stored contiguously along `x`: lanes x lanes blocks loaded
 /// along x and stored along y, the block transposed in registers instead of
-/// gathered or scattered element by element.
-void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes) {
+/// gathered or scattered element by element. The blocks run in parallel
+/// along y's blocks, or along `across` (a dimension outside both).
+void transposeInBlocks(Func f, Func source, Var x, Var y, int lanes,
+                       std::optional<Var> across = std::nullopt) {
   Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
   Func block = source.in(f);
   f.tile(x, y, xo, yo, xi, yi, lanes, lanes, TailStrategy::GuardWithIf)
       .reorder(yi, xi, xo, yo)
       .vectorize(yi)
       .unroll(xi)
-      .parallel(yo);
+      .parallel(across ? *across : yo);
   // A block of constant size on the stack: sized by the tile's extent, it
   // was a heap allocation per block (a thousand per prefill call).
   block.compute_at(f, xo)
@@ -532,7 +536,7 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
           .vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf)
           .parallel(a.row);
   ip.quantized.compute_root().vectorize(ip.quantized.args()[0], lanes).parallel(a.row);
-  ip.quads.compute_root().vectorize(ip.quads.args()[0]).parallel(ip.quads.args()[2]);
+  ip.quads.compute_root().vectorize(ip.quads.args()[0]).parallel(ip.quads.args().back());
   // The column block's multipliers and offsets, and levels where they are
   // unpacked, once for all its row tiles.
   lin.subBlockAffine.compute_at(out, co);
@@ -592,32 +596,39 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
   schedulePairDot(ip, LoopLevel(dot, rvo), lanes);
 }
 
-/// The prefill products reading each activation (by name): the kernel
-/// transposes each activation once for all of them, whichever outputs they
-/// feed (the q, k and v of an attention input read one normalised input).
-using ActivationReaders = std::map<std::string, std::pair<Func, std::vector<Func>>>;
+/// The activations that prefill products read (Value::activations), by
+/// name: the kernel lays each out in row tiles once for all of them,
+/// whichever outputs they feed (the q, k and v of an attention input read
+/// one normalised input).
+using ActivationReaders = std::map<std::string, Func>;
 
 /// The reduction steps of a prefill product's depth block
 /// (CpuFastParams::matmulDepth): a divisor of its outermost reduction loop
 /// (elements, or blocks of a block format, at least one), so the blocks
-/// need no guarded tail.
+/// need no guarded tail; all of them for a depth of 0.
 int depthBlockSteps(const KernelAlgorithm &a, const Value &lin, int depth) {
   const Value &w = weightOf(a, lin);
+  int steps = blockedWeight(lin) ? w.stored->blocks() : static_cast<int>(w.shape[1]);
+  if (depth <= 0)
+    return steps;
   if (!blockedWeight(lin))
-    return divisorAtMost(static_cast<int>(w.shape[1]), depth);
+    return divisorAtMost(steps, depth);
   const StoredWeight &sw = *w.stored;
-  return divisorAtMost(sw.blocks(), std::max(1, depth / (sw.subBlocks() * sw.subBlockSize())));
+  return divisorAtMost(steps, std::max(1, depth / (sw.subBlocks() * sw.subBlockSize())));
 }
 
 /// A prefill matrix product. The output is computed in tasks of a group of
 /// register tiles' columns by a tile of rows. Within a task, the reduction
-/// runs in depth blocks, and each block visits every tile of the group: a
-/// block's activations (a tile of rows by the block's depth, 32 KiB)
-/// stay in L1 for all the group's columns, where a whole row of them
-/// streamed from L2 for each tile (110M Llama prefill, tfm-bench --rates,
-/// unprofiled: f16 1350 -> 1460 tok/s, q8_0 1430 -> 1520, f32 about 4%).
-/// Groups of 4 tiles gave f32 1-3% over groups of 8 (more tasks for the
-/// 768 columns of attn_out and ffn_out), f16 and q8_0 the same.
+/// may run in depth blocks (CpuFastParams::matmulDepth), each block
+/// visiting every tile of the group, so that a block's activations stay in
+/// L1 for all the group's columns. That paid (110M Llama prefill on
+/// Sapphire Rapids: f16 1350 -> 1460 tok/s, q8_0 1430 -> 1520) while a tile
+/// of rows lay a whole call's rows apart at each step. Read in row tiles
+/// (KernelAlgorithm::rowTiles), a tile's activations are one contiguous
+/// stream, and the whole reduction at once is faster (110M Llama f32 on an
+/// AVX2 Zen 3, medians of 7 alternating tfm-bench runs: depth blocks of
+/// 128 670, of 768 729, whole 741-760 tok/s). Groups of 2, 4 and 8 tiles
+/// measured the same.
 /// Each tile's sums over a block are a register tile of their own (an
 /// rfactor over the blocks), added into the group's products after it.
 void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out, bool transposed,
@@ -651,8 +662,8 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       out.unroll(ri);
   }
 
-  // Activations are read transposed, a vector of rows per reduction step
-  // (transposeActivations). Every tile computes its whole tile of rows,
+  // Activations are read in row tiles, a vector of rows per reduction step
+  // (tileActivations). Every tile computes its whole tile of rows,
   // the last one too (bound_extent): rows past the call's read its last row
   // (Ops/Linear.cpp), and the output stores only the call's. A last tile of
   // the call's rows alone, of a variable extent, ran with its accumulators
@@ -664,6 +675,10 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       scheduleBf16TileProduct(ctx, out, ro, *lin);
       continue;
     }
+    // Rows counted from the call's first, aligned to its activations' row
+    // tiles: each vector of rows is one contiguous load of them.
+    if (lin->relativeRows)
+      prod.align_bounds(a.row, a.activationRowTile);
     prod.compute_at(out, ro)
         .bound_extent(a.row, rowTile)
         .bound_storage(a.col, groupCols)
@@ -708,6 +723,8 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
           .vectorize(rvi)
           .unroll(rvo)
           .unroll(inTile);
+      if (lin->relativeRows)
+        tile.align_bounds(a.row, a.activationRowTile);
       tile.compute_at(prod, tileOfGroup)
           .bound_extent(a.row, rowTile)
           .bound_storage(a.col, colTile)
@@ -742,20 +759,19 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       order.push_back(depth);
     }
     update.reorder(order).vectorize(rvi).unroll(rvo).unroll(a.col);
-    auto &group = readers[lin->activations.name()];
-    group.first = lin->activations;
-    group.second.push_back(tile);
+    readers[lin->activations.name()] = lin->activations;
   }
 }
 
-/// One transposed copy of each activation that prefill products read,
-/// shared by all of them.
-void transposeActivations(ActivationReaders &readers, int lanes) {
-  for (auto &[name, group] : readers) {
-    Func xT = group.first.in(group.second);
-    Var k = xT.args()[0], r = xT.args()[1];
-    xT.compute_root().reorder_storage(r, k);
-    transposeInBlocks(xT, group.first, k, r, lanes);
+/// Each activation that prefill products read, laid out in row tiles
+/// (KernelAlgorithm::rowTiles) once per call for all of them: transposed in
+/// blocks, the tiles in parallel.
+void tileActivations(KernelAlgorithm &a, const ActivationReaders &readers, int lanes) {
+  for (const auto &[name, activations] : readers) {
+    Func tiles = a.rowTiles.at(name);
+    Var i = tiles.args()[0], k = tiles.args()[1], tile = tiles.args()[2];
+    tiles.compute_root();
+    transposeInBlocks(tiles, activations, k, i, lanes, tile);
   }
 }
 
@@ -1042,7 +1058,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
     if (param.shape.size() == 2 && !singleRow)
       out.parallel(a.row);
   }
-  transposeActivations(activationReaders, lanes);
+  tileActivations(a, activationReaders, lanes);
   // A bf16 input of one row rounded once per call, not in every column's
   // loop (110M Llama decode: 117 tok/s in f32, 108 rounding in the loop);
   // many rows are rounded as they are transposed.

@@ -29,6 +29,7 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
       fast("fast-c8", &CpuFastParams::matmulColumns, 8),
       fast("fast-attn8", &CpuFastParams::attentionRows, 8),
       fast("fast-attn32", &CpuFastParams::attentionRows, 32),
+      fast("fast-k128", &CpuFastParams::matmulDepth, 128),
       fast("fast-k256", &CpuFastParams::matmulDepth, 256),
       fast("fast-pf0", &CpuFastParams::prefetchBytes, 0),
       fast("fast-pf8k", &CpuFastParams::prefetchBytes, 8192),
@@ -47,23 +48,11 @@ const ScheduleSet *tfm::kernels::findScheduleSet(const std::string &name) {
   return nullptr;
 }
 
-namespace {
-
-int vectorLanes(const Halide::Target &t) {
-  if (t.has_feature(Halide::Target::AVX512))
-    return 16;
-  if (t.has_feature(Halide::Target::AVX))
-    return 8;
-  return 4;
-}
-
-} // namespace
-
 Halide::Pipeline tfm::kernels::scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
                                               KernelAlgorithm &algorithm,
                                               const Halide::Target &target) {
   ScheduleContext ctx{kernel, algorithm, Halide::Pipeline(algorithm.outputs), target,
-                      vectorLanes(target)};
+                      targetVectorLanes(target)};
   set.apply(ctx);
   return ctx.pipeline;
 }

@@ -37,7 +37,8 @@ struct CpuFastParams {
   int matmulColumns = 6;  // output columns of a prefill matrix product's register tile
   int attentionRows = 16; // query rows per prefill attention task (16 against 1: 1.4 -> 0.8 ms
                           // for GPT-2 Small's 128-token attention)
-  int matmulDepth = 128;  // reduction elements per depth block of a prefill matrix product
+  int matmulDepth = 0;    // reduction elements per depth block of a prefill matrix product
+                          // (0: the whole reduction at once)
   int matmulGroupTiles = 4; // register tiles of columns per prefill matrix product task
   int prefetchBytes = 4096; // how far ahead of its reads (and at least two rows) a
                             // matrix-vector product prefetches its weights (0: not at all,
