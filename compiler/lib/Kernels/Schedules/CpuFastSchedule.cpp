@@ -12,9 +12,9 @@
 //    registers: a few output columns by a few vectors of rows, each step
 //    a vector of rows of the activations (laid out in tiles of rows once
 //    per call) times one weight broadcast from its row, so the weights are
-//    read in place;
-//    a task's tiles take the reduction a depth block at a time, the
-//    block's activations kept in L1 for all of them;
+//    read in place (f16 and bf16 decoded once per task where they fit);
+//    a task's tiles take the whole reduction at once, or a depth block at
+//    a time (the block's activations kept in L1 for all of them);
 //  * with 8-bit activations (a linear's activation_block), decode sums each
 //    unit of 32 values in 8 lanes of integer dot products, and prefill's
 //    tile takes 16 rows' quads of bytes against a column's broadcast quad
@@ -602,6 +602,10 @@ void scheduleIntegerMatmul(ScheduleContext &ctx, Func out, Var co, Value &lin, i
 /// one normalised input).
 using ActivationReaders = std::map<std::string, Func>;
 
+/// The most bytes of decoded f16 or bf16 weights a prefill matrix product's
+/// task keeps for all its row tiles: half a Zen 3's L2.
+constexpr int64_t kDecodedWeightsPerTask = 256 * 1024;
+
 /// The reduction steps of a prefill product's depth block
 /// (CpuFastParams::matmulDepth): a divisor of its outermost reduction loop
 /// (elements, or blocks of a block format, at least one), so the blocks
@@ -745,16 +749,25 @@ void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       lin->decodedWeights.compute_at(tile, lin->reduction.y)
           .vectorize(lin->decodedWeights.args()[0]);
     } else if (decodesWeight(a, *lin)) {
-      // f16, bf16: a run of each column decoded once per row tile, as
-      // vectors (one at a time, each broadcast weight cost a dozen
-      // scalar operations).
-      RVar run("run"), rest("rest");
-      int steps = groupTiles > 1 ? depthBlockSteps(a, *lin, params.matmulDepth)
-                                 : static_cast<int>(weightOf(a, *lin).shape[1]);
-      update.split(depth, rest, run, lanesDividing(steps, 2 * lanes));
-      order.push_back(run);
-      order.push_back(rest);
-      lin->decodedWeights.compute_at(tile, rest).vectorize(lin->decodedWeights.args()[0]);
+      // f16, bf16: a task's columns decoded once for all its row tiles
+      // where they fit in L2 beside the activations (110M Llama f16
+      // prefill, medians of 7 alternating tfm-bench runs on an AVX2
+      // Zen 3: 652 -> 700 tok/s); else a run of each column once per
+      // row tile, as vectors (one at a time, each broadcast weight cost a
+      // dozen scalar operations).
+      int depthSteps = static_cast<int>(weightOf(a, *lin).shape[1]);
+      Func decoded = lin->decodedWeights;
+      if (int64_t(groupCols) * depthSteps * 4 <= kDecodedWeightsPerTask) {
+        order.push_back(depth);
+        decoded.compute_at(out, co).vectorize(decoded.args()[0], lanes);
+      } else {
+        RVar run("run"), rest("rest");
+        int steps = groupTiles > 1 ? depthBlockSteps(a, *lin, params.matmulDepth) : depthSteps;
+        update.split(depth, rest, run, lanesDividing(steps, 2 * lanes));
+        order.push_back(run);
+        order.push_back(rest);
+        decoded.compute_at(tile, rest).vectorize(decoded.args()[0]);
+      }
     } else {
       order.push_back(depth);
     }
