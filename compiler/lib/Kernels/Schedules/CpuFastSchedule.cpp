@@ -630,9 +630,9 @@ int depthBlockSteps(const KernelAlgorithm &a, const Value &lin, int depth) {
 /// of rows lay a whole call's rows apart at each step. Read in row tiles
 /// (KernelAlgorithm::rowTiles), a tile's activations are one contiguous
 /// stream, and the whole reduction at once is faster (110M Llama f32 on an
-/// AVX2 Zen 3, medians of 7 alternating tfm-bench runs: depth blocks of
-/// 128 670, of 768 729, whole 741-760 tok/s). Groups of 2, 4 and 8 tiles
-/// measured the same.
+/// AVX2 Zen 3, medians of 7 alternating tfm-bench runs, three runs: depth
+/// blocks of 128 642, of 256 671-698, of 768 683-729, whole 741-760
+/// tok/s). Groups of 2, 4 and 8 tiles measured the same.
 /// Each tile's sums over a block are a register tile of their own (an
 /// rfactor over the blocks), added into the group's products after it.
 void scheduleMatmul(ScheduleContext &ctx, const CpuFastParams &params, Func out, bool transposed,
