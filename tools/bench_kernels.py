@@ -47,6 +47,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--decode", type=int, default=64)
+    parser.add_argument("--depth", type=int, default=0,
+                        help="tokens in the context before the timed prefill (tfm-bench --depth)")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--kernel", action="append", default=[],
                         help="list only kernels whose name contains this (repeatable)")
@@ -62,7 +64,7 @@ def main():
             done = subprocess.run(
                 [os.path.join(args.bin, "tfm-bench"), "--rates", "--weights", weights, "--threads",
                  str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
-                 "--repeat", str(args.repeat), model], capture_output=True, text=True)
+                 "--depth", str(args.depth), "--repeat", str(args.repeat), model], capture_output=True, text=True)
             if done.returncode != 0:
                 sys.exit(f"bench_kernels: tfm-bench {model} failed:\n{done.stderr}")
             times = kernel_times(done.stdout + done.stderr)
@@ -95,7 +97,8 @@ def main():
                 row += f"{medians[model] / medians[first]:>{width}.3f}"
         print(row)
     print(f"medians of {args.rounds} rounds of tfm-bench --repeat {args.repeat}: prefill "
-          f"{args.prompt} tokens, then {args.decode} decode steps, {args.threads} threads; "
+          f"{args.prompt} tokens, then {args.decode} decode steps, at depth {args.depth}, "
+          f"{args.threads} threads; "
           "(samples of the median round)")
     return 0
 

@@ -2,6 +2,7 @@
 #include "tfm/Kernels/KernelCompiler.h"
 
 #include "KernelAlgorithm.h"
+#include "PrefetchLineSteps.h"
 #include "Schedules/Schedules.h"
 
 #include "Halide.h"
@@ -51,6 +52,7 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
     KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target),
                                                      targetVectorLanes(target));
     Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
+    pipeline.add_custom_lowering_pass(new PrefetchLineSteps);
     std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
     pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}}, args, kernel.name,
                         target.with_feature(Halide::Target::NoRuntime));

@@ -974,7 +974,12 @@ void scheduleAttention(ScheduleContext &ctx, const CpuFastParams &params, Func o
   scheduleMix(at, lanes, shareGroup, at.overKeys.x, false);
   // Decode's value rows lie a cache row's length apart, where the hardware
   // prefetchers do not run ahead of the mix (8 keys ahead gained 2.5% at
-  // depth 1024 on the 110M Llama, 64 about 1% more).
+  // depth 1024 on the 110M Llama, 64 about 1% more, when Halide reached
+  // only a row's first line; every line of it, PrefetchLineSteps.h: 0.356
+  // -> 0.308 ms a layer, f16 cache, medians of 5 alternating runs).
+  // Prefetching the key rows the same way, a few lines per step of the
+  // dot products, made them slower (0.28 -> 0.37-0.42 ms): Halide issues
+  // one prefetch per key of a step there, 32 per 8 keys.
   if (singleRow && params.prefetchBytes > 0)
     at.mixed.update().prefetch(a.values[attention.op->operands[2]].image, at.overKeys.x,
                                at.overKeys.x, 64, PrefetchBoundStrategy::NonFaulting);
