@@ -64,7 +64,8 @@ def main():
             done = subprocess.run(
                 [os.path.join(args.bin, "tfm-bench"), "--rates", "--weights", weights, "--threads",
                  str(args.threads), "--prompt", str(args.prompt), "--decode", str(args.decode),
-                 "--depth", str(args.depth), "--repeat", str(args.repeat), model], capture_output=True, text=True)
+                 "--depth", str(args.depth), "--repeat", str(args.repeat), model],
+                capture_output=True, text=True)
             if done.returncode != 0:
                 sys.exit(f"bench_kernels: tfm-bench {model} failed:\n{done.stderr}")
             times = kernel_times(done.stdout + done.stderr)

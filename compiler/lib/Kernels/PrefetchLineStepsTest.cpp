@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 using namespace Halide;
@@ -47,23 +48,32 @@ public:
   std::vector<Expr> steps, extents;
 };
 
-/// Lowers the row sum over `type` elements, with PrefetchLineSteps first
-/// where `fixed`, and returns what SplitSteps saw.
-SplitSteps *lowerRowSum(Type type, bool fixed) {
-  ImageParam in(type, 2, "in");
-  Func sum("sum");
-  Var y("y");
-  RDom r(0, kRowLength);
-  sum(y) = 0.0f;
-  sum(y) += cast<float>(in(r, y));
-  sum.update().prefetch(in, y, y, 2, PrefetchBoundStrategy::NonFaulting);
-  sum.bound(y, 0, 16);
-  Pipeline pipeline(sum);
-  if (fixed)
-    pipeline.add_custom_lowering_pass(new tfm::kernels::PrefetchLineSteps);
-  auto *seen = new SplitSteps;
-  pipeline.add_custom_lowering_pass(seen, nullptr);
-  pipeline.compile_to_module({in}, "row_sum", Target("x86-64-linux-no_runtime"));
+/// The sum of each row of `in`, prefetching the row two iterations ahead,
+/// with PrefetchLineSteps where `fixed`.
+struct RowSum {
+  ImageParam in;
+  Func sum{"sum"};
+  Pipeline pipeline;
+
+  RowSum(Type type, bool fixed) : in(type, 2, "in") {
+    Var y("y");
+    RDom r(0, kRowLength);
+    sum(y) = 0.0f;
+    sum(y) += cast<float>(in(r, y));
+    sum.update().prefetch(in, y, y, 2, PrefetchBoundStrategy::NonFaulting);
+    sum.bound(y, 0, 16);
+    pipeline = Pipeline(sum);
+    if (fixed)
+      pipeline.add_custom_lowering_pass(new tfm::kernels::PrefetchLineSteps);
+  }
+};
+
+/// Lowers the row sum over `type` elements and returns what SplitSteps saw.
+std::unique_ptr<SplitSteps> lowerRowSum(Type type, bool fixed) {
+  RowSum rowSum(type, fixed);
+  auto seen = std::make_unique<SplitSteps>();
+  rowSum.pipeline.add_custom_lowering_pass(seen.get(), nullptr);
+  rowSum.pipeline.compile_to_module({rowSum.in}, "row_sum", Target("x86-64-linux-no_runtime"));
   return seen;
 }
 
@@ -82,23 +92,41 @@ void expectSteps(const SplitSteps &seen, int step, int extent) {
 // What the pass corrects: Halide 14 steps 64 elements, not 64 bytes. If
 // this fails, Halide's SplitPrefetch has been fixed and the pass must go.
 TEST(PrefetchLineSteps, Halide14StepsElementsForBytes) {
-  std::unique_ptr<SplitSteps> seen(lowerRowSum(Float(32), false));
+  std::unique_ptr<SplitSteps> seen = lowerRowSum(Float(32), false);
   expectSteps(*seen, 64, kRowLength * 4 / 64);
 }
 
 TEST(PrefetchLineSteps, F32RowReachesEveryLine) {
-  std::unique_ptr<SplitSteps> seen(lowerRowSum(Float(32), true));
+  std::unique_ptr<SplitSteps> seen = lowerRowSum(Float(32), true);
   expectSteps(*seen, 16, kRowLength * 4 / 64);
 }
 
 TEST(PrefetchLineSteps, F16RowReachesEveryLine) {
-  std::unique_ptr<SplitSteps> seen(lowerRowSum(Float(16), true));
+  std::unique_ptr<SplitSteps> seen = lowerRowSum(Float(16), true);
   expectSteps(*seen, 32, kRowLength * 2 / 64);
 }
 
 TEST(PrefetchLineSteps, ByteRowIsLeftAlone) {
-  std::unique_ptr<SplitSteps> seen(lowerRowSum(UInt(8), true));
+  std::unique_ptr<SplitSteps> seen = lowerRowSum(UInt(8), true);
   expectSteps(*seen, 64, kRowLength / 64);
+}
+
+// The corrected prefetches, compiled and run, change nothing the kernel
+// computes.
+TEST(PrefetchLineSteps, RowSumComputesTheSame) {
+  RowSum rowSum(Float(32), true);
+  Buffer<float> rows(kRowLength, 16);
+  for (int y = 0; y < 16; ++y)
+    for (int x = 0; x < kRowLength; ++x)
+      rows(x, y) = float((x * 7 + y * 3) % 11);
+  rowSum.in.set(rows);
+  Buffer<float> sums = rowSum.pipeline.realize({16});
+  for (int y = 0; y < 16; ++y) {
+    float expected = 0;
+    for (int x = 0; x < kRowLength; ++x)
+      expected += rows(x, y);
+    EXPECT_EQ(sums(y), expected) << "row " << y;
+  }
 }
 
 } // namespace
