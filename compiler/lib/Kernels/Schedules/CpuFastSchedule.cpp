@@ -223,15 +223,24 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
   const int64_t *units = as_const_int(ip.overUnits.x.extent());
   bool pairsInBlock = unitsPerBlock % 2 == 0;
-  bool pairsOfBlocks = unitsPerBlock == 1 && units && *units % 2 == 0;
+  // Blocks of one unit (q8_0, q4_0) pair only with AVX-512: with AVX2
+  // their pairs, each decoding two multipliers in the step, measured
+  // slower than one chain after the row's multipliers decoded as vectors
+  // (the 110M Llama's q8_0 decode kernels, 7 alternating runs, in either
+  // order: 2-17% more time each).
+  bool pairsOfBlocks =
+      ctx.vectorLanes >= 16 && unitsPerBlock == 1 && units && *units % 2 == 0;
   if (pairsInBlock || pairsOfBlocks) {
     // Two units side by side in 16 lanes (two of a block's, or the units
     // of two blocks of one unit each): their scaling and accumulation each
     // one AVX-512 instruction where one unit filled half, and with AVX2
     // two chains of FMAs where one chain, each FMA waiting on the last,
-    // held a unit to the FMA's latency. Llama 2 7B decode with 8-bit
-    // activations on an AVX2 AMD EPYC (tfm-bench, 3 alternating runs of
-    // 16 steps): Q4_K_M 3.56 -> 3.97 tok/s, q8_0 2.27 -> 2.59.
+    // held a unit to the FMA's latency (perf annotate: the samples sat
+    // on the FMAs). The 110M Llama's Q4_K_M decode kernels on an AVX2
+    // AMD EPYC, one thread (tools/bench_kernels.py, 7 alternating runs):
+    // 3-9% less time for five of six, the sixth equal. Llama 2 7B Q4_K_M
+    // decode, 2 threads, its weights read from memory: 3.56 -> 3.97 tok/s
+    // in one run of 3 rounds, equal (3.21, 3.24) in another of 5.
     RVar pairOfUnits("pair_of_units"), unitOfPair("unit_of_pair"), pairInBlock("pair_in_block");
     Var parity("parity");
     Stage sums = ip.lanes.update();
