@@ -241,8 +241,11 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   for (const ObjectJob &job : jobs)
     objects.push_back(job.object);
 
+  // -Xlinker, not -Wl: -Wl splits its argument at commas, and a comma in
+  // the output folder's path (tfmc -o "model-a=plain,b=plain") then
+  // reached the linker as two arguments.
   std::vector<std::string> link{"-shared", "-o", join(options.outDir, "lib" + name + ".so"),
-                                "-Wl,--version-script=" + exports};
+                                "-Xlinker", "--version-script=" + exports};
   link.insert(link.end(), objects.begin(), objects.end());
   for (const char *lib : {"-lpthread", "-ldl", "-lm"})
     link.push_back(lib);
