@@ -173,7 +173,8 @@ def main():
                                  "q4_k_m", "q5_k_m"])
     parser.add_argument("--read-as", default="f32", choices=["f32", "dtype", "file"],
                         help="what the compiled kernels read (see above)")
-    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
+    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME, or "
+                        "kernel=NAME,... (then checked in manifest.json)")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
     parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
                         help="compile with tfmc --target TARGET (default: host); skipped on "
@@ -233,6 +234,18 @@ def main():
     else:
         model_dir = compile_as("model")
         weights = write_weights(args, model_dir, work)
+    if args.schedule and "=" in args.schedule:
+        # A per-kernel list reaches the library: each named kernel is
+        # compiled with its schedule (a list parsed and ignored would
+        # still pass the logits, every kernel then compiled as fast).
+        with open(os.path.join(model_dir, "manifest.json")) as f:
+            compiled = {k["kernel"]: k["schedule"] for k in json.load(f)["kernels"]}
+        for entry in args.schedule.split(","):
+            kernel, name = entry.split("=")
+            if compiled.get(kernel) != name:
+                print(f"FAIL: manifest.json: kernel {kernel} compiled with schedule "
+                      f"{compiled.get(kernel)}, expected {name} (--schedule {args.schedule})")
+                return 1
     config, oracle = make_oracle(args.config, args.format, weights, args.kv_dtype)
     if args.context and args.context <= context_length(config):
         print(f"FAIL: --context {args.context} is not past the config's {context_length(config)}")

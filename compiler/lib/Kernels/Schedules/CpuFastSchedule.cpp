@@ -225,9 +225,11 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   bool pairsInBlock = unitsPerBlock % 2 == 0;
   // Blocks of one unit (q8_0, q4_0) pair only with AVX-512: with AVX2
   // their pairs, each decoding two multipliers in the step, measured
-  // slower than one chain after the row's multipliers decoded as vectors
-  // (the 110M Llama's q8_0 decode kernels, 7 alternating runs, in either
-  // order: 2-17% more time each).
+  // no faster than one chain after the row's multipliers decoded as
+  // vectors: the 110M Llama's q8_0 decode kernels took 2-17% more time
+  // each (5 alternating runs, in either order; the unchanged attention
+  // kernel moved 9-27% with them), Llama 2 7B q8_0 decoded 2.53 tok/s
+  // against 2.72 (5 runs) after 2.59 against 2.27 (3 runs).
   bool pairsOfBlocks =
       ctx.vectorLanes >= 16 && unitsPerBlock == 1 && units && *units % 2 == 0;
   if (pairsInBlock || pairsOfBlocks) {
