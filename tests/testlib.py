@@ -59,6 +59,7 @@ def shared_path(relpath):
 # The /proc/cpuinfo flags each of tfmc's --target names needs (the
 # runtime refuses a library whose target this CPU lacks).
 TARGET_CPU_FLAGS = {
+    "x86-64": {"sse4_1"},
     "avx2": {"avx", "avx2", "f16c", "fma", "sse4_1"},
     "avx512": {"avx", "avx2", "f16c", "fma", "sse4_1", "avx512f", "avx512cd", "avx512vl",
                "avx512bw", "avx512dq"},

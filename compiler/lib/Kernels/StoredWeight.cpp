@@ -70,21 +70,28 @@ Expr StoredWeight::byteAt(Expr offset, Expr n) const {
 }
 
 /// Halide 14 emulates f16 casts with about fifteen integer operations, even
-/// where the CPU has F16C; this exact conversion takes seven. Shifting the
-/// sign-extended bits left by 13 puts the exponent and mantissa where an
+/// where the CPU has F16C; this exact conversion takes about ten. Shifting
+/// the sign-extended bits left by 13 puts the exponent and mantissa where an
 /// f32's go and copies of the sign in bits 28..31; clearing bits 28..30
-/// leaves a signed f32 that is the f16 times 2^-112, subnormals included, so
-/// one multiplication rescales it (the sign rides along). An all-ones
-/// exponent (infinity, NaN) takes an all-ones f32 exponent instead, keeping
-/// the NaN payload. Where the target converts f16 itself (F16C, AArch64),
-/// tfmc's back end recognises these operations and emits that one
-/// instruction instead (tfm/Codegen/HalfWidening.h): keep the two in step.
+/// leaves a signed f32 that is a normal f16 times 2^-112, so one
+/// multiplication rescales it (the sign rides along). An f16 subnormal would
+/// pass through an f32 subnormal that way, which the kernels' flushed
+/// subnormals (the driver sets FTZ and DAZ) read as zero: it is its mantissa,
+/// converted as an integer, times 2^-24, with the sign put back. An all-ones
+/// exponent (infinity, NaN) takes an all-ones f32 exponent, keeping the NaN
+/// payload. Where the target converts f16 itself (F16C, AArch64), tfmc's
+/// back end recognises these operations and emits that one instruction
+/// instead (tfm/Codegen/HalfWidening.h): keep the two in step.
 Expr tfm::kernels::halfBitsToFloat(Expr bits) {
   Expr shifted = cast<int32_t>(reinterpret(Int(16), cast<uint16_t>(bits))) << 13;
   Expr signedMagnitude = shifted & static_cast<int32_t>(0x8fffe000);
-  Expr value = reinterpret(Float(32), signedMagnitude) * 5.192296858534828e+33f;
-  return select((shifted & 0x0f800000) == 0x0f800000,
-                reinterpret(Float(32), signedMagnitude | 0x7f800000), value);
+  Expr exponent = shifted & 0x0f800000;
+  Expr normal = reinterpret(Float(32), signedMagnitude) * 5.192296858534828e+33f; // 2^112
+  Expr subnormalMagnitude = cast<float>(shifted & 0x007fe000) * 7.275957614183426e-12f; // 2^-37
+  Expr subnormal = reinterpret(Float(32), reinterpret(Int(32), subnormalMagnitude) |
+                                              (shifted & static_cast<int32_t>(0x80000000)));
+  return select(exponent == 0x0f800000, reinterpret(Float(32), signedMagnitude | 0x7f800000),
+                exponent == 0, subnormal, normal);
 }
 
 /// An f16 stored little-endian at `offset` (a block's scale).

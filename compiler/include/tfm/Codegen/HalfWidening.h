@@ -2,11 +2,10 @@
 //
 // Halide 14 has no f16 arithmetic type on x86, so the kernels widen f16 bits
 // with integer operations (tfm::kernels::halfBitsToFloat): the bits shifted
-// into an f32's place, bits 28..30 cleared, one multiplication by 2^112, and
-// a select that gives infinities and NaN an all-ones exponent. That is about
-// eight instructions for every 16 values, and on Intel cores the
-// multiplication of an f16 subnormal (an f32 subnormal there) takes a
-// microcode assist of a hundred cycles or more. Where the target converts
+// into an f32's place, bits 28..30 cleared and one multiplication by 2^112
+// for a normal f16, the mantissa converted as an integer for a subnormal,
+// an all-ones exponent for infinities and NaN, and two selects. That is
+// about a dozen instructions for every 8 values. Where the target converts
 // f16 itself (x86's F16C, AArch64), the bitcode's copies of that idiom
 // become one conversion (`fpext half`), which gives the same value for
 // every f16, subnormals, infinities and NaN included.
