@@ -32,6 +32,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -40,8 +41,7 @@
 
 namespace {
 
-/// widen16(in, out): 16 f16 bit patterns to f32; widen1(h) and
-/// widen_lane3(in), the fourth of four at `in`: one.
+/// widen16(in, out): 16 f16 bit patterns to f32; widen1(h): one.
 constexpr const char *kIdiom = R"(
 define void @widen16(ptr %in, ptr %out) {
   %h = load <16 x i16>, ptr %in, align 2
@@ -105,7 +105,23 @@ define float @widen1(i16 %h) {
   ret float %r
 }
 
-define float @widen_lane3(ptr %in) {
+; Not the idiom: 2^111 is another scale, so this stays as written.
+define float @scaled_otherwise(i16 %h) {
+  %sx = sext i16 %h to i32
+  %s = shl nsw i32 %sx, 13
+  %m = and i32 %s, -1879056384
+  %mf = bitcast i32 %m to float
+  %v = fmul float %mf, 0x46E0000000000000
+  ret float %v
+}
+)";
+
+/// A scalar that is lane 3 of four f16 block scales shifted and tested
+/// together, its zero test lane ZERO_LANE of the compare: lane 6 in
+/// widen_lane3, the idiom; lane 4 (the third scale's test, not the
+/// fourth's) in other_lanes_tested, whose selects must both stay.
+constexpr const char *kLane3 = R"(
+define float @NAME(ptr %in) {
   %hs = load <4 x i16>, ptr %in, align 2
   %sx = sext <4 x i16> %hs to <4 x i32>
   %sv = shl nsw <4 x i32> %sx, splat (i32 13)
@@ -125,52 +141,20 @@ define float @widen_lane3(ptr %in) {
   %ev = and <4 x i32> %sv, splat (i32 260046848)
   %pairs = shufflevector <4 x i32> %ev, <4 x i32> poison, <8 x i32> <i32 0, i32 0, i32 1, i32 1, i32 2, i32 2, i32 3, i32 3>
   %tests = icmp eq <8 x i32> %pairs, <i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848>
-  %zero = extractelement <8 x i1> %tests, i64 6
+  %zero = extractelement <8 x i1> %tests, i64 ZERO_LANE
   %f = select reassoc nnan ninf nsz contract afn i1 %zero, float %subf, float %n
   %inf = extractelement <8 x i1> %tests, i64 7
   %r = select reassoc nnan ninf nsz contract afn i1 %inf, float %of, float %f
   ret float %r
 }
-
-; Not the idiom's choices: lane 4 tests the third scale's exponent, not the
-; fourth's, so both selects stay (the multiplication is still the f16 value).
-define float @other_lanes_tested(ptr %in) {
-  %hs = load <4 x i16>, ptr %in, align 2
-  %sx = sext <4 x i16> %hs to <4 x i32>
-  %sv = shl nsw <4 x i32> %sx, splat (i32 13)
-  %s = extractelement <4 x i32> %sv, i64 3
-  %m = and i32 %s, -1879056384
-  %o = or i32 %s, 2139095040
-  %of = bitcast i32 %o to float
-  %mant = and i32 %s, 8380416
-  %mf = sitofp i32 %mant to float
-  %sub = fmul float %mf, 0x3DA0000000000000
-  %subi = bitcast float %sub to i32
-  %sign = and i32 %s, -2147483648
-  %subs = or i32 %sign, %subi
-  %subf = bitcast i32 %subs to float
-  %nf = bitcast i32 %m to float
-  %n = fmul float %nf, 0x46F0000000000000
-  %ev = and <4 x i32> %sv, splat (i32 260046848)
-  %pairs = shufflevector <4 x i32> %ev, <4 x i32> poison, <8 x i32> <i32 0, i32 0, i32 1, i32 1, i32 2, i32 2, i32 3, i32 3>
-  %tests = icmp eq <8 x i32> %pairs, <i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848>
-  %zero = extractelement <8 x i1> %tests, i64 4
-  %f = select i1 %zero, float %subf, float %n
-  %inf = extractelement <8 x i1> %tests, i64 7
-  %r = select i1 %inf, float %of, float %f
-  ret float %r
-}
-
-; Not the idiom: 2^111 is another scale, so this stays as written.
-define float @scaled_otherwise(i16 %h) {
-  %sx = sext i16 %h to i32
-  %s = shl nsw i32 %sx, 13
-  %m = and i32 %s, -1879056384
-  %mf = bitcast i32 %m to float
-  %v = fmul float %mf, 0x46E0000000000000
-  ret float %v
-}
 )";
+
+std::string lane3Function(const std::string &name, int zeroLane) {
+  std::string ir = kLane3;
+  ir.replace(ir.find("NAME"), 4, name);
+  ir.replace(ir.find("ZERO_LANE"), 9, std::to_string(zeroLane));
+  return ir;
+}
 
 using Widen16 = void (*)(const uint16_t *, float *);
 using Widen1 = float (*)(uint16_t);
@@ -178,7 +162,9 @@ using WidenLane3 = float (*)(const uint16_t *);
 
 std::unique_ptr<llvm::Module> parseIdiom(llvm::LLVMContext &context) {
   llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(kIdiom, error, context);
+  std::string ir = kIdiom + lane3Function("widen_lane3", 6) +
+                   lane3Function("other_lanes_tested", 4);
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(ir, error, context);
   if (!module)
     ADD_FAILURE() << "the test's IR does not parse: " << error.getMessage().str();
   return module;
