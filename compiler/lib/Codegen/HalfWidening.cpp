@@ -89,19 +89,20 @@ Lane source(Value *v, int lane) {
   return {v, lane};
 }
 
-/// Operand `i` of the elementwise instruction `l.value`, in the same lane.
+/// Operand `i` of the elementwise instruction `l.value` (an instruction,
+/// never null), in the same lane.
 Lane operand(Lane l, unsigned i) {
   return source(cast<User>(l.value)->getOperand(i), l.lane);
 }
 
-/// The 32-bit pattern of a constant lane (an integer's or a float's).
+/// The bits of a constant lane that is an i32 or an f32.
 std::optional<uint32_t> constantBits(Lane l) {
   auto *c = dyn_cast_or_null<Constant>(l.value);
   if (c && l.lane >= 0)
     c = c->getAggregateElement(static_cast<unsigned>(l.lane));
-  if (auto *i = dyn_cast_or_null<ConstantInt>(c))
+  if (auto *i = dyn_cast_or_null<ConstantInt>(c); i && i->getBitWidth() == 32)
     return static_cast<uint32_t>(i->getZExtValue());
-  if (auto *f = dyn_cast_or_null<ConstantFP>(c))
+  if (auto *f = dyn_cast_or_null<ConstantFP>(c); f && f->getType()->isFloatTy())
     return static_cast<uint32_t>(f->getValueAPF().bitcastToAPInt().getZExtValue());
   return std::nullopt;
 }
@@ -110,7 +111,7 @@ std::optional<uint32_t> constantBits(Lane l) {
 /// in either order (only a commutative `opcode` takes the constant first);
 /// the value in `other`.
 bool withConstant(Lane l, unsigned opcode, uint32_t constant, Lane &other) {
-  auto *inst = dyn_cast<Instruction>(l.value);
+  auto *inst = dyn_cast_or_null<Instruction>(l.value);
   if (!inst || inst->getOpcode() != opcode)
     return false;
   for (unsigned i : {1u, 0u}) {
@@ -146,7 +147,7 @@ bool masks(Lane l, Lane shifted, uint32_t mask) {
 /// Whether `condition` tests whether the f16 exponent at `shifted` is all
 /// ones (else: zero).
 bool testsExponent(Lane condition, Lane shifted, bool allOnes) {
-  auto *compare = dyn_cast<ICmpInst>(condition.value);
+  auto *compare = dyn_cast_or_null<ICmpInst>(condition.value);
   Lane exponent;
   return compare && compare->getPredicate() == ICmpInst::ICMP_EQ &&
          withConstant(condition, Instruction::ICmp, allOnes ? kHalfExponent : 0, exponent) &&
