@@ -144,8 +144,8 @@ bool masks(Lane l, Lane shifted, uint32_t mask) {
   return withConstant(l, Instruction::And, mask, masked) && masked == shifted;
 }
 
-/// Whether `condition` tests whether the f16 exponent at `shifted` is all
-/// ones (else: zero).
+/// Whether `condition` is the test that the f16 exponent at `shifted` is
+/// all ones (`allOnes`) or zero.
 bool testsExponent(Lane condition, Lane shifted, bool allOnes) {
   auto *compare = dyn_cast_or_null<ICmpInst>(condition.value);
   Lane exponent;

@@ -41,6 +41,19 @@
 
 namespace {
 
+/// A scalar idiom's subnormal value %subf and normal value %n, from its S
+/// (%s) and S's magnitude and sign (%m): SCALAR_VALUES in the functions.
+constexpr const char *kScalarValues = R"(  %mant = and i32 %s, 8380416
+  %mf = sitofp i32 %mant to float
+  %sub = fmul reassoc nnan ninf nsz contract afn float %mf, 0x3DA0000000000000
+  %subi = bitcast float %sub to i32
+  %sign = and i32 %s, -2147483648
+  %subs = or i32 %sign, %subi
+  %subf = bitcast i32 %subs to float
+  %nf = bitcast i32 %m to float
+  %n = fmul reassoc nnan ninf nsz contract afn float %nf, 0x46F0000000000000
+)";
+
 /// widen16(in, out): 16 f16 bit patterns to f32; widen1(h): one.
 constexpr const char *kIdiom = R"(
 define void @widen16(ptr %in, ptr %out) {
@@ -62,7 +75,7 @@ define void @widen16(ptr %in, ptr %out) {
   %sub = fmul reassoc nnan ninf nsz contract afn <16 x float> %mf, splat (float 0x3DA0000000000000)
   %subi = bitcast <16 x float> %sub to <16 x i32>
   %sign = and <16 x i32> %s, splat (i32 -2147483648)
-  %subs = or <16 x i32> %sign, %subi
+  %subs = or <16 x i32> %subi, %sign
   %subf = bitcast <16 x i32> %subs to <16 x float>
   %nf = bitcast <16 x i32> %m to <16 x float>
   %n = fmul reassoc nnan ninf nsz contract afn <16 x float> %nf, splat (float 0x46F0000000000000)
@@ -91,15 +104,7 @@ define float @widen1(i16 %h) {
   %zero = icmp eq i32 %e, 0
   %o = or i32 %m, 2139095040
   %of = bitcast i32 %o to float
-  %mant = and i32 %s, 8380416
-  %mf = sitofp i32 %mant to float
-  %sub = fmul reassoc nnan ninf nsz contract afn float %mf, 0x3DA0000000000000
-  %subi = bitcast float %sub to i32
-  %sign = and i32 %s, -2147483648
-  %subs = or i32 %subi, %sign
-  %subf = bitcast i32 %subs to float
-  %nf = bitcast i32 %m to float
-  %n = fmul reassoc nnan ninf nsz contract afn float %nf, 0x46F0000000000000
+SCALAR_VALUES
   %f = select reassoc nnan ninf nsz contract afn i1 %zero, float %subf, float %n
   %r = select reassoc nnan ninf nsz contract afn i1 %inf, float %of, float %f
   ret float %r
@@ -129,15 +134,7 @@ define float @NAME(ptr %in) {
   %m = and i32 %s, -1879056384
   %o = or i32 %s, 2139095040
   %of = bitcast i32 %o to float
-  %mant = and i32 %s, 8380416
-  %mf = sitofp i32 %mant to float
-  %sub = fmul reassoc nnan ninf nsz contract afn float %mf, 0x3DA0000000000000
-  %subi = bitcast float %sub to i32
-  %sign = and i32 %s, -2147483648
-  %subs = or i32 %sign, %subi
-  %subf = bitcast i32 %subs to float
-  %nf = bitcast i32 %m to float
-  %n = fmul reassoc nnan ninf nsz contract afn float %nf, 0x46F0000000000000
+SCALAR_VALUES
   %ev = and <4 x i32> %sv, splat (i32 260046848)
   %pairs = shufflevector <4 x i32> %ev, <4 x i32> poison, <8 x i32> <i32 0, i32 0, i32 1, i32 1, i32 2, i32 2, i32 3, i32 3>
   %tests = icmp eq <8 x i32> %pairs, <i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848, i32 0, i32 260046848>
@@ -164,6 +161,8 @@ std::unique_ptr<llvm::Module> parseIdiom(llvm::LLVMContext &context) {
   llvm::SMDiagnostic error;
   std::string ir = kIdiom + lane3Function("widen_lane3", 6) +
                    lane3Function("other_lanes_tested", 4);
+  for (size_t at; (at = ir.find("SCALAR_VALUES\n")) != std::string::npos;)
+    ir.replace(at, 14, kScalarValues);
   std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(ir, error, context);
   if (!module)
     ADD_FAILURE() << "the test's IR does not parse: " << error.getMessage().str();
