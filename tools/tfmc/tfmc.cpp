@@ -70,8 +70,8 @@ cl::opt<std::string> attention(
 cl::opt<std::string> activations(
     "activations",
     cl::desc("What the matrix products multiply: f32 (the input as it is; default), int8 "
-             "(for block-format weights: the input quantized to 8 bits in blocks of 32, as "
-             "llama.cpp does, for integer dot products) or bf16 (for bf16 weights: the input "
+             "(for block-format weights: the input quantized to 8 bits in blocks of 32, or "
+             "of 256 for the k-quants, as llama.cpp does, for integer dot products) or bf16 (for bf16 weights: the input "
              "rounded to bf16, for AMX's bf16 tiles); the last two are faster, and no longer "
              "exact"),
     cl::value_desc("f32|int8|bf16"), cl::cat(category));

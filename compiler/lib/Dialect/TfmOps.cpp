@@ -187,12 +187,15 @@ LogicalResult LinearOp::verify() {
   }
   if (block == 0)
     return success();
-  if (block != 32)
-    return emitOpError() << "activation_block " << block
-                         << " is not supported: expected 0 (f32 input) or 32";
-  if (!isa<BlocksType>(element))
+  std::optional<ElementEncoding> encoding = weightEncoding(element);
+  if (!encoding || !encoding->block)
     return emitOpError() << "activation_block " << block << " needs a block-format weight "
                          << "(!tfm.blocks<...>), found " << element;
+  int64_t weightBlock = blockLayout(*encoding->block).blockElements;
+  if (block != 32 && block != weightBlock)
+    return emitOpError() << "activation_block " << block << " is not supported with a "
+                         << blockLayout(*encoding->block).name
+                         << " weight: expected 0 (f32 input), 32 or its block, " << weightBlock;
   return success();
 }
 

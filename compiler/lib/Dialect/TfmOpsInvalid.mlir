@@ -900,7 +900,16 @@ func.func @bf16_input_with_activation_block(%x: tensor<1x64xf32>, %w: tensor<16x
 // -----
 
 func.func @activation_block_not_32(%x: tensor<1x64xf32>, %w: tensor<16x64x!tfm.blocks<"q8_0">>) {
-  // expected-error@+1 {{'tfm.linear' op activation_block 16 is not supported: expected 0 (f32 input) or 32}}
+  // expected-error@+1 {{'tfm.linear' op activation_block 16 is not supported with a q8_0 weight: expected 0 (f32 input), 32 or its block, 32}}
   %y = tfm.linear %x, %w {activation_block = 16 : i64} : tensor<1x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>
+  return
+}
+
+// -----
+
+// 256 is a k-quant's block, not q8_0's.
+func.func @activation_block_256_on_q8_0(%x: tensor<1x256xf32>, %w: tensor<16x256x!tfm.blocks<"q8_0">>) {
+  // expected-error@+1 {{'tfm.linear' op activation_block 256 is not supported with a q8_0 weight: expected 0 (f32 input), 32 or its block, 32}}
+  %y = tfm.linear %x, %w {activation_block = 256 : i64} : tensor<1x256xf32>, tensor<16x256x!tfm.blocks<"q8_0">>
   return
 }

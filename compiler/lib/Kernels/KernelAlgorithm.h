@@ -62,7 +62,8 @@ struct AttentionFuncs {
 /// group the integer sums differently, and one row takes the zero points
 /// into its integer sums.
 struct IntegerProduct {
-  Halide::Func scale;       // (unit, row): the largest |x| of the unit / 127
+  Halide::Func scale;       // (unit, row): the largest |x| of the unit (with blockDot,
+                            // of its block) / 127
   Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
   Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
   Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
@@ -88,12 +89,23 @@ struct IntegerProduct {
   Halide::Func offsetDot;     // (group, col, row): offsets times offsetTerms of
                               // sub-blocks 8i + group, q4_K and q5_K
   Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
-                              // the input's scale
+                              // the input's scale; with blockDot (block, col, row),
+                              // the block's scale (StoredWeight::blockScale)
   Halide::Func lanes;         // (group, col, row): offsetDot, plus the sum over
-                              // units of unitDot * multipliers
+                              // units of unitDot * multipliers (with blockDot, over
+                              // blocks of blockDot * multipliers)
   Halide::RDom inGroup;       // the 4 values of a group (with bytePairs, its 2 pairs)
   Halide::RDom overUnits;     // the row's units
   Halide::RDom overGroups;    // a unit's 8 groups
+  // One row of a k-quant on a target multiplying bytes in pairs: a block's
+  // units summed in integers (Ops/Linear.cpp), in place of unitDot.
+  Halide::Func zeroPointPairs; // (pair, unit, row): q6_K's zero point times the pair's
+                               // bytes, int16
+  Halide::Func subScales;      // (sub-block, block, col): StoredWeight::subBlockScale, int16
+  Halide::Func blockDot;       // (group, block, col, row): the sum over the block's units
+                               // of (pairDot - zeroPointPairs) * subScales, int32
+  Halide::RDom inBlock;        // (pair of the group, unit of the block)
+  Halide::RDom overBlocks;     // the row's blocks
   // Many rows (prefill): the product's first update sums scaled pieceDots
   // over (piece, unit).
   Halide::Func quads;      // (j, row, quad): byte 4 * quad + j of the row

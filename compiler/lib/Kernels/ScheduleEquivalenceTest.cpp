@@ -707,33 +707,42 @@ TEST(TypedWeights, LinearDecodesEveryType) {
     }
 }
 
-// 8-bit activations (activation_block 32): every schedule gives the sum of
-// the weight's values times each input value rounded to its unit's grid,
-// scale = largest |x| of the 32 / 127, as the op defines it; the units
-// are computed here in float as the kernel does (x * (1 / scale), rounded
-// to nearest even), so that no value lands on the other side of a tie.
+// 8-bit activations (activation_block 32, or a k-quant's 256): every
+// schedule gives the sum of the weight's values times each input value
+// rounded to its block's grid, scale = largest |x| of the block / 127, as
+// the op defines it; the blocks are computed here in float as the kernel
+// does (x * (1 / scale), rounded to nearest even), so that no value lands
+// on the other side of a tie. With 256, one row sums a block's units in
+// integers (IntegerProduct::blockDot) on targets without VNNI.
 void expectIntegerActivationsMatchTheirDefinition(AmxTiles amx) {
   constexpr int kN = 40, kK = 512;
-  for (const char *name : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"})
+  struct Case {
+    const char *name;
+    int64_t block;
+  };
+  for (Case weight : {Case{"q8_0", 32}, Case{"q4_0", 32}, Case{"q4_k", 32}, Case{"q5_k", 32},
+                      Case{"q6_k", 32}, Case{"q4_k", 256}, Case{"q5_k", 256}, Case{"q6_k", 256}})
     for (int64_t rows : {int64_t(1), kDynamicRows}) {
       KernelParam w = param("w", {kN, kK});
-      w.type = *parseElementEncoding(name);
-      Kernel k = single(LinearAttrs{32}, {param("x", {rows, kK}, true), w}, rows, kN);
-      Reference ref = [](const Buffers &b, int r, int c) {
+      w.type = *parseElementEncoding(weight.name);
+      Kernel k = single(LinearAttrs{weight.block}, {param("x", {rows, kK}, true), w}, rows, kN);
+      int block = static_cast<int>(weight.block);
+      Reference ref = [block](const Buffers &b, int r, int c) {
         double sum = 0;
-        for (int unit = 0; unit < kK / 32; ++unit) {
+        for (int first = 0; first < kK; first += block) {
           float largest = 0.0f;
-          for (int j = unit * 32; j < unit * 32 + 32; ++j)
+          for (int j = first; j < first + block; ++j)
             largest = std::max(largest, std::fabs(b.at(0, r, j)));
           float scale = largest / 127.0f, inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
-          for (int j = unit * 32; j < unit * 32 + 32; ++j) {
+          for (int j = first; j < first + block; ++j) {
             float level = std::nearbyint(b.at(0, r, j) * inverse);
             sum += double(scale) * std::clamp(level, -127.0f, 127.0f) * b.data[1][c * kK + j];
           }
         }
         return sum;
       };
-      SCOPED_TRACE(std::string(name) + (rows == 1 ? " one row" : " rows"));
+      SCOPED_TRACE(std::string(weight.name) + " in blocks of " + std::to_string(block) +
+                   (rows == 1 ? ", one row" : ", rows"));
       expectMatchesReference(k, 3, rows == 1 ? 1 : 70, ref, 1e-5, 1e-5, {}, amx);
     }
 }

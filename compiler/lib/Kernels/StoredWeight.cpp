@@ -119,33 +119,54 @@ int StoredWeight::affineCount() const {
 }
 
 Expr StoredWeight::affine(int i, Expr b, Expr s, Expr n) const {
-  const BlockLayout &layout = blockLayout(*encoding_.block);
-  Expr base = b * static_cast<int>(layout.blockBytes);
+  if (hasIntegerSubBlockScales())
+    return blockScale(i, b, n) * cast<float>(subBlockScale(i, b, s, n));
+  // q8_0 and q4_0: f16 d first.
+  return halfAt(b * static_cast<int>(blockLayout(*encoding_.block).blockBytes), n);
+}
+
+bool StoredWeight::hasIntegerSubBlockScales() const { return isBlocked() && subBlocks_ > 1; }
+
+Expr StoredWeight::blockScale(int i, Expr b, Expr n) const {
+  Expr base = b * static_cast<int>(blockLayout(*encoding_.block).blockBytes);
   switch (*encoding_.block) {
-  case BlockFormat::Q8_0: // f16 d first
-  case BlockFormat::Q4_0:
-    return halfAt(base, n);
+  case BlockFormat::Q4_K:
+  case BlockFormat::Q5_K: // f16 d, f16 dmin: the value is d*scale*q - dmin*min
+    return i == 0 ? halfAt(base, n) : -halfAt(base + 2, n);
+  case BlockFormat::Q6_K: // f16 d at 208
+    return halfAt(base + 208, n);
+  default:
+    throw std::logic_error("weight " + image_.name() + ": " +
+                           blockLayout(*encoding_.block).name + " has no sub-block scales");
+  }
+}
+
+Expr StoredWeight::subBlockScale(int i, Expr b, Expr s, Expr n) const {
+  Expr base = b * static_cast<int>(blockLayout(*encoding_.block).blockBytes);
+  switch (*encoding_.block) {
   case BlockFormat::Q4_K:
   case BlockFormat::Q5_K: {
-    // f16 d, f16 dmin, then 12 bytes of 6-bit scales and minimums: those of
+    // After f16 d and dmin, 12 bytes of 6-bit scales and minimums: those of
     // sub-blocks 0..3 in the low bits of bytes 0..3 and 4..7, those of 4..7
     // in the nibbles of bytes 8..11 with their top bits in bytes' 0..7 top
-    // bits. The value is d*scale*q - dmin*min.
+    // bits.
     Expr packed = base + 4;
+    Expr low, high;
     if (i == 0) {
-      Expr low = byteAt(packed + s, n) & 63;
-      Expr high = (byteAt(packed + s + 4, n) & 15) | ((byteAt(packed + s - 4, n) >> 6) << 4);
-      return halfAt(base, n) * cast<float>(select(s < 4, low, high));
+      low = byteAt(packed + s, n) & 63;
+      high = (byteAt(packed + s + 4, n) & 15) | ((byteAt(packed + s - 4, n) >> 6) << 4);
+    } else {
+      low = byteAt(packed + s + 4, n) & 63;
+      high = (byteAt(packed + s + 4, n) >> 4) | ((byteAt(packed + s, n) >> 6) << 4);
     }
-    Expr low = byteAt(packed + s + 4, n) & 63;
-    Expr high = (byteAt(packed + s + 4, n) >> 4) | ((byteAt(packed + s, n) >> 6) << 4);
-    return -halfAt(base + 2, n) * cast<float>(select(s < 4, low, high));
+    return select(s < 4, low, high);
   }
-  case BlockFormat::Q6_K: // int8 scales[16] at 192, f16 d at 208
-    return halfAt(base + 208, n) *
-           cast<float>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
+  case BlockFormat::Q6_K: // int8 scales[16] at 192
+    return cast<int32_t>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
+  default:
+    throw std::logic_error("weight " + image_.name() + ": " +
+                           blockLayout(*encoding_.block).name + " has no sub-block scales");
   }
-  throw std::logic_error("unhandled block format");
 }
 
 Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {

@@ -58,6 +58,14 @@ public:
   int affineCount() const;
   /// The multiplier (i = 0) or offset (i = 1) of sub-block `s` of block `b`.
   Halide::Expr affine(int i, Halide::Expr b, Halide::Expr s, Halide::Expr n) const;
+  /// The k-quants (q4_K, q5_K, q6_K) store a sub-block's multiplier and
+  /// offset as an integer per sub-block (6-bit for q4_K and q5_K, int8 for
+  /// q6_K; subBlockScale, as Int(32)) times an f16 per block (blockScale,
+  /// negated for the offset): affine() is their product. Integer dot
+  /// products sum a block's sub-blocks in integers with them.
+  bool hasIntegerSubBlockScales() const;
+  Halide::Expr blockScale(int i, Halide::Expr b, Halide::Expr n) const;
+  Halide::Expr subBlockScale(int i, Halide::Expr b, Halide::Expr s, Halide::Expr n) const;
   /// The integer level of element `e` of sub-block `s` of block `b`, as f32.
   Halide::Expr level(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
 

@@ -98,7 +98,8 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                           llvm::cl::init(-1)};
   Option<int64_t> activationBlock{
       *this, "activation-block",
-      llvm::cl::desc("linear inputs quantized to 8 bits in blocks of this many (0: f32)"),
+      llvm::cl::desc("linear inputs quantized to 8 bits in blocks of this many, or of a "
+                     "k-quant weight's 256 (0: f32)"),
       llvm::cl::init(0)};
   Option<bool> bf16Activations{
       *this, "bf16-activations",

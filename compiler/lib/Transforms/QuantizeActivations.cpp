@@ -21,8 +21,9 @@ struct QuantizeActivationsPass
       if (op.getActivationBlock() != 0 || op.getBf16Input())
         return;
       Type element = cast<RankedTensorType>(op.getWeight().getType()).getElementType();
-      if (block != 0 && isa<BlocksType>(element))
-        op.setActivationBlock(block);
+      std::optional<ElementEncoding> encoding = weightEncoding(element);
+      if (block != 0 && encoding && encoding->block)
+        op.setActivationBlock(std::max(block.getValue(), blockLayout(*encoding->block).blockElements));
       else if (bf16 && element.isBF16())
         op.setBf16Input(true);
     });

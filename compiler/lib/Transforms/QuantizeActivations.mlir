@@ -3,15 +3,15 @@
 // RUN: tfm-opt %s --split-input-file --tfm-quantize-activations=bf16=true | FileCheck %s --check-prefix=BF16
 
 // The default keeps every input in f32. block=32 gives 8-bit inputs to the
-// products with a block-format weight, of one row or many; a product of an
-// f32 weight keeps f32 inputs. bf16=true rounds the inputs of the products
+// products with a block-format weight, of one row or many, in blocks of 32
+// or of a k-quant's 256; a product of an f32 weight keeps f32 inputs. bf16=true rounds the inputs of the products
 // with a bf16 weight to bf16, and of those alone.
 
 // DEFAULT-LABEL: func.func @decode
 // DEFAULT-NOT:     activation_block
 // DEFAULT-NOT:     bf16_input
 // INT8-LABEL:    func.func @decode
-// INT8:            tfm.linear %{{.*}}, %{{.*}} {activation_block = 32 : i64} : tensor<1x256xf32>, tensor<16x256x!tfm.blocks<"q4_k">>
+// INT8:            tfm.linear %{{.*}}, %{{.*}} {activation_block = 256 : i64} : tensor<1x256xf32>, tensor<16x256x!tfm.blocks<"q4_k">>
 // INT8:            tfm.linear %{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<16x64xf32>
 // INT8:            tfm.linear %{{.*}}, %{{.*}} {activation_block = 32 : i64} : tensor<?x64xf32>, tensor<16x64x!tfm.blocks<"q8_0">>
 func.func @decode(%x: tensor<1x64xf32>, %x256: tensor<1x256xf32>, %rows: tensor<?x64xf32>,

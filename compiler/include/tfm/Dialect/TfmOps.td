@@ -168,7 +168,12 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
     the levels then taken less their zero point, as signed bytes),
     then scaled. Faster, and no longer exact: the
     rounding of the input adds an error of about 1/254 of each block's
-    largest value. Only for weights in a block format.
+    largest value. Only for weights in a block format. 256, for a k-quant
+    weight (q4_k, q5_k, q6_k), whose blocks are 256 values: the same with
+    one scale per 256 values, as llama.cpp's q8_K, so that a block's
+    integer sums need not be scaled apart (one row, on a target without
+    VNNI, sums them in integers, times the weight's integer sub-block
+    scales); the error is that of each 256 values' largest.
 
     `bf16_input` rounds each input value to bf16 (to nearest even) before
     the product, for a bf16 weight: each product of two bf16 values is then
@@ -183,6 +188,8 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
     %p = tfm.linear %h, %wo, %bo : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>
     %i = tfm.linear %h, %w8 {activation_block = 32 : i64}
         : tensor<?x64xf32>, tensor<64x64x!tfm.blocks<"q8_0">>
+    %k = tfm.linear %h256, %w4 {activation_block = 256 : i64}
+        : tensor<1x256xf32>, tensor<64x256x!tfm.blocks<"q4_k">>
     %j = tfm.linear %h, %wb {bf16_input = true} : tensor<?x64xf32>, tensor<64x64xbf16>
     ```
   }];

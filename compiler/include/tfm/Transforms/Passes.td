@@ -85,6 +85,9 @@ def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncO
     quantized to 8-bit integers in blocks of 32, each with a scale, and
     multiplied with the weight's integer levels in integer dot products
     (tfm/Dialect/TfmOps.td), as llama.cpp does for its quantized formats.
+    A weight whose own blocks are longer, the k-quants' 256 values, has its
+    input quantized in blocks of 256 instead, as llama.cpp's q8_K: a
+    block's integer sums then share one input scale.
     Faster where the target has 8-bit dot products (AVX-512 VNNI), and no
     longer exact. With `bf16=true`, sets `bf16_input` on every `tfm.linear`
     whose weight is bf16: its input is rounded to bf16, and products of many
@@ -96,7 +99,8 @@ def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncO
   }];
   let options = [
     Option<"block", "block", "int64_t", /*default=*/"0",
-           "values per block of the quantized input (32), or 0 to keep f32 inputs">,
+           "values per block of the quantized input (32; the k-quants' inputs in "
+           "their weight's blocks of 256), or 0 to keep f32 inputs">,
     Option<"bf16", "bf16", "bool", /*default=*/"false",
            "round the inputs of products with bf16 weights to bf16">
   ];

@@ -90,7 +90,8 @@ RDom defineBf16PairProduct(OpDefinition &d, const Value &x, const Value &w, int 
 }
 
 /// x @ W^T with the input quantized to 8 bits in units of 32 values
-/// (IntegerProduct, KernelAlgorithm.h), as llama.cpp's q8_0 activations:
+/// (IntegerProduct, KernelAlgorithm.h), as llama.cpp's q8_0 activations
+/// (one scale per unit, or per `activationBlock` values):
 /// with W's value m * (level - zero point) + offset per sub-block and x's
 /// scale * byte per unit,
 ///   sum_k W x = sum_units scale * sum_k m * level * byte
@@ -112,7 +113,7 @@ RDom defineBf16PairProduct(OpDefinition &d, const Value &x, const Value &w, int 
 /// Returns whether the product's rows count from the call's first
 /// (Value::relativeRows).
 bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const StoredWeight &sw,
-                          int inDim, Func affine, Func product) {
+                          int inDim, int activationBlock, Func affine, Func product) {
   Var c = d.algorithm.col, r = d.algorithm.row, k("k");
   bool relativeRows = false;
   IntegerProduct ip;
@@ -122,9 +123,24 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   // Units, sub-blocks and quads past the row's read its last one, for
   // autoschedulers' shifted tiles.
   auto within = [&](Expr i, int count) { return oneRow ? i : clamp(i, 0, count - 1); };
-  RDom inUnit(0, 32, d.name + "_in_unit");
+  // The input's scale is shared by `activationBlock` values: 32, or a
+  // k-quant's whole block (as llama.cpp's q8_K). One row of such a block
+  // on a target multiplying pairs of bytes then sums the block's units in
+  // integers, each unit's pair sums times its sub-blocks' integer scales
+  // in the instruction that widens them (blockDot, pmaddwd), and scales
+  // the sum to f32 once per block, as llama.cpp's q4_K, q5_K and q6_K dot
+  // products on AVX2 do.
+  int unitsPerBlock = sw.subBlocks() * subBlockSize / 32;
+  int unitsPerScale = activationBlock / 32;
+  bool blockSums = oneRow && d.algorithm.bytePairs && sw.hasIntegerSubBlockScales() &&
+                   unitsPerScale == unitsPerBlock;
+  RDom inScaleRun(0, 32 * unitsPerScale, d.name + "_in_scale_run");
   ip.scale = Func(d.name + "_act_scale");
-  ip.scale(u, r) = maximum(abs(input(within(u, units) * 32 + inUnit, r))) / 127.0f;
+  ip.scale(u, r) = maximum(abs(input(
+                       within(u / unitsPerScale, units / unitsPerScale) * (32 * unitsPerScale) +
+                           inScaleRun,
+                       r))) /
+                   127.0f;
   Expr scale = ip.scale(k / 32, r);
   ip.quantized = Func(d.name + "_act_bytes");
   ip.quantized(k, r) = cast<int8_t>(
@@ -203,32 +219,6 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
   auto pairSum = [](Expr pairs) { return Internal::widening_mul(pairs, cast<int16_t>(1)); };
   product(c, r) = 0.0f;
   if (oneRow) {
-    ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
-    Expr start = 0;
-    if (int zeroPoint = signedBytes ? 0 : sw.levelZeroPoint()) {
-      RDom inQuad(0, 4, d.name + "_in_quad");
-      ip.zeroPointSums = Func(d.name + "_zero_point_sums");
-      ip.zeroPointSums(g, u, r) = 0;
-      // Clamped: autoschedulers' shifted tiles compute quads past the row's.
-      Expr quad = clamp(u * 8 + g, 0, inDim / 4 - 1);
-      ip.zeroPointSums(g, u, r) += -zeroPoint * cast<int32_t>(ip.quantized(quad * 4 + inQuad, r));
-      start = ip.zeroPointSums(g, u, r);
-    }
-    ip.unitDot = Func(d.name + "_unit_dot");
-    ip.unitDot(g, u, c, r) = start;
-    if (bytePairs) {
-      // One index of the unit's values, so that a vector of pairs loads
-      // its levels as one run rather than a byte at a time.
-      Var h("pair");
-      Expr e = h * 2 + ip.inPair;
-      definePairs({h, u, c, r}, u, e / 4, e % 4, ip.quantized(u * 32 + e, r));
-      ip.unitDot(g, u, c, r) += pairSum(ip.pairDot(g * 2 + ip.inGroup, u, c, r));
-    } else {
-      ip.unitDot(g, u, c, r) +=
-          levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
-    }
-    ip.overUnits = RDom(0, units, d.name + "_units");
-    RVar unit = ip.overUnits.x;
     // q4_K's and q5_K's offsets start the lanes, sub-blocks 8i + g in
     // lane g, so that a schedule computes them with the lanes, from the
     // multipliers and offsets it decoded for them, and adds them across
@@ -245,19 +235,79 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       ip.offsetDot(g, c, r) += ip.offsets(subBlock, c) * ip.offsetTerms(subBlock, r);
       lanesStart = ip.offsetDot(g, c, r);
     }
-    // Each sub-block's multiplier times its unit's input scale, a Func of
-    // its own, so that a schedule computes a row's products as vectors
-    // rather than one per unit inside the sum.
-    Var s("sub_block");
-    ip.multipliers = Func(d.name + "_multipliers");
-    ip.multipliers(s, c, r) =
-        affine(0, s % sw.subBlocks(), s / sw.subBlocks(), c) * ip.scale(s * subBlockSize / 32, r);
-    Expr multiplier = ip.multipliers(
-        sw.unitBlock(unit) * sw.subBlocks() + sw.unitSubBlock(unit, g), c, r);
     ip.lanes = Func(d.name + "_lanes");
     ip.lanes(g, c, r) = lanesStart;
-    ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) * multiplier;
     ip.overGroups = RDom(0, 8, d.name + "_groups");
+    ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
+    int zeroPoint = signedBytes ? 0 : sw.levelZeroPoint();
+    Var h("pair");
+    if (bytePairs) {
+      // One index of the unit's values, so that a vector of pairs loads
+      // its levels as one run rather than a byte at a time.
+      Expr e = h * 2 + ip.inPair;
+      definePairs({h, u, c, r}, u, e / 4, e % 4, ip.quantized(u * 32 + e, r));
+    }
+    if (blockSums) {
+      // q6_K's zero point taken off each pair sum in int16 (the pair's
+      // bytes times 32, at most 8128 in magnitude, once per call), so that
+      // the difference multiplies its sub-block's scale as it widens.
+      if (zeroPoint) {
+        ip.zeroPointPairs = Func(d.name + "_zero_point_pairs");
+        ip.zeroPointPairs(h, u, r) =
+            cast<int16_t>(zeroPoint) * (cast<int16_t>(ip.quantized(u * 32 + h * 2, r)) +
+                                        cast<int16_t>(ip.quantized(u * 32 + h * 2 + 1, r)));
+      }
+      Var s("sub_block"), b("block");
+      ip.subScales = Func(d.name + "_sub_scales");
+      ip.subScales(s, b, c) = cast<int16_t>(sw.subBlockScale(0, b, s, c));
+      ip.inBlock = RDom({{0, 2}, {0, unitsPerBlock}}, d.name + "_in_block");
+      Expr unit = b * unitsPerBlock + ip.inBlock.y, pair = g * 2 + ip.inBlock.x;
+      Expr pairSum = ip.pairDot(pair, unit, c, r);
+      if (zeroPoint)
+        pairSum = pairSum - ip.zeroPointPairs(pair, unit, r);
+      ip.blockDot = Func(d.name + "_block_dot");
+      ip.blockDot(g, b, c, r) = 0;
+      ip.blockDot(g, b, c, r) += Internal::widening_mul(
+          pairSum, ip.subScales(sw.unitSubBlock(unit, g), b, c));
+      // Each block's multiplier times its input scale, as vectors before
+      // the sum (as the sub-blocks' below).
+      ip.multipliers = Func(d.name + "_multipliers");
+      ip.multipliers(b, c, r) = sw.blockScale(0, b, c) * ip.scale(b * unitsPerBlock, r);
+      ip.overBlocks = RDom(0, sw.blocks(), d.name + "_blocks");
+      ip.lanes(g, c, r) += cast<float>(ip.blockDot(g, ip.overBlocks, c, r)) *
+                           ip.multipliers(ip.overBlocks, c, r);
+    } else {
+      Expr start = 0;
+      if (zeroPoint) {
+        RDom inQuad(0, 4, d.name + "_in_quad");
+        ip.zeroPointSums = Func(d.name + "_zero_point_sums");
+        ip.zeroPointSums(g, u, r) = 0;
+        // Clamped: autoschedulers' shifted tiles compute quads past the row's.
+        Expr quad = clamp(u * 8 + g, 0, inDim / 4 - 1);
+        ip.zeroPointSums(g, u, r) +=
+            -zeroPoint * cast<int32_t>(ip.quantized(quad * 4 + inQuad, r));
+        start = ip.zeroPointSums(g, u, r);
+      }
+      ip.unitDot = Func(d.name + "_unit_dot");
+      ip.unitDot(g, u, c, r) = start;
+      if (bytePairs)
+        ip.unitDot(g, u, c, r) += pairSum(ip.pairDot(g * 2 + ip.inGroup, u, c, r));
+      else
+        ip.unitDot(g, u, c, r) +=
+            levelTimesByte(u, g, ip.inGroup, ip.quantized(u * 32 + g * 4 + ip.inGroup, r));
+      ip.overUnits = RDom(0, units, d.name + "_units");
+      RVar unit = ip.overUnits.x;
+      // Each sub-block's multiplier times its unit's input scale, a Func of
+      // its own, so that a schedule computes a row's products as vectors
+      // rather than one per unit inside the sum.
+      Var s("sub_block");
+      ip.multipliers = Func(d.name + "_multipliers");
+      ip.multipliers(s, c, r) = affine(0, s % sw.subBlocks(), s / sw.subBlocks(), c) *
+                                ip.scale(s * subBlockSize / 32, r);
+      Expr multiplier = ip.multipliers(
+          sw.unitBlock(unit) * sw.subBlocks() + sw.unitSubBlock(unit, g), c, r);
+      ip.lanes(g, c, r) += cast<float>(ip.unitDot(g, unit, c, r)) * multiplier;
+    }
     product(c, r) += ip.lanes(ip.overGroups, c, r);
   } else {
     // The bytes as quads of consecutive values, rows next to each other:
@@ -350,7 +400,9 @@ void defineLinear(OpDefinition &d) {
     over = RDom({{0, sw.subBlockSize()}, {0, sw.subBlocks()}, {0, sw.blocks()}}, d.name + "_k");
     d.result.decodedWeights = decoded;
     if (d.attrs<LinearAttrs>().activationBlock > 0) {
-      relativeRows = defineIntegerProduct(d, input, oneRow, sw, inDim, affine, product);
+      relativeRows = defineIntegerProduct(d, input, oneRow, sw, inDim,
+                                          static_cast<int>(d.attrs<LinearAttrs>().activationBlock),
+                                          affine, product);
     } else {
       Expr k = (over.z * sw.subBlocks() + over.y) * sw.subBlockSize() + over.x;
       product(c, r) = 0.0f;

@@ -204,6 +204,45 @@ void schedulePairDot(IntegerProduct &ip, LoopLevel at, int rowLanes = 1) {
   }
 }
 
+/// A k-quant's matrix-vector product with 8-bit activations summed per
+/// block in integers (IntegerProduct::blockDot): per column, a block's
+/// units unrolled (their nibbles' shifts constants), each unit's 16 pair
+/// sums widened times its sub-blocks' scales (pmaddwd) into the block's 8
+/// lanes, and the lanes scaled to f32 once per block.
+void scheduleBlockSumMatvec(ScheduleContext &ctx, const CpuFastParams &params,
+                            const KernelAlgorithm &a, Value &lin) {
+  IntegerProduct &ip = *lin.integer;
+  const StoredWeight &weight = *weightOf(a, lin).stored;
+  if (ip.zeroPointPairs.defined())
+    ip.zeroPointPairs.compute_root().vectorize(ip.zeroPointPairs.args()[0]);
+  ip.lanes.compute_at(lin.product, a.col).vectorize(ip.group);
+  RVar block = ip.overBlocks.x, pairOfGroup = ip.inBlock.x, unit = ip.inBlock.y;
+  Stage sums = ip.lanes.update();
+  sums.reorder(ip.group, block).vectorize(ip.group);
+  prefetchWeightAhead(sums, a, lin, block, weight.blocks(), params.prefetchBytes);
+  ip.blockDot.compute_at(ip.lanes, block).vectorize(ip.group);
+  ip.blockDot.update()
+      .reorder(pairOfGroup, ip.group, unit)
+      .atomic()
+      .vectorize(pairOfGroup)
+      .vectorize(ip.group)
+      .unroll(unit);
+  schedulePairDot(ip, LoopLevel(ip.blockDot, unit));
+  // A block's scales as one vector (by sub-block: the lanes' bytes lie
+  // next to each other; a vector across blocks gathered them a byte at a
+  // time).
+  ip.subScales.compute_at(lin.product, a.col)
+      .vectorize(ip.subScales.args()[0], lanesDividing(weight.subBlocks(), 2 * ctx.vectorLanes));
+  ip.multipliers.compute_at(lin.product, a.col)
+      .vectorize(ip.multipliers.args()[0], lanesDividing(weight.blocks(), ctx.vectorLanes));
+  lin.product.update(0).atomic().vectorize(ip.overGroups.x);
+  if (ip.offsetDot.defined()) {
+    ip.offsetDot.compute_at(lin.product, a.col).vectorize(ip.group);
+    ip.offsetDot.update().vectorize(ip.group);
+    decodeAffineAsVectors(ctx, params, a, lin);
+  }
+}
+
 /// A matrix-vector product with 8-bit activations: per column, each unit's
 /// 8 lanes of integer dot products (vpdpbusd) scaled and summed as a
 /// vector (two units' 16 lanes at a time), the lanes added at the end of
@@ -223,6 +262,10 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   if (ip.zeroPointSums.defined()) {
     ip.zeroPointSums.compute_root().vectorize(ip.group);
     ip.zeroPointSums.update().vectorize(ip.group);
+  }
+  if (ip.blockDot.defined()) {
+    scheduleBlockSumMatvec(ctx, params, a, lin);
+    return;
   }
   // A block's units unrolled: their sub-block's bit positions (k-quants'
   // nibbles and q6_K's high bits) are then constants, where a shift by a
