@@ -102,6 +102,7 @@ struct IntegerProduct {
   Halide::Func zeroPointPairs; // (pair, unit, row): q6_K's zero point times the pair's
                                // bytes, int16
   Halide::Func subScales;      // (sub-block, block, col): StoredWeight::subBlockScale, int16
+                               // (q6_K's int8)
   Halide::Func blockDot;       // (group, block, col, row): the sum over the block's units
                                // of (pairDot - zeroPointPairs) * subScales, int32
   Halide::RDom inBlock;        // (pair of the group, unit of the block)

@@ -259,7 +259,12 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       }
       Var s("sub_block"), b("block");
       ip.subScales = Func(d.name + "_sub_scales");
-      ip.subScales(s, b, c) = cast<int16_t>(sw.subBlockScale(0, b, s, c));
+      // q6_K's scales as bytes: a unit's two (8 lanes each) widen from a
+      // byte shuffle (vpshufb, vpmovsxbw), where as int16 they took four
+      // shuffles (its block loop in the 110M Llama's logits: 120 -> 110
+      // instructions). One scale per unit broadcasts best as int16.
+      Type scaleType = subBlockSize == 16 ? Int(8) : Int(16);
+      ip.subScales(s, b, c) = cast(scaleType, sw.subBlockScale(0, b, s, c));
       ip.inBlock = RDom({{0, 2}, {0, unitsPerBlock}}, d.name + "_in_block");
       Expr unit = b * unitsPerBlock + ip.inBlock.y, pair = g * 2 + ip.inBlock.x;
       Expr pairSum = ip.pairDot(pair, unit, c, r);
@@ -268,7 +273,7 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       ip.blockDot = Func(d.name + "_block_dot");
       ip.blockDot(g, b, c, r) = 0;
       ip.blockDot(g, b, c, r) += Internal::widening_mul(
-          pairSum, ip.subScales(sw.unitSubBlock(unit, g), b, c));
+          pairSum, cast<int16_t>(ip.subScales(sw.unitSubBlock(unit, g), b, c)));
       // Each block's multiplier times its input scale, as vectors before
       // the sum (as the sub-blocks' below).
       ip.multipliers = Func(d.name + "_multipliers");
