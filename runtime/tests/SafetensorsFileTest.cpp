@@ -121,7 +121,7 @@ TEST(SafetensorsFile, RefusesMalformedHeaders) {
 }
 
 TEST(SafetensorsIndex, ReadsWeightMapBesideTheIndex) {
-  std::string dir = ::testing::TempDir();
+  std::string dir = tempDir();
   std::string path = writeTemp("index-ok.json",
                                R"({"metadata":{"total_size":8},"weight_map":)"
                                R"({"a":"s-2.safetensors","b":"s-1.safetensors",)"

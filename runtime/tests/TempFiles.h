@@ -3,6 +3,7 @@
 #define TFM_RUNTIME_TESTS_TEMPFILES_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
@@ -12,8 +13,20 @@
 
 namespace tfm::rt::testing {
 
-/// `name` in the test temp dir.
-inline std::string tempPath(const std::string &name) { return ::testing::TempDir() + name; }
+/// This test's own folder in the test temp dir, with a trailing '/': ctest
+/// runs each test as a process of its own, two at a time, and two tests
+/// writing one file name (tied.bin) read each other's bytes.
+inline std::string tempDir() {
+  const ::testing::TestInfo *test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = ::testing::TempDir() + "tfm-runtime-tests/" +
+                    (test ? std::string(test->test_suite_name()) + "." + test->name() : "");
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  EXPECT_FALSE(ec) << dir << ": " << ec.message();
+  return dir + "/";
+}
+
+/// `name` in this test's folder (tempDir).
+inline std::string tempPath(const std::string &name) { return tempDir() + name; }
 
 inline std::string writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

@@ -53,7 +53,8 @@ struct AttentionFuncs {
 
 /// The Funcs of a linear op whose input is quantized to 8 bits (its
 /// activation_block): the input row in units of 32 values, each an f32
-/// scale and 32 signed bytes; a block-format weight's unsigned levels
+/// scale (shared by a k-quant block's 8 units with activation_block 256)
+/// and 32 signed bytes; a block-format weight's unsigned levels
 /// times those bytes summed four at a time (AVX-512 VNNI's dot product);
 /// those sums scaled by their unit's activation scale and weight
 /// multiplier and summed over the units; and the weights' zero points and

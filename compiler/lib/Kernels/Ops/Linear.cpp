@@ -238,7 +238,6 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
     ip.lanes = Func(d.name + "_lanes");
     ip.lanes(g, c, r) = lanesStart;
     ip.overGroups = RDom(0, 8, d.name + "_groups");
-    ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
     int zeroPoint = signedBytes ? 0 : sw.levelZeroPoint();
     Var h("pair");
     if (bytePairs) {
@@ -282,6 +281,7 @@ bool defineIntegerProduct(OpDefinition &d, Func input, bool oneRow, const Stored
       ip.lanes(g, c, r) += cast<float>(ip.blockDot(g, ip.overBlocks, c, r)) *
                            ip.multipliers(ip.overBlocks, c, r);
     } else {
+      ip.inGroup = RDom(0, bytePairs ? 2 : 4, d.name + "_in_group");
       Expr start = 0;
       if (zeroPoint) {
         RDom inQuad(0, 4, d.name + "_in_quad");
