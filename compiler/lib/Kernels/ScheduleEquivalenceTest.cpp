@@ -707,6 +707,32 @@ TEST(TypedWeights, LinearDecodesEveryType) {
     }
 }
 
+// Integer sub-block scales are stored by the k-quants alone, and offsets by
+// q4_K and q5_K alone: an algorithm asking another format for them is a
+// compiler defect, refused with the weight's name instead of reading level
+// bytes as scales.
+TEST(TypedWeights, SubBlockScalesOnlyWhereStored) {
+  Halide::ImageParam image(Halide::UInt(8), 2, "w");
+  Halide::Var b("b"), s("s"), n("n");
+  auto refusal = [&](const char *type, int i) -> std::string {
+    StoredWeight weight(image, *parseElementEncoding(type), 512);
+    try {
+      weight.blockScale(i, b, n);
+      weight.subBlockScale(i, b, s, n);
+    } catch (const std::logic_error &e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const char *type : {"q4_k", "q5_k", "q6_k"})
+    EXPECT_EQ(refusal(type, 0), "") << type;
+  EXPECT_EQ(refusal("q4_k", 1), "");
+  EXPECT_EQ(refusal("q5_k", 1), "");
+  EXPECT_EQ(refusal("q6_k", 1), "weight w: q6_k has no sub-block offsets");
+  EXPECT_EQ(refusal("q8_0", 0), "weight w: q8_0 has no sub-block scales");
+  EXPECT_EQ(refusal("f16", 0), "weight w: a plain type has no sub-block scales");
+}
+
 // 8-bit activations (activation_block 32, or a k-quant's 256): every
 // schedule gives the sum of the weight's values times each input value
 // rounded to its block's grid, scale = largest |x| of the block / 127, as

@@ -127,46 +127,42 @@ Expr StoredWeight::affine(int i, Expr b, Expr s, Expr n) const {
 
 bool StoredWeight::hasIntegerSubBlockScales() const { return isBlocked() && subBlocks_ > 1; }
 
+void StoredWeight::requireSubBlockScale(int i) const {
+  if (hasIntegerSubBlockScales() && i >= 0 && i < affineCount())
+    return;
+  std::string format = isBlocked() ? blockLayout(*encoding_.block).name : "a plain type";
+  throw std::logic_error("weight " + image_.name() + ": " + format + " has no sub-block " +
+                         (i == 1 ? "offsets" : "scales"));
+}
+
 Expr StoredWeight::blockScale(int i, Expr b, Expr n) const {
+  requireSubBlockScale(i);
   Expr base = b * static_cast<int>(blockLayout(*encoding_.block).blockBytes);
-  switch (*encoding_.block) {
-  case BlockFormat::Q4_K:
-  case BlockFormat::Q5_K: // f16 d, f16 dmin: the value is d*scale*q - dmin*min
-    return i == 0 ? halfAt(base, n) : -halfAt(base + 2, n);
-  case BlockFormat::Q6_K: // f16 d at 208
+  if (*encoding_.block == BlockFormat::Q6_K) // f16 d at 208
     return halfAt(base + 208, n);
-  default:
-    throw std::logic_error("weight " + image_.name() + ": " +
-                           blockLayout(*encoding_.block).name + " has no sub-block scales");
-  }
+  // q4_K, q5_K: f16 d, f16 dmin: the value is d*scale*q - dmin*min
+  return i == 0 ? halfAt(base, n) : -halfAt(base + 2, n);
 }
 
 Expr StoredWeight::subBlockScale(int i, Expr b, Expr s, Expr n) const {
+  requireSubBlockScale(i);
   Expr base = b * static_cast<int>(blockLayout(*encoding_.block).blockBytes);
-  switch (*encoding_.block) {
-  case BlockFormat::Q4_K:
-  case BlockFormat::Q5_K: {
-    // After f16 d and dmin, 12 bytes of 6-bit scales and minimums: those of
-    // sub-blocks 0..3 in the low bits of bytes 0..3 and 4..7, those of 4..7
-    // in the nibbles of bytes 8..11 with their top bits in bytes' 0..7 top
-    // bits.
-    Expr packed = base + 4;
-    Expr low, high;
-    if (i == 0) {
-      low = byteAt(packed + s, n) & 63;
-      high = (byteAt(packed + s + 4, n) & 15) | ((byteAt(packed + s - 4, n) >> 6) << 4);
-    } else {
-      low = byteAt(packed + s + 4, n) & 63;
-      high = (byteAt(packed + s + 4, n) >> 4) | ((byteAt(packed + s, n) >> 6) << 4);
-    }
-    return select(s < 4, low, high);
-  }
-  case BlockFormat::Q6_K: // int8 scales[16] at 192
+  if (*encoding_.block == BlockFormat::Q6_K) // int8 scales[16] at 192
     return cast<int32_t>(reinterpret(Int(8), unsignedByte(base + 192 + s, n)));
-  default:
-    throw std::logic_error("weight " + image_.name() + ": " +
-                           blockLayout(*encoding_.block).name + " has no sub-block scales");
+  // q4_K, q5_K: after f16 d and dmin, 12 bytes of 6-bit scales and
+  // minimums: those of sub-blocks 0..3 in the low bits of bytes 0..3 and
+  // 4..7, those of 4..7 in the nibbles of bytes 8..11 with their top bits in
+  // bytes' 0..7 top bits.
+  Expr packed = base + 4;
+  Expr low, high;
+  if (i == 0) {
+    low = byteAt(packed + s, n) & 63;
+    high = (byteAt(packed + s + 4, n) & 15) | ((byteAt(packed + s - 4, n) >> 6) << 4);
+  } else {
+    low = byteAt(packed + s + 4, n) & 63;
+    high = (byteAt(packed + s + 4, n) >> 4) | ((byteAt(packed + s, n) >> 6) << 4);
   }
+  return select(s < 4, low, high);
 }
 
 Expr StoredWeight::at(Expr b, Expr s, Expr e, Expr n) const {

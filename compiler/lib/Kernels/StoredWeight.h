@@ -100,6 +100,10 @@ private:
   Halide::Expr storedLevel(Halide::Expr b, Halide::Expr unit, Halide::Expr e, Halide::Expr n,
                            Halide::Type type) const;
   int unitsPerBlock() const;
+  /// Throws, naming the weight, unless its format has integer sub-block
+  /// multipliers (i = 0) or offsets (i = 1): only the k-quants, and of
+  /// them only q4_K and q5_K have offsets.
+  void requireSubBlockScale(int i) const;
   /// The stored byte at `offset`, as UInt(8) whatever the image's type.
   Halide::Expr unsignedByte(Halide::Expr offset, Halide::Expr n) const;
   Halide::Expr byteAt(Halide::Expr offset, Halide::Expr n) const;
