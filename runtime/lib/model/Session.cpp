@@ -1,7 +1,7 @@
 //===- Session.cpp - KV cache, arena and positions for one sequence -------===//
 #include "tfm/runtime/Session.h"
 
-#include "../HugePages.h"
+#include "tfm/runtime/HugePages.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -1,7 +1,7 @@
 //===- WeightFileBytes.cpp - Map a weight file, or read it into huge pages ===//
 #include "tfm/runtime/WeightFileBytes.h"
 
-#include "../HugePages.h"
+#include "tfm/runtime/HugePages.h"
 
 #include <algorithm>
 #include <cerrno>

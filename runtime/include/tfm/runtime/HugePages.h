@@ -3,8 +3,8 @@
 // Huge pages hold 2 MiB of a buffer under one TLB entry. Linux backs a
 // buffer with them (transparent huge pages in "madvise" mode, Debian's
 // default) only where the process advises it to, before the first write
-// faults the pages in. Used by the session's cache and arena and by the
-// weights read with --no-mmap.
+// faults the pages in. Used by the session's cache and arena, by the
+// weights read with --no-mmap and by tfm-bench's read probes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_HUGEPAGES_H
