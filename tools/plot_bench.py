@@ -67,8 +67,9 @@ def plot_roofline(results, path):
     memory = roof["reads"][-1]["gb_s"]
     cached = [r for r in roof["reads"] if r["bytes"] <= roof["cache_bytes"]]
     cache = cached[-1]["gb_s"] if cached else memory
+    # A kernel with too few profiler samples has no rate (gflop_s null).
     points = [r for r in results["kernels"]
-              if r["bytes_per_call"] > 0 and r["flops_per_call"] > 0 and r["median_ms"] > 0]
+              if r["bytes_per_call"] > 0 and r["flops_per_call"] > 0 and r["gflop_s"] is not None]
     intensities = [r["flops_per_call"] / r["bytes_per_call"] for r in points]
     lo = min(intensities + [0.05]) / 2
     hi = max(intensities + [peak / memory]) * 4

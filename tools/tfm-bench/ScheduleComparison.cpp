@@ -380,30 +380,41 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
       const std::vector<double> &ms = found->second;
       double med = median(ms), lo = *std::min_element(ms.begin(), ms.end()),
              hi = *std::max_element(ms.begin(), ms.end());
-      double gflops = cost && med > 0 ? cost->flops / (med * 1e6) : 0;
-      double gbs = cost && med > 0 ? cost->bytes / (med * 1e6) : 0;
-      double pct = med > 0 ? 100.0 * rooflineMs / med : 0;
       int samples = timings[s].samples[k.kernel];
+      // Under kTuningSamples a kernel's time is a few of the profiler's
+      // 1 ms ticks spread over all its calls, and no rate is given for it
+      // (the 110M Llama's prefill embedding, one sample, read 1212% of
+      // the roofline).
+      bool rated = cost && med > 0 && samples >= kTuningSamples;
+      double gflops = rated ? cost->flops / (med * 1e6) : 0;
+      double gbs = rated ? cost->bytes / (med * 1e6) : 0;
+      double pct = rated ? 100.0 * rooflineMs / med : 0;
+      auto rate = [&](double value, const char *format, const char *unrated) {
+        return rated ? formatv(format, value).str() : std::string(unrated);
+      };
       // The first schedule's code under another name: their difference is
       // this machine's noise.
       std::string sameAs =
           s != timed.front() && sameCode(dirs, s, timed.front(), k.kernel) ? timed.front() : "";
-      outs() << formatv(
-          "  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9:f1} {5,8:f1} {6,10:f0}% {7,8}{8}\n", s, med,
-          lo, hi, gflops, gbs, pct, samples, sameAs.empty() ? "" : "  (same code as " + sameAs + ")");
-      csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5:f2},{6:f2},{7:f1},{8}\n", k.kernel, s, med,
-                     lo, hi, gflops, gbs, pct, samples);
+      outs() << formatv("  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9} {5,8} {6,11} {7,8}{8}{9}\n", s,
+                        med, lo, hi, rate(gflops, "{0:f1}", "-"), rate(gbs, "{0:f1}", "-"),
+                        rate(pct, "{0:f0}%", "-"), samples,
+                        rated || !cost ? "" : "  (too few samples to rate)",
+                        sameAs.empty() ? "" : "  (same code as " + sameAs + ")");
+      csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5},{6},{7},{8}\n", k.kernel, s, med, lo, hi,
+                     rate(gflops, "{0:f2}", ""), rate(gbs, "{0:f2}", ""),
+                     rate(pct, "{0:f1}", ""), samples);
       kernelRows.push_back(json::Object{{"kernel", k.kernel},
                                         {"schedule", s},
                                         {"median_ms", med},
                                         {"min_ms", lo},
                                         {"max_ms", hi},
-                                        {"gflop_s", gflops},
-                                        {"gb_s", gbs},
+                                        {"gflop_s", rated ? json::Value(gflops) : nullptr},
+                                        {"gb_s", rated ? json::Value(gbs) : nullptr},
                                         {"flops_per_call", cost ? cost->flops : 0},
                                         {"bytes_per_call", cost ? cost->bytes : 0},
                                         {"roofline_ms", rooflineMs},
-                                        {"roofline_pct", pct},
+                                        {"roofline_pct", rated ? json::Value(pct) : nullptr},
                                         {"samples", samples},
                                         {"same_code_as", sameAs}});
     }
