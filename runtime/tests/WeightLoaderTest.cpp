@@ -23,6 +23,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <cstring>
 #include <map>
 #include <set>
@@ -349,6 +351,27 @@ TEST(WeightFileBytes, ResidentBytesAreACopyInHugePageAlignedMemory) {
     EXPECT_NE(message.find("no-such-file.gguf: cannot open the GGUF file: "), std::string::npos)
         << message;
   }
+}
+
+// The mapped file carries the huge-page advice (smaps' VmFlags "hg"), so
+// that what it faults in from disk is cached in 2 MiB folios.
+TEST(WeightFileBytes, MappedBytesAreAdvisedIntoHugePages) {
+  std::string path = writeTemp("advised.bin", std::string((4 << 20) + 5, '\x2a'));
+  auto mapped = readWeightFile(path, WeightMemory::Mapped, "test file");
+  ASSERT_TRUE(bool(mapped)) << llvm::toString(mapped.takeError());
+  auto start = reinterpret_cast<uintptr_t>((*mapped)->getBufferStart());
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line, flags;
+  bool inMapping = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t low = 0, high = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &low, &high) == 2) // a mapping's first line
+      inMapping = low <= start && start < high;
+    else if (inMapping && line.rfind("VmFlags:", 0) == 0)
+      flags = line;
+  }
+  ASSERT_FALSE(flags.empty()) << "no mapping of " << path << " in /proc/self/smaps";
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << flags;
 }
 
 // A library compiled for the file's types binds it in place, pointing into

@@ -3,7 +3,8 @@
 // The generated kernels read weights in place, from the bytes the loaders
 // hand them. By default those are the file mapped read-only: nothing is
 // copied, the pages are the page cache's, shared between processes and
-// kept across runs. `Resident` reads the file instead into the process's
+// kept across runs; the mapping is advised into huge pages, so that what
+// it reads from disk is cached in 2 MiB folios. `Resident` reads the file instead into the process's
 // own memory, in 2 MiB pages where the system grants them, as llama.cpp
 // does with --no-mmap (and always for the weights its AMX back end
 // repacks). On a KVM guest measured for issue 8 (Intel Sapphire Rapids),
