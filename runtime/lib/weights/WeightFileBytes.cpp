@@ -66,10 +66,10 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std:
 /// keep their size. Advice only: a small file LLVM read into the heap
 /// instead of mapping is left alone. (On a 2-core AMD EPYC VM, the 110M
 /// Llama's f32 GGUF, its pages dropped, then faulted in through a plain
-/// mapping, mapped 272 of 428 MB in 2 MiB entries, and through an advised
-/// one 412; its decode, alternating with llama.cpp's on the same pages,
-/// went from 62.4 to 65.9 tok/s, llama.cpp's 55.8 and 55.5: one run of 5
-/// rounds each.)
+/// mapping, mapped 266 of its 418 MiB in 2 MiB entries, and through an
+/// advised one 402; its decode, alternating with llama.cpp's on the same
+/// pages, went from 62.4 to 65.9 tok/s, llama.cpp's 55.8 and 55.5: one run
+/// of 5 rounds each.)
 void adviseHugeFolios(const llvm::MemoryBuffer &mapped) {
   long page = sysconf(_SC_PAGESIZE);
   auto start = reinterpret_cast<uintptr_t>(mapped.getBufferStart());
