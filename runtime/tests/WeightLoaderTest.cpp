@@ -24,8 +24,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -356,6 +356,8 @@ TEST(WeightFileBytes, ResidentBytesAreACopyInHugePageAlignedMemory) {
 // The mapped file carries the huge-page advice (smaps' VmFlags "hg"), so
 // that what it faults in from disk is cached in 2 MiB folios.
 TEST(WeightFileBytes, MappedBytesAreAdvisedIntoHugePages) {
+  if (!llvm::sys::fs::exists("/sys/kernel/mm/transparent_hugepage"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages: it refuses MADV_HUGEPAGE";
   std::string path = writeTemp("advised.bin", std::string((4 << 20) + 5, '\x2a'));
   auto mapped = readWeightFile(path, WeightMemory::Mapped, "test file");
   ASSERT_TRUE(bool(mapped)) << llvm::toString(mapped.takeError());

@@ -264,15 +264,12 @@ double bestTime(int threads, const std::function<float(int)> &work) {
 
 /// GB/s reading `bytes` of floats split among the threads, `repeats` times.
 double readBandwidth(const Probes &probes, int threads, size_t bytes, int repeats) {
-  using tfm::rt::kHugePageBytes;
   size_t perThread = bytes / sizeof(float) / threads / kSumStep * kSumStep;
-  size_t allocated = tfm::rt::wholeHugePages(perThread * threads * sizeof(float));
   std::unique_ptr<float, decltype(&std::free)> data(
-      static_cast<float *>(std::aligned_alloc(kHugePageBytes, allocated)), &std::free);
+      static_cast<float *>(tfm::rt::allocateInHugePages(perThread * threads * sizeof(float))),
+      &std::free);
   if (!data)
     throw std::bad_alloc();
-  tfm::rt::adviseHugePages(data.get(), allocated);
-  std::fill_n(data.get(), perThread * threads, 1.0f);
   double seconds = bestTime(threads, [&](int t) {
     float s = 0;
     for (int r = 0; r < repeats; ++r)

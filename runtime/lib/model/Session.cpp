@@ -34,15 +34,7 @@ size_t roundUp64(uint64_t bytes) { return static_cast<size_t>((bytes + 64) / 64 
 /// the TLB once per column. llama.cpp too clears its KV cache when it
 /// creates a context. Zeroed (the arena needs it not, but that is how its
 /// pages get touched).
-void *allocateTouched(uint64_t bytes) {
-  size_t size = wholeHugePages(roundUp64(bytes));
-  void *p = std::aligned_alloc(kHugePageBytes, size);
-  if (!p)
-    return nullptr;
-  adviseHugePages(p, size);
-  std::memset(p, 0, size);
-  return p;
-}
+void *allocateTouched(uint64_t bytes) { return allocateInHugePages(roundUp64(bytes)); }
 
 /// Physical memory: the cache and arena are refused up front when larger,
 /// rather than allocated lazily and killed by the OOM killer mid-prompt.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -63,19 +62,16 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std:
 /// Pages of the file that the mapping faults in from disk then come into
 /// the page cache as 2 MiB folios, which map with one TLB entry each and
 /// let the prefetchers run on past 4 KiB boundaries; pages already cached
-/// keep their size. Advice only: a small file LLVM read into the heap
-/// instead of mapping is left alone. (On a 2-core AMD EPYC VM, the 110M
+/// keep their size. Advice only, and only for a mapping (LLVM reads a
+/// small file into the heap instead). (On a 2-core AMD EPYC VM, the 110M
 /// Llama's f32 GGUF, its pages dropped, then faulted in through a plain
 /// mapping, mapped 266 of its 418 MiB in 2 MiB entries, and through an
 /// advised one 402; its decode, alternating with llama.cpp's on the same
 /// pages, went from 62.4 to 65.9 tok/s, llama.cpp's 55.8 and 55.5: one run
 /// of 5 rounds each.)
 void adviseHugeFolios(const llvm::MemoryBuffer &mapped) {
-  long page = sysconf(_SC_PAGESIZE);
-  auto start = reinterpret_cast<uintptr_t>(mapped.getBufferStart());
-  uintptr_t first = (start + page - 1) / page * page, end = start + mapped.getBufferSize();
-  if (first < end)
-    madvise(reinterpret_cast<void *>(first), end - first, MADV_HUGEPAGE);
+  if (mapped.getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap)
+    madvise(const_cast<char *>(mapped.getBufferStart()), mapped.getBufferSize(), MADV_HUGEPAGE);
 }
 
 } // namespace

@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 
 namespace tfm::rt {
 
@@ -28,6 +30,19 @@ inline size_t wholeHugePages(size_t bytes) {
 /// pages.
 inline void adviseHugePages(void *hugePageAligned, size_t bytes) {
   madvise(hugePageAligned, wholeHugePages(bytes), MADV_HUGEPAGE);
+}
+
+/// At least `bytes` of zeroed memory in whole huge pages, advised before
+/// the zeroing faults them in; free with std::free. Null where the
+/// allocation fails.
+inline void *allocateInHugePages(size_t bytes) {
+  size_t size = wholeHugePages(bytes);
+  void *p = std::aligned_alloc(kHugePageBytes, size);
+  if (!p)
+    return nullptr;
+  adviseHugePages(p, size);
+  std::memset(p, 0, size);
+  return p;
 }
 
 } // namespace tfm::rt
