@@ -23,10 +23,11 @@ struct ScheduleName {
 /// prefill matrix product's register tile (c; its rows fill the remaining
 /// registers), query rows per prefill attention task (attn), reduction
 /// elements per depth block of a prefill matrix product (k), bytes a
-/// matrix-vector product prefetches its weights ahead (pf). tfmc --tune
+/// matrix-vector product prefetches its weights ahead (pf; pf16 for f16
+/// and bf16 rows). tfmc --tune
 /// chooses among them per kernel.
 inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k"},
+    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k, pf16 1k"},
     {"fast-mv32", "fast with 32 columns per matrix-vector task"},
     {"fast-mv64", "fast with 64 columns per matrix-vector task"},
     {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
@@ -37,6 +38,7 @@ inline constexpr ScheduleName kScheduleNames[] = {
     {"fast-k256", "fast with prefill matrix products summed in depth blocks of 256"},
     {"fast-pf0", "fast without software prefetches of matrix-vector weights"},
     {"fast-pf8k", "fast with matrix-vector weights prefetched 8 KiB (and two rows) ahead"},
+    {"fast-pf16-4k", "fast with f16 and bf16 matrix-vector weights prefetched 4 KiB ahead"},
     {"plain", "every op at the root in serial scalar loops: obviously right"},
     {"adams2019", "Halide's Adams2019 autoscheduler: beam search over a learned cost model"},
     {"li2018", "Halide's Li2018 autoscheduler: greedy, for reductions and their gradients"},

@@ -112,28 +112,41 @@ int lanesDividing(int n, int lanes) {
 /// A matrix-vector product reads its weights once per step, from memory,
 /// and a core's own misses with the hardware prefetcher keep too few of
 /// their lines in flight: each iteration of `loop` (one of the row's
-/// `iterationsPerRow`) prefetches the weight `bytesAhead`, and at least two
-/// rows, further on, past the row's end into the next rows (the rows are
-/// contiguous; a prefetch past the buffer's end does not fault). On an
-/// Intel Sapphire Rapids VM a C loop over the 110M Llama's q8_0 weights
-/// read 7.2 GB/s per core without prefetches and 18 with one per block
-/// 6.5 KiB ahead, the rate it reaches with the weights in L2. Decode with
-/// 4 KiB (tfm-bench --rates, 3 runs): 110M q8_0 122 -> 168 tok/s, f16 78 ->
-/// 100, Q4_K_M 148 -> 188; Llama 2 7B q8_0 2.3 -> 2.55. Its file cached in
-/// 2 MiB pages, 7B ran at 2.9 with 4 KiB and 3.05 with two of its rows
-/// (8.5 KiB). Halide 14 steps through a prefetched region 64 elements at a
-/// time, not 64 bytes: each iteration here reads one line or less of
-/// 16-bit elements (a run of 32), or a block's level bytes, a line at a
-/// time from the first (decodeAffineAsVectors prefetches the k-quants'
-/// scales, which lie outside them). The back end makes them prefetcht0
-/// (PrefetchLocality.h).
+/// `iterationsPerRow`) prefetches the weight some bytes further on, past
+/// the row's end into the next rows (the rows are contiguous; a prefetch
+/// past the buffer's end does not fault).
+///
+/// A block format's rows are prefetched `prefetchBytes` and at least two
+/// rows ahead. On an Intel Sapphire Rapids VM a C loop over the 110M
+/// Llama's q8_0 weights read 7.2 GB/s per core without prefetches and 18
+/// with one per block 6.5 KiB ahead, the rate it reaches with the weights
+/// in L2. Decode with 4 KiB (tfm-bench --rates, 3 runs): 110M q8_0 122 ->
+/// 168 tok/s, f16 78 -> 100, Q4_K_M 148 -> 188; Llama 2 7B q8_0 2.3 ->
+/// 2.55. Its file cached in 2 MiB pages, 7B ran at 2.9 with 4 KiB and 3.05
+/// with two of its rows (8.5 KiB).
+///
+/// A 16-bit float row (f16, bf16) is prefetched `prefetchHalfBytes` ahead,
+/// nearer: on a 2-core AMD EPYC (Zen 3) with the weights in 2 MiB pages,
+/// a C loop of f16 row dot products read 30.4 GB/s with prefetches 4 KiB
+/// ahead and 34.5 with 1 KiB (f32 rows, none: 39.3; medians of 15), and
+/// the 110M Llama's f16 decode went from 129-131 to 140-141 tok/s with
+/// 1 KiB, 134 with 3 KiB, 136 with 2 KiB, 138 with 512 bytes (7
+/// alternating tfm-bench --rates runs each), while q8_0's and Q4_K_M's
+/// 8-bit decode lost 6-12% with their blocks 1 KiB ahead.
+///
+/// Halide 14 steps through a prefetched region 64 elements at a time, not
+/// 64 bytes: each iteration here reads one line or less of 16-bit elements,
+/// or a block's level bytes, a line at a time from the first
+/// (decodeAffineAsVectors prefetches the k-quants' scales, which lie
+/// outside them). The back end makes them prefetcht0 (PrefetchLocality.h).
 void prefetchWeightAhead(Stage stage, const KernelAlgorithm &a, const Value &lin, VarOrRVar loop,
-                         int iterationsPerRow, int bytesAhead) {
-  if (bytesAhead <= 0)
+                         int iterationsPerRow, const CpuFastParams &params) {
+  if (params.prefetchBytes <= 0)
     return;
   const Value &weight = weightOf(a, lin);
   int64_t rowBytes = weight.stored->encoding().bytes(weight.shape[1]);
-  int64_t ahead = std::max<int64_t>(bytesAhead, 2 * rowBytes);
+  int64_t ahead = blockedWeight(lin) ? std::max<int64_t>(params.prefetchBytes, 2 * rowBytes)
+                                     : params.prefetchHalfBytes;
   int64_t iterations = (ahead * iterationsPerRow + rowBytes - 1) / rowBytes;
   stage.prefetch(weight.image, loop, loop, static_cast<int>(iterations),
                  PrefetchBoundStrategy::NonFaulting);
@@ -177,7 +190,7 @@ void decodeAffineAsVectors(ScheduleContext &ctx, const CpuFastParams &params,
     // runs): Llama 2 7B Q4_K_M 5.15-5.25 -> 5.29-5.38 tok/s, the 110M
     // Llama's 315-324 -> 329-331; with f32 activations, whose products
     // decode more per byte, the 110M's stayed at 191-201.
-    prefetchWeightAhead(affine, a, lin, block, weight.blocks(), params.prefetchBytes);
+    prefetchWeightAhead(affine, a, lin, block, weight.blocks(), params);
   } else {
     affine.vectorize(block, lanesDividing(weight.blocks(), ctx.vectorLanes));
   }
@@ -219,7 +232,7 @@ void scheduleBlockSumMatvec(ScheduleContext &ctx, const CpuFastParams &params,
   RVar block = ip.overBlocks.x, pairOfGroup = ip.inBlock.x, unit = ip.inBlock.y;
   Stage sums = ip.lanes.update();
   sums.reorder(ip.group, block).vectorize(ip.group);
-  prefetchWeightAhead(sums, a, lin, block, weight.blocks(), params.prefetchBytes);
+  prefetchWeightAhead(sums, a, lin, block, weight.blocks(), params);
   ip.blockDot.compute_at(ip.lanes, block).vectorize(ip.group);
   ip.blockDot.update()
       .reorder(pairOfGroup, ip.group, unit)
@@ -309,11 +322,10 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
           .reorder(ip.group, parity, pairInBlock, blockOfUnits)
           .unroll(pairInBlock);
       pairLoop = pairInBlock;
-      prefetchWeightAhead(pairSums, a, lin, blockOfUnits, weight.blocks(), params.prefetchBytes);
+      prefetchWeightAhead(pairSums, a, lin, blockOfUnits, weight.blocks(), params);
     } else {
       pairSums.reorder(ip.group, parity, pairOfUnits);
-      prefetchWeightAhead(pairSums, a, lin, pairOfUnits, weight.blocks() / 2,
-                          params.prefetchBytes);
+      prefetchWeightAhead(pairSums, a, lin, pairOfUnits, weight.blocks() / 2, params);
     }
     pairSums.vectorize(ip.group).vectorize(parity);
     Var unit = ip.unitDot.args()[1];
@@ -333,8 +345,7 @@ void scheduleIntegerMatvec(ScheduleContext &ctx, const CpuFastParams &params,
         .reorder(ip.group, unitInBlock, blockOfUnits)
         .vectorize(ip.group)
         .unroll(unitInBlock);
-    prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(),
-                        params.prefetchBytes);
+    prefetchWeightAhead(ip.lanes.update(), a, lin, blockOfUnits, weight.blocks(), params);
     ip.unitDot.compute_at(ip.lanes, unitInBlock).vectorize(ip.group);
     schedulePairDot(ip, LoopLevel(ip.lanes, unitInBlock));
     ip.unitDot.update().reorder(ip.inGroup.x, ip.group).atomic().vectorize(ip.inGroup.x).vectorize(
@@ -407,8 +418,7 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
           .reorder(lane, subLane, lin->reduction.z)
           .vectorize(lane)
           .unroll(subLane);
-      prefetchWeightAhead(partial.update(), a, *lin, loop, iterationsPerRow,
-                          params.prefetchBytes);
+      prefetchWeightAhead(partial.update(), a, *lin, loop, iterationsPerRow, params);
       // The chains' vectors added together before one sum across lanes:
       // a sum across lanes per chain (16 for q6_K) cost more instructions
       // than the row's dot product itself.
@@ -421,8 +431,7 @@ void scheduleMatvec(ScheduleContext &ctx, const CpuFastParams &params, Func out,
       Func partial = sums.rfactor(run, lane);
       partial.compute_at(lin->product, a.col).vectorize(lane);
       partial.update().vectorize(lane);
-      prefetchWeightAhead(partial.update(), a, *lin, loop, iterationsPerRow,
-                          params.prefetchBytes);
+      prefetchWeightAhead(partial.update(), a, *lin, loop, iterationsPerRow, params);
       // The lanes summed as a tree of vector adds, not one after another
       // (a chain of 32 dependent adds per column took a third of the time).
       sums.atomic().vectorize(run);

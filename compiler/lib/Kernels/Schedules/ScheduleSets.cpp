@@ -33,6 +33,7 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
       fast("fast-k256", &CpuFastParams::matmulDepth, 256),
       fast("fast-pf0", &CpuFastParams::prefetchBytes, 0),
       fast("fast-pf8k", &CpuFastParams::prefetchBytes, 8192),
+      fast("fast-pf16-4k", &CpuFastParams::prefetchHalfBytes, 4096),
       {"plain", schedulePlain},
       {"adams2019", scheduleAdams2019},
       {"li2018", scheduleLi2018},

@@ -41,8 +41,9 @@ struct CpuFastParams {
                           // (0: the whole reduction at once)
   int matmulGroupTiles = 4; // register tiles of columns per prefill matrix product task
   int prefetchBytes = 4096; // how far ahead of its reads (and at least two rows) a
-                            // matrix-vector product prefetches its weights (0: not at all,
-                            // nor decode attention its value rows)
+                            // matrix-vector product prefetches a block format's weights (0:
+                            // no weight at all, nor decode attention its value rows)
+  int prefetchHalfBytes = 1024; // how far ahead it prefetches f16 and bf16 rows
 };
 
 /// Vectorised and multi-threaded for CPUs: tiled matrix-vector products for
