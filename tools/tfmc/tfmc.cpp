@@ -58,7 +58,8 @@ cl::opt<std::string> scheduleOverrides(
     "schedule",
     cl::desc("Schedule overrides: one schedule for every kernel (fast, its variants fast-mv32, "
              "fast-mv64, fast-c4, fast-c8, fast-attn8, fast-attn32, fast-k128, fast-k256, "
-             "fast-pf0, fast-pf8k, fast-pf16-4k, plain, adams2019, li2018, mullapudi2016), or kernel=schedule,... "
+             "fast-pf0, fast-pf8k, fast-pf16-4k, plain, adams2019, li2018, mullapudi2016), or "
+             "kernel=schedule,... "
              "(default: the tuning file's choice, else the target's default)"),
     cl::cat(category));
 cl::opt<std::string> attention(

@@ -24,10 +24,10 @@ struct ScheduleName {
 /// registers), query rows per prefill attention task (attn), reduction
 /// elements per depth block of a prefill matrix product (k), bytes a
 /// matrix-vector product prefetches its weights ahead (pf; pf16 for f16
-/// and bf16 rows). tfmc --tune
-/// chooses among them per kernel.
+/// and bf16 rows). tfmc --tune chooses among them per kernel.
 inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k, pf16 1k"},
+    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k, "
+             "pf16 1k"},
     {"fast-mv32", "fast with 32 columns per matrix-vector task"},
     {"fast-mv64", "fast with 64 columns per matrix-vector task"},
     {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
