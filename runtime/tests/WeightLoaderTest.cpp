@@ -28,6 +28,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace tfm;
 using namespace tfm::rt;
@@ -294,6 +295,27 @@ TEST(WeightLoader, GgufF32InPlaceAndF16Bf16Converted) {
                          1 + m.tensors.size());
     expectManifestValues(writeGguf("bf16-" + m.config.family, m, GgmlBF16), m,
                          1 + m.tensors.size());
+  }
+}
+
+// One tensor at a time (tfm-quantize): a converted tensor is a copy of its
+// own, made when asked for; one stored as the manifest says is the file's.
+TEST(WeightLoader, WeightTensorsConvertEachWhenAskedFor) {
+  Manifest m = llamaManifest(false);
+  for (auto [name, ggmlType, converted] :
+       {std::tuple{"tensors-f32", GgmlF32, false}, {"tensors-f16", GgmlF16, true}}) {
+    std::string path = writeGguf(name, m, ggmlType);
+    auto bound = bindWeights(path, m, LoadOptions{});
+    auto tensors = openWeightTensors(path, m, LoadOptions{});
+    ASSERT_TRUE(bound && tensors) << name;
+    for (size_t i = 0; i < m.tensors.size(); ++i) {
+      EXPECT_EQ(tensors->converts(i), converted) << name << ": " << m.tensors[i].name;
+      auto first = tensors->tensor(i), second = tensors->tensor(i);
+      ASSERT_TRUE(first && second) << name;
+      EXPECT_EQ(first->get() != second->get(), converted) << name << ": " << m.tensors[i].name;
+      EXPECT_EQ(std::memcmp(first->get(), bound->pointers[i], m.tensors[i].byteCount()), 0)
+          << name << ": " << m.tensors[i].name;
+    }
   }
 }
 

@@ -8,7 +8,9 @@ usage: test_tfm_quantize.py   (environment as in tests/CMakeLists.txt's TFM_TEST
 
 import json
 import os
+import resource
 import shutil
+import subprocess
 import sys
 import unittest
 
@@ -25,6 +27,7 @@ import weight_files  # noqa: E402
 LLAMA = {"model_type": "llama", "name": "quantize_llama", "hidden_size": 256,
          "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 32}
+GGML_Q8_0 = 8  # ggml_type
 TYPES = ["f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q5_k_m"]
 
 
@@ -99,6 +102,22 @@ class Quantize(unittest.TestCase):
         self.assertIn("tokenizer.ggml.tokens", tokenizer)
         self.assertEqual({k: v for k, v in metadata.items() if k.startswith("tokenizer.")}, tokenizer)
         self.assertEqual(metadata["general.file_type"], 7)
+
+    def test_converts_one_tensor_at_a_time(self):
+        # 38M parameters: 151 MB as f32, more than the 64 MiB of data
+        # (heap and anonymous mappings) tfm-quantize may take here; each
+        # tensor is 0.5 MB.
+        config = write_config("llama-deep", dict(LLAMA, num_hidden_layers=64))
+        source = weights(config, work("llama-deep-f16.gguf"), "--format", "gguf", "--dtype", "f16")
+        limit = 64 << 20
+        cmd = [testlib.bin("tfm-quantize"), source, work("llama-deep-q8_0.gguf"), "--type", "q8_0"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=testlib.DEFAULT_TIMEOUT_S,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA,
+                                                                    (limit, limit)))
+        self.assertEqual(done.returncode, 0, f"with {limit >> 20} MiB of data: {done.stderr}")
+        _, tensors, types = weight_files.read_gguf(cmd[2], with_types=True)
+        self.assertEqual(len(tensors), 2 + 64 * 9 + 1)
+        self.assertEqual(types["blk.63.ffn_down.weight"], GGML_Q8_0)
 
     def test_refusals(self):
         tool = testlib.bin("tfm-quantize")

@@ -5,8 +5,9 @@
 // IN is what tfm-run takes weights from: a GGUF file or a Hugging Face
 // folder (config.json beside safetensors), or any weight file (a llama2.c
 // checkpoint too) with --config naming its model. Its tensors are read as
-// f32 through the weight loader, so Hugging Face layouts come out as GGUF
-// stores them, and OUT is a GGUF v3 file with every tensor encoded as TYPE
+// f32 through the weight loader, one at a time (so a model larger as f32
+// than the machine's memory converts), Hugging Face layouts coming out as
+// GGUF stores them, and OUT is a GGUF v3 file with every tensor encoded as TYPE
 // says (tfm/common/WeightFileType.h: f32, f16, bf16, the block formats
 // q8_0, q4_0, q4_k, q5_k, q6_k, and llama.cpp's q4_k_m and q5_k_m). The
 // block layouts are ggml's, so llama.cpp reads the file too. It carries
@@ -127,7 +128,8 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     encodings.push_back(encoding);
   }
 
-  Expected<rt::BoundWeights> weights = rt::bindWeights(input->weights, manifest, {});
+  // One tensor converted to f32 at a time, written, and freed.
+  Expected<rt::WeightTensors> weights = rt::openWeightTensors(input->weights, manifest, {});
   if (!weights)
     return weights.takeError();
 
@@ -150,10 +152,13 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     return createStringError(inconvertibleErrorCode(),
                              outputPath + ": cannot open for writing: " + ec.message());
   rt::Progress progress("quantizing to " + type.name, totalBytes);
-  Error written = writer.write(os, [&](size_t i, raw_ostream &out) {
-    const auto *values = static_cast<const float *>(weights->pointers[i]);
+  Error written = writer.write(os, [&](size_t i, raw_ostream &out) -> Error {
+    Expected<std::shared_ptr<const void>> values = weights->tensor(i);
+    if (!values)
+      return values.takeError();
     int64_t n = manifest.tensors[i].elementCount();
-    writeElements(values, static_cast<size_t>(n), encodings[i], out);
+    writeElements(static_cast<const float *>(values->get()), static_cast<size_t>(n), encodings[i],
+                  out);
     progress.advance(encodings[i].bytes(n));
     return Error::success();
   });

@@ -342,50 +342,87 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
                  "checkpoint (a header of 7 positive int32)");
 }
 
-llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
-                                                  const Manifest &manifest,
-                                                  const LoadOptions &options) {
+/// The open files, and each manifest tensor's place in them (none for a
+/// llama2.c checkpoint, bound in place as a whole).
+struct tfm::rt::WeightTensors::State {
+  Manifest manifest;
+  BoundWeights files;
+  std::vector<FoundTensor> found;
+};
+
+llvm::Expected<WeightTensors> tfm::rt::openWeightTensors(const std::string &path,
+                                                         const Manifest &manifest,
+                                                         const LoadOptions &options) {
   llvm::Expected<WeightFormat> format = detectWeightFormat(path);
   if (!format)
     return format.takeError();
-  if (*format == WeightFormat::Llama2c)
-    return bindLlama2cCheckpoint(path, manifest, options.memory);
-
-  BoundWeights bound;
+  auto state = std::make_shared<WeightTensors::State>();
+  state->manifest = manifest;
+  if (*format == WeightFormat::Llama2c) {
+    llvm::Expected<BoundWeights> bound = bindLlama2cCheckpoint(path, manifest, options.memory);
+    if (!bound)
+      return bound.takeError();
+    state->files = std::move(*bound);
+    return WeightTensors(std::move(state));
+  }
   llvm::Expected<TensorFinder> finder =
-      tensorFinder(path, *format, options.memory, manifest.config, bound);
+      tensorFinder(path, *format, options.memory, manifest.config, state->files);
   if (!finder)
     return finder.takeError();
-
   // Everything is checked before anything is converted.
-  std::vector<FoundTensor> found;
-  uint64_t convertBytes = 0;
   for (const TensorSpec &spec : manifest.tensors) {
     llvm::Expected<FoundTensor> t = (*finder)(spec);
     if (!t)
       return t.takeError();
     if (llvm::Error e = checkTensor(*t, spec))
       return std::move(e);
-    if (!usableInPlace(*t, spec))
-      convertBytes += spec.byteCount();
-    found.push_back(std::move(*t));
+    state->found.push_back(std::move(*t));
   }
+  return WeightTensors(std::move(state));
+}
 
+bool tfm::rt::WeightTensors::converts(size_t index) const {
+  return !state_->found.empty() &&
+         !usableInPlace(state_->found[index], state_->manifest.tensors[index]);
+}
+
+llvm::Expected<std::shared_ptr<const void>> tfm::rt::WeightTensors::tensor(size_t index) const {
+  // In place: a pointer sharing ownership of the open files.
+  if (state_->found.empty())
+    return std::shared_ptr<const void>(state_, state_->files.pointers[index]);
+  const FoundTensor &t = state_->found[index];
+  const TensorSpec &spec = state_->manifest.tensors[index];
+  if (!converts(index))
+    return std::shared_ptr<const void>(state_, t.data);
+  auto copy = allocateTensor(spec.byteCount(), spec.name);
+  if (!copy)
+    return copy.takeError();
+  rearrange(t, spec, state_->manifest.config, copy->get());
+  return std::shared_ptr<const void>(std::move(*copy));
+}
+
+llvm::Expected<BoundWeights> tfm::rt::bindWeights(const std::string &path,
+                                                  const Manifest &manifest,
+                                                  const LoadOptions &options) {
+  llvm::Expected<WeightTensors> tensors = openWeightTensors(path, manifest, options);
+  if (!tensors)
+    return tensors.takeError();
+  uint64_t convertBytes = 0;
+  for (size_t i = 0; i < manifest.tensors.size(); ++i)
+    if (tensors->converts(i))
+      convertBytes += manifest.tensors[i].byteCount();
   Progress progress("converting weights", options.showProgress ? convertBytes : 0);
-  for (size_t i = 0; i < found.size(); ++i) {
-    const FoundTensor &t = found[i];
-    const TensorSpec &spec = manifest.tensors[i];
-    if (usableInPlace(t, spec)) {
-      bound.pointers.push_back(t.data);
-      continue;
+  BoundWeights bound;
+  bound.storage.push_back(tensors->files());
+  for (size_t i = 0; i < manifest.tensors.size(); ++i) {
+    llvm::Expected<std::shared_ptr<const void>> t = tensors->tensor(i);
+    if (!t)
+      return t.takeError();
+    bound.pointers.push_back(t->get());
+    if (tensors->converts(i)) {
+      bound.storage.push_back(std::move(*t));
+      progress.advance(manifest.tensors[i].byteCount());
     }
-    auto copy = allocateTensor(spec.byteCount(), spec.name);
-    if (!copy)
-      return copy.takeError();
-    rearrange(t, spec, manifest.config, copy->get());
-    bound.pointers.push_back(copy->get());
-    bound.storage.push_back(std::move(*copy));
-    progress.advance(spec.byteCount());
   }
   return bound;
 }

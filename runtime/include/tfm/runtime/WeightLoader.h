@@ -46,6 +46,34 @@ struct LoadOptions {
   WeightMemory memory = WeightMemory::Mapped;
 };
 
+/// A weight file whose manifest tensors are all checked, as bindWeights
+/// checks them, and each converted only when asked for: a tool that takes
+/// a tensor at a time (tfm-quantize) then holds one converted copy, not the
+/// whole model's (Llama 2 7B's f16 file is 27 GB as f32).
+class WeightTensors {
+public:
+  struct State; // the open files, and where each tensor lies in them
+
+  explicit WeightTensors(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+
+  /// Manifest tensor `index` encoded and laid out as the manifest says: the
+  /// file's own bytes (which the pointer keeps mapped), or a copy converted
+  /// now and freed with the last pointer to it.
+  llvm::Expected<std::shared_ptr<const void>> tensor(size_t index) const;
+  /// Whether tensor(index) converts, rather than pointing into the file.
+  bool converts(size_t index) const;
+  /// The open files, which the tensors in place point into.
+  std::shared_ptr<const void> files() const { return state_; }
+
+private:
+  std::shared_ptr<const State> state_;
+};
+
+/// Maps (or reads) the weight file at `path` and checks every manifest
+/// tensor in it; converts none.
+llvm::Expected<WeightTensors> openWeightTensors(const std::string &path, const Manifest &manifest,
+                                                const LoadOptions &options);
+
 /// Maps (or reads) the weight file at `path` and points each manifest tensor at data
 /// encoded and laid out as the manifest says.
 llvm::Expected<BoundWeights> bindWeights(const std::string &path, const Manifest &manifest,
