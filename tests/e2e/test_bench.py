@@ -9,7 +9,8 @@ One case per script argument:
           --rates prints only those), and the decode rate is held against
           the cache's bandwidth, since 260K parameters fit in any last-level
           cache (before, it was held against the memory's, and read over
-          100%).
+          100%). A run past the context is refused, naming it, with no
+          empty table.
   config  tfm-bench --config with fast and mullapudi2016: both checked
           against plain (within 1e-4), timed, and listed kernel by kernel in
           the table, the CSV and the JSON, no kernel above 100% of the
@@ -66,7 +67,15 @@ def models():
                                aidreams.checkpoint(), "--repeat", "1", "--prompt", "16",
                                "--decode", "8", models["fast"]])
     assert re.fullmatch(r"rates [0-9.e+-]+ [0-9.e+-]+\n", rates), f"--rates printed {rates!r}"
-    print("ok: roofline, both models' rows at two depths, decode held against the cache")
+    # Past the context (128 positions): refused by name, and no table of
+    # nothing printed after the roofline.
+    result = testlib.run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
+                          "--repeat", "1", "--prompt", "64", "--decode", "65", models["fast"]])
+    testlib.assert_clean_failure(result, ["= 129 exceeds the context (128)", models["fast"]],
+                                 "tfm-bench past the context")
+    assert "decode tok/s" not in result[1], f"a table with no rows:\n{result[1]}"
+    print("ok: roofline, both models' rows at two depths, decode held against the cache, "
+          "a run past the context refused")
 
 
 def config():

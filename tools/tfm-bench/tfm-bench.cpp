@@ -199,6 +199,8 @@ int benchModels(const tfm::bench::Roofline &before) {
       }
       results.emplace_back(dir, depth, *r);
     }
+  if (results.empty()) // the errors above say why; no table of nothing
+    return status;
   // The rates are held against the higher of the ceilings measured before
   // and after them (Roofline.h: higherOf).
   tfm::bench::Roofline roof = higherOf(before, tfm::bench::measureRoofline(opt.threads));
