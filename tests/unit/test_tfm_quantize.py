@@ -113,7 +113,8 @@ class Quantize(unittest.TestCase):
         source = weights(config, work("llama-deep-f16.gguf"), "--format", "gguf", "--dtype", "f16")
         limit = 64 << 20
         cmd = [testlib.bin("tfm-quantize"), source, work("llama-deep-q8_0.gguf"), "--type", "q8_0"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=testlib.DEFAULT_TIMEOUT_S,
+        done = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=testlib.DEFAULT_TIMEOUT_S,
                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA,
                                                                     (limit, limit)))
         self.assertEqual(done.returncode, 0, f"with {limit >> 20} MiB of data: {done.stderr}")
