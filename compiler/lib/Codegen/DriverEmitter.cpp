@@ -10,9 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
+#include "tfm/Program/CallWindow.h"
 #include "tfm/common/Targets.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 using namespace tfm;
@@ -32,9 +34,30 @@ std::string cString(const std::string &text) {
   return out + "\"";
 }
 
+/// A window bound (tfm/Program/CallWindow.h) as C over the call's `pos`
+/// and `T`: "0", "pos", "T", "pos + T - 1", ...
+std::string cBound(const CallAffine &a) {
+  std::string text;
+  auto term = [&](int64_t factor, const char *name) {
+    if (factor == 0)
+      return;
+    if (!text.empty())
+      text += " + ";
+    text += (factor == 1 ? "" : std::to_string(factor) + " * ") + name;
+  };
+  term(a.perPosition, "pos");
+  term(a.perRow, "T");
+  if (text.empty())
+    return std::to_string(a.constant);
+  if (a.constant != 0)
+    text += (a.constant < 0 ? " - " : " + ") + std::to_string(std::abs(a.constant));
+  return text;
+}
+
 /// The C expression for one launch argument: a buffer over the storage the
-/// binding names, shaped as the kernel parameter expects. `T` and `pos` are
-/// the rows and first position of the call.
+/// binding names, shaped as the kernel parameter expects, over the rows
+/// the call binds (rowWindow). `T` and `pos` are the rows and first
+/// position of the call.
 std::string bufferFor(const Program &p, const KernelParam &param, const Binding &b, int slot) {
   std::ostringstream e;
   int64_t cols = param.type.storedRowLength(param.shape.back());
@@ -44,35 +67,29 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
                      : param.type.plain == DType::F16                         ? "F16"
                      : param.type.plain == DType::BF16                        ? "BF16"
                                                                               : "F32";
-  auto view2 = [&](const std::string &host, const std::string &min1, const std::string &ext1,
-                   int64_t stride0, int64_t stride1) {
+  RowWindow window = rowWindow(param);
+  std::string min = cBound(window.min), extent = cBound(window.extent);
+  auto view2 = [&](const std::string &host, int64_t stride0, int64_t stride1) {
     e << "view2(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << cols
-      << ", " << stride0 << ", " << min1 << ", " << ext1 << ", " << stride1 << ")";
+      << ", " << stride0 << ", " << min << ", " << extent << ", " << stride1 << ")";
   };
   switch (b.storage) {
   case Storage::Weight:
     if (param.shape.size() == 1)
       e << "view1(&b[" << slot << "], d[" << slot << "], w[" << b.index << "], " << type
-        << ", 0, " << cols << ")";
+        << ", " << min << ", " << extent << ")";
     else
-      view2("w[" + std::to_string(b.index) + "]", "0", std::to_string(param.shape[0]), 1, cols);
+      view2("w[" + std::to_string(b.index) + "]", 1, cols);
     break;
   case Storage::Tokens:
-    e << "view1(&b[" << slot << "], d[" << slot << "], tokens, I32, pos, T)";
+    e << "view1(&b[" << slot << "], d[" << slot << "], tokens, I32, " << min << ", " << extent
+      << ")";
     break;
-  case Storage::Arena: {
-    std::string host = "arena + " + std::to_string(b.offset);
-    if (param.tokenRows)
-      view2(host, "pos", "T", 1, cols);
-    else // one row that is not a token row: the last row of the call
-      view2(host, "pos + T - 1", "1", 1, cols);
+  case Storage::Arena:
+    view2("arena + " + std::to_string(b.offset), 1, cols);
     break;
-  }
   case Storage::Logits: // the caller's buffer holds the call's rows from its start
-    if (param.tokenRows)
-      view2("logits", "pos", "T", 1, cols);
-    else
-      view2("logits", "pos + T - 1", "1", 1, cols);
+    view2("logits", 1, cols);
     break;
   case Storage::Cache: {
     const CacheBuffer &cache = p.caches[b.index];
@@ -80,19 +97,14 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
     std::string base = "kv + " + std::to_string(cache.offset);
     int64_t elementBytes = dtypeBytes(param.type.plain);
     // The host pointer addresses the window's first position.
-    if (param.cacheLayout == CacheLayout::Transposed) {
-      if (param.isOutput)
-        view2(base + " + " + std::to_string(elementBytes) + " * (int64_t)pos", "pos", "T", ctx,
-              1);
-      else
-        view2(base, "0", "pos + T", ctx, 1);
-    } else {
-      if (param.isOutput)
-        view2(base + " + " + std::to_string(elementBytes * cols) + " * (int64_t)pos", "pos", "T",
-              1, cols);
-      else
-        view2(base, "0", "pos + T", 1, cols);
-    }
+    bool transposed = param.cacheLayout == CacheLayout::Transposed;
+    int64_t positionBytes = transposed ? elementBytes : elementBytes * cols;
+    if (param.isOutput)
+      base += " + " + std::to_string(positionBytes) + " * (int64_t)pos";
+    if (transposed)
+      view2(base, ctx, 1);
+    else
+      view2(base, 1, cols);
     break;
   }
   }

@@ -144,15 +144,18 @@ std::string cachePath(const LibraryOptions &options, const std::string &stem,
               stem + "-" + contentHash(key + "|" + target + "|" + options.compilerId) + ".o");
 }
 
-ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::string &objDir,
+ObjectJob kernelJob(const Kernel &kernel, const Program &program, const std::string &objDir,
                     const LibraryOptions &options) {
   std::string object = join(objDir, kernel.name + ".o");
   bool verbose = options.verbose;
+  const std::string &target = program.target;
+  // The calls it serves, which its reaches are checked against.
+  CallRange range{program.contextLength, program.prefillChunk};
   return {object,
-          [&kernel, target, object, verbose](std::string &error) {
+          [&kernel, target, range, object, verbose](std::string &error) {
             auto start = std::chrono::steady_clock::now();
             std::string bitcode = object.substr(0, object.size() - 2) + ".bc";
-            bool ok = compileKernel(kernel, target, bitcode, error);
+            bool ok = compileKernel(kernel, target, range, bitcode, error);
             if (ok)
               if (llvm::Error e = compileKernelBitcode(bitcode, target, object)) {
                 error = "kernel " + kernel.name + ": " + llvm::toString(std::move(e));
@@ -168,7 +171,10 @@ ObjectJob kernelJob(const Kernel &kernel, const std::string &target, const std::
                                   .str();
             return ok;
           },
-          cachePath(options, kernel.name, kernel.irHash, target)};
+          cachePath(options, kernel.name,
+                    kernel.irHash + "|" + std::to_string(range.context) + "x" +
+                        std::to_string(range.maxRows),
+                    target)};
 }
 
 } // namespace
@@ -221,7 +227,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   for (bool multiRow : {true, false})
     for (const Kernel &k : program.kernels)
       if (isMultiRow(k) == multiRow)
-        jobs.push_back(kernelJob(k, program.target, objDir, options));
+        jobs.push_back(kernelJob(k, program, objDir, options));
   std::string parallelForObject = join(objDir, "parallel_for.o");
   jobs.push_back({parallelForObject, [&](std::string &e) {
                     return runTool("cc",

@@ -104,18 +104,20 @@ private:
       constrainLayout(in, p);
       a.inputs.push_back(in);
       v.image = in;
+      Func reads = a.reads == InputReads::EdgeClamped ? BoundaryConditions::repeat_edge(in)
+                                                      : Func(in);
       if (p.type == ElementEncoding{DType::I32, std::nullopt} ||
           (p.isCache && p.type == ElementEncoding{})) {
-        v.func = Func(in);
+        v.func = reads;
       } else if (p.isCache) { // keys or values, widened where they are read
         v.func = Func(p.name + "_values");
         v.func(a.col, a.row) = p.type.plain == DType::F16
-                                   ? halfBitsToFloat(reinterpret(UInt(16), in(a.col, a.row)))
-                                   : cast<float>(in(a.col, a.row));
+                                   ? halfBitsToFloat(reinterpret(UInt(16), reads(a.col, a.row)))
+                                   : cast<float>(reads(a.col, a.row));
       } else {
         // A weight: its values decoded where they are read (the Func is
         // never scheduled, so it is inlined into its readers).
-        v.stored.emplace(in, p.type, static_cast<int>(p.shape.back()));
+        v.stored.emplace(in, reads, p.type, static_cast<int>(p.shape.back()));
         v.func = Func(p.name + "_values");
         if (p.shape.size() == 1)
           v.func(a.col) = v.stored->at(a.col, 0);
@@ -172,9 +174,11 @@ int tfm::kernels::targetVectorLanes(const Halide::Target &target) {
 }
 
 KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx,
-                                                   bool bytePairs, int vectorLanes) {
+                                                   bool bytePairs, int vectorLanes,
+                                                   InputReads reads) {
   KernelAlgorithm a;
   a.amx = amx;
+  a.reads = reads;
   a.bytePairs = bytePairs;
   a.activationRowTile = vectorLanes;
   Builder(kernel, a).build();

@@ -182,8 +182,19 @@ bool multipliesBytePairs(const Halide::Target &target);
 /// AVX, else 4.
 int targetVectorLanes(const Halide::Target &target);
 
+/// What a kernel reads of its input buffers. Halide's autoschedulers split
+/// loops with tails shifted inwards, and a tile of such a split that
+/// overhangs a shorter region (a weight's columns in a guarded product,
+/// say) starts before it: a Func computed over that tile reads the input
+/// before its first element. With EdgeClamped every read goes through the
+/// buffer's edge repeated past its bounds, so the extra points of a tile
+/// read valid memory, and their results, which no output point needs, are
+/// dropped.
+enum class InputReads { AsStored, EdgeClamped };
+
 struct KernelAlgorithm {
   AmxTiles amx;
+  InputReads reads = InputReads::AsStored;
   bool bytePairs = false; // multipliesBytePairs: 8-bit products sum pairDots
   /// Rows per tile of the activations that f32 products of many rows read
   /// (rowTiles): one vector of the target's f32 lanes (targetVectorLanes),
@@ -239,10 +250,11 @@ Halide::Expr erfFloat(Halide::Expr x);
 
 /// Builds the algorithm for a target with the AMX tiles `amx`, whose 8-bit
 /// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs),
-/// with f32 vectors of `vectorLanes` (targetVectorLanes).
+/// with f32 vectors of `vectorLanes` (targetVectorLanes), reading its
+/// inputs as `reads` says.
 /// Throws std::runtime_error naming the kernel and op on malformed input.
 KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx, bool bytePairs,
-                                     int vectorLanes);
+                                     int vectorLanes, InputReads reads);
 
 } // namespace tfm::kernels
 

@@ -1,11 +1,14 @@
 //===- KernelCompiler.cpp - Program kernels to LLVM bitcode ---------------===//
 #include "tfm/Kernels/KernelCompiler.h"
 
+#include "BufferBoundsCheck.h"
 #include "KernelAlgorithm.h"
 #include "PrefetchLineSteps.h"
 #include "Schedules/Schedules.h"
 
 #include "Halide.h"
+
+#include <functional>
 
 using namespace tfm;
 using namespace tfm::kernels;
@@ -40,8 +43,14 @@ HalideTarget halideTarget(const std::string &tfmTarget) {
 
 } // namespace
 
-bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
-                        const std::string &bitcodePath, std::string &error) {
+namespace {
+
+/// Schedules `kernel`, lowers it with `lower`, and refuses it if it reaches
+/// outside its buffers; bitcode compiles write the file on the way.
+bool lowerChecked(const Kernel &kernel, const std::string &tfmTarget, CallRange range,
+                  std::string &error,
+                  const std::function<void(Halide::Pipeline &, const std::vector<Halide::Argument> &,
+                                           const Halide::Target &)> &lower) {
   const ScheduleSet *set = findScheduleSet(kernel.schedule);
   if (!set) {
     error = "kernel " + kernel.name + ": unknown schedule '" + kernel.schedule + "'";
@@ -49,13 +58,20 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
   }
   try {
     auto [target, amx] = halideTarget(tfmTarget);
-    KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target),
-                                                     targetVectorLanes(target));
-    Halide::Pipeline pipeline = scheduleKernel(*set, kernel, algorithm, target);
+    ScheduledKernel scheduled = scheduleKernel(*set, kernel, target, amx);
+    Halide::Pipeline &pipeline = scheduled.pipeline;
+    BufferBoundsCheck bounds(kernel, scheduled.algorithm, range);
     pipeline.add_custom_lowering_pass(new PrefetchLineSteps);
-    std::vector<Halide::Argument> args(algorithm.inputs.begin(), algorithm.inputs.end());
-    pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}}, args, kernel.name,
-                        target.with_feature(Halide::Target::NoRuntime));
+    pipeline.add_custom_lowering_pass(&bounds, [] {}); // lives here, not in the pipeline
+    std::vector<Halide::Argument> args(scheduled.algorithm.inputs.begin(),
+                                       scheduled.algorithm.inputs.end());
+    lower(pipeline, args, target.with_feature(Halide::Target::NoRuntime));
+    pipeline.clear_custom_lowering_passes();
+    if (!bounds.violations().empty()) {
+      error = "kernel " + kernel.name + " (schedule " + kernel.schedule +
+              ") reaches outside its buffers: " + bounds.violations().front();
+      return false;
+    }
   } catch (const Halide::Error &e) {
     error = "kernel " + kernel.name + ": Halide: " + e.what();
     return false;
@@ -64,6 +80,27 @@ bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget,
     return false;
   }
   return true;
+}
+
+} // namespace
+
+bool tfm::compileKernel(const Kernel &kernel, const std::string &tfmTarget, CallRange range,
+                        const std::string &bitcodePath, std::string &error) {
+  return lowerChecked(kernel, tfmTarget, range, error,
+                      [&](Halide::Pipeline &pipeline, const std::vector<Halide::Argument> &args,
+                          const Halide::Target &target) {
+                        pipeline.compile_to({{Halide::OutputFileType::bitcode, bitcodePath}},
+                                            args, kernel.name, target);
+                      });
+}
+
+bool tfm::checkKernelBounds(const Kernel &kernel, const std::string &tfmTarget, CallRange range,
+                            std::string &error) {
+  return lowerChecked(kernel, tfmTarget, range, error,
+                      [&](Halide::Pipeline &pipeline, const std::vector<Halide::Argument> &args,
+                          const Halide::Target &target) {
+                        pipeline.compile_to_module(args, kernel.name, target);
+                      });
 }
 
 bool tfm::compileKernelRuntime(const std::string &tfmTarget, const std::string &objectPath,

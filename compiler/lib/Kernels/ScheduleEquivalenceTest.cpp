@@ -374,18 +374,17 @@ std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int
                            const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
   Halide::Target target = jitTarget();
-  KernelAlgorithm a = buildKernelAlgorithm(k, amx, multipliesBytePairs(target),
-                                               targetVectorLanes(target));
-  int input = 0;
-  std::vector<Halide::Buffer<>> outs;
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    if (k.params[i].isOutput)
-      outs.push_back(b.views[i]);
-    else
-      a.inputs[input++].set(b.views[i]);
-  }
   try {
-    scheduleKernel(set, k, a, target).realize(Halide::Realization(outs), target);
+    ScheduledKernel scheduled = scheduleKernel(set, k, target, amx);
+    int input = 0;
+    std::vector<Halide::Buffer<>> outs;
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].isOutput)
+        outs.push_back(b.views[i]);
+      else
+        scheduled.algorithm.inputs[input++].set(b.views[i]);
+    }
+    scheduled.pipeline.realize(Halide::Realization(outs), target);
   } catch (const Halide::Error &e) {
     ADD_FAILURE() << k.name << " schedule " << set.name << ": " << e.what();
     return std::nullopt;
@@ -715,7 +714,7 @@ TEST(TypedWeights, SubBlockScalesOnlyWhereStored) {
   Halide::ImageParam image(Halide::UInt(8), 2, "w");
   Halide::Var b("b"), s("s"), n("n");
   auto refusal = [&](const char *type, int i) -> std::string {
-    StoredWeight weight(image, *parseElementEncoding(type), 512);
+    StoredWeight weight(image, image, *parseElementEncoding(type), 512);
     try {
       weight.blockScale(i, b, n);
       weight.subBlockScale(i, b, s, n);

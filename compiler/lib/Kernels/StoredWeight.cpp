@@ -31,8 +31,9 @@ Type tfm::kernels::storedElementType(const ElementEncoding &encoding) {
   return Float(32);
 }
 
-StoredWeight::StoredWeight(ImageParam image, ElementEncoding encoding, int rowLength)
-    : image_(image), encoding_(encoding), rowLength_(rowLength) {
+StoredWeight::StoredWeight(ImageParam image, Func reads, ElementEncoding encoding,
+                           int rowLength)
+    : image_(image), reads_(reads), encoding_(encoding), rowLength_(rowLength) {
   subBlockSize_ = rowLength;
   subBlocks_ = 1;
   blocks_ = 1;
@@ -61,7 +62,7 @@ StoredWeight::StoredWeight(ImageParam image, ElementEncoding encoding, int rowLe
 }
 
 Expr StoredWeight::unsignedByte(Expr offset, Expr n) const {
-  Expr stored = image_(offset, n);
+  Expr stored = reads_(offset, n);
   return stored.type() == UInt(8) ? stored : cast<uint8_t>(stored);
 }
 
@@ -102,7 +103,7 @@ Expr StoredWeight::halfAt(Expr offset, Expr n) const {
 
 Expr StoredWeight::at(Expr k, Expr n) const {
   if (!isBlocked()) {
-    Expr v = image_.dimensions() == 1 ? image_(k) : image_(k, n);
+    Expr v = image_.dimensions() == 1 ? reads_(k) : reads_(k, n);
     if (encoding_.plain == DType::F16)
       return halfBitsToFloat(reinterpret(UInt(16), v));
     return encoding_.plain == DType::F32 ? v : cast<float>(v);
@@ -225,7 +226,7 @@ Expr StoredWeight::signedUnitLevel(Expr unit, Expr group, Expr j, Expr n) const 
                            blockLayout(*encoding_.block).name + " has no signed levels");
   // f16 d, then int8 q[32]: one unit per block.
   int blockBytes = static_cast<int>(blockLayout(BlockFormat::Q8_0).blockBytes);
-  return image_(unitBlock(unit) * blockBytes + 2 + group * 4 + j, n);
+  return reads_(unitBlock(unit) * blockBytes + 2 + group * 4 + j, n);
 }
 
 Expr StoredWeight::storedLevel(Expr b, Expr unit, Expr e, Expr n, Type type) const {

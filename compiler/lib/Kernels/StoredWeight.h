@@ -35,8 +35,11 @@ Halide::Expr halfBitsToFloat(Halide::Expr bits);
 
 class StoredWeight {
 public:
-  /// `image` holds rows of `rowLength` values as `encoding` stores them.
-  StoredWeight(Halide::ImageParam image, ElementEncoding encoding, int rowLength);
+  /// `image` holds rows of `rowLength` values as `encoding` stores them;
+  /// `reads` is what the kernel reads of it: the image itself, or its
+  /// values with the edge repeated past its bounds (InputReads).
+  StoredWeight(Halide::ImageParam image, Halide::Func reads, ElementEncoding encoding,
+               int rowLength);
 
   const ElementEncoding &encoding() const { return encoding_; }
   bool isBlocked() const { return encoding_.block.has_value(); }
@@ -110,6 +113,7 @@ private:
   Halide::Expr halfAt(Halide::Expr offset, Halide::Expr n) const;
 
   Halide::ImageParam image_;
+  Halide::Func reads_;
   ElementEncoding encoding_;
   int rowLength_, subBlockSize_, subBlocks_, blocks_;
 };

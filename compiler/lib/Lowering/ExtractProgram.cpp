@@ -247,9 +247,11 @@ private:
       if (!offsets)
         return fail("entry '" + entry.name + "': launch of '" + launch.getKernel().str() +
                     "' has no arena offsets (tfm-plan-memory)");
-      for (Value arg : launch.getArgs()) {
+      for (auto [index, arg] : llvm::enumerate(launch.getArgs())) {
         Binding binding;
         if (llvm::Error e = bindInput(entry.name, arg, binding))
+          return e;
+        if (llvm::Error e = markWeight(entry.name, launch, index, binding))
           return e;
         out.bindings.push_back(binding);
       }
@@ -261,6 +263,19 @@ private:
       }
       entry.launches.push_back(std::move(out));
     }
+    return llvm::Error::success();
+  }
+
+  /// A kernel parameter bound to a weight is one in every launch: the
+  /// window of rows the driver binds (tfm/Program/CallWindow.h) follows.
+  llvm::Error markWeight(const std::string &entry, LaunchOp launch, size_t index,
+                         const Binding &binding) {
+    KernelParam &param = out.kernels[kernelIndex.lookup(launch.getKernel())].params[index];
+    bool weight = binding.storage == Storage::Weight;
+    if (weightSeen.insert({&param, weight}).first->second != weight)
+      return fail("entry '" + entry + "': kernel '" + launch.getKernel().str() + "' argument " +
+                  std::to_string(index) + " is a weight in one launch and not in another");
+    param.isWeight = weight;
     return llvm::Error::success();
   }
 
@@ -296,6 +311,7 @@ private:
   Program out;
   llvm::StringMap<int64_t> weightIndex, cacheIndex;
   llvm::StringMap<int> kernelIndex;
+  std::map<const KernelParam *, bool> weightSeen;
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 #ifndef TFM_KERNELS_KERNELCOMPILER_H
 #define TFM_KERNELS_KERNELCOMPILER_H
 
+#include "tfm/Program/CallWindow.h"
 #include "tfm/Program/Program.h"
 
 #include <string>
@@ -23,9 +24,16 @@ namespace tfm {
 /// Compiles one kernel with its schedule (kernel.schedule, a name of
 /// tfm/Program/ScheduleNames.h) for `target`, an explicit target string
 /// (tfm/common/Targets.h: Halide's, with amx_int8 besides), into the
-/// bitcode file `bitcodePath`.
-bool compileKernel(const Kernel &kernel, const std::string &target,
+/// bitcode file `bitcodePath`. A schedule whose kernel would reach outside
+/// the buffers a call in `range` binds is refused, naming the region.
+bool compileKernel(const Kernel &kernel, const std::string &target, CallRange range,
                    const std::string &bitcodePath, std::string &error);
+
+/// What compileKernel refuses, found without generating code: the kernel
+/// lowered for `target`, its reaches held to the buffers of every call of
+/// `range` at its ends.
+bool checkKernelBounds(const Kernel &kernel, const std::string &target, CallRange range,
+                       std::string &error);
 
 /// Compiles Halide's runtime (thread pool, buffers, errors) once per library.
 bool compileKernelRuntime(const std::string &target, const std::string &objectPath,

@@ -69,6 +69,7 @@ struct KernelParam {
   bool isOutput = false;
   bool tokenRows = false; // rows are positions of the call (see above)
   bool isCache = false;   // one layer of the KV cache (see above)
+  bool isWeight = false;  // a tensor of the weight file (launches bind it to one)
   CacheLayout cacheLayout = CacheLayout::Rows;
 };
 

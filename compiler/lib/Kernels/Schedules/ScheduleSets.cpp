@@ -35,9 +35,9 @@ const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
       fast("fast-pf8k", &CpuFastParams::prefetchBytes, 8192),
       fast("fast-pf16-4k", &CpuFastParams::prefetchHalfBytes, 4096),
       {"plain", schedulePlain},
-      {"adams2019", scheduleAdams2019},
-      {"li2018", scheduleLi2018},
-      {"mullapudi2016", scheduleMullapudi2016},
+      {"adams2019", scheduleAdams2019, InputReads::EdgeClamped},
+      {"li2018", scheduleLi2018, InputReads::EdgeClamped},
+      {"mullapudi2016", scheduleMullapudi2016, InputReads::EdgeClamped},
   };
   return sets;
 }
@@ -49,11 +49,12 @@ const ScheduleSet *tfm::kernels::findScheduleSet(const std::string &name) {
   return nullptr;
 }
 
-Halide::Pipeline tfm::kernels::scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
-                                              KernelAlgorithm &algorithm,
-                                              const Halide::Target &target) {
+ScheduledKernel tfm::kernels::scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
+                                             const Halide::Target &target, AmxTiles amx) {
+  KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target),
+                                                   targetVectorLanes(target), set.reads);
   ScheduleContext ctx{kernel, algorithm, Halide::Pipeline(algorithm.outputs), target,
                       targetVectorLanes(target)};
   set.apply(ctx);
-  return ctx.pipeline;
+  return {std::move(algorithm), ctx.pipeline};
 }

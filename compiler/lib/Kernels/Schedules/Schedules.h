@@ -61,6 +61,9 @@ void scheduleMullapudi2016(ScheduleContext &ctx);
 struct ScheduleSet {
   const char *name;
   std::function<void(ScheduleContext &)> apply;
+  /// How the kernels it schedules read their inputs: the autoschedulers'
+  /// tiles may overhang a region, and read the edge clamped.
+  InputReads reads = InputReads::AsStored;
 };
 
 /// Every name of kScheduleNames has one.
@@ -68,10 +71,16 @@ const std::vector<ScheduleSet> &scheduleSets();
 /// The set for `name`; null for a name that is not a schedule.
 const ScheduleSet *findScheduleSet(const std::string &name);
 
-/// Schedules `algorithm`, built from `kernel`, with `set` for `target`, and
-/// returns the pipeline to compile.
-Halide::Pipeline scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
-                                KernelAlgorithm &algorithm, const Halide::Target &target);
+/// A kernel's algorithm and the pipeline that computes it under a schedule.
+struct ScheduledKernel {
+  KernelAlgorithm algorithm;
+  Halide::Pipeline pipeline;
+};
+
+/// Builds `kernel`'s algorithm for `target` with the AMX tiles `amx` and
+/// schedules it with `set`.
+ScheduledKernel scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
+                               const Halide::Target &target, AmxTiles amx);
 
 } // namespace tfm::kernels
 
