@@ -4,6 +4,7 @@
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
+#include "tfm/common/Identifier.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/JSON.h"
@@ -26,13 +27,10 @@ namespace json = llvm::json;
 
 namespace {
 
-/// Longer model names are cut: the name becomes file and symbol names.
-constexpr size_t kMaxNameLength = 64;
-
 /// A C identifier: the model name becomes part of file and symbol names.
 std::string sanitizeName(const std::string &raw) {
   std::string out;
-  for (char c : llvm::StringRef(raw).take_front(kMaxNameLength))
+  for (char c : llvm::StringRef(raw).take_front(kMaxIdentifierLength))
     out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
     out = "m_" + out;

@@ -1,6 +1,7 @@
 //===- Targets.cpp - CPU targets, named explicitly ------------------------===//
 #include "tfm/common/Targets.h"
 #include "tfm/common/AmxTiles.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/TargetParser/Host.h"
@@ -149,25 +150,24 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
   nameOrTarget.split(parts, '-');
   std::string expected = "one of " + llvm::join(targetPresets(), ", ") +
                          ", or a target string such as " + kPresets[2].target;
+  // A target may come from a file (a .mlir module's tfm.target): quoted.
+  std::string shown = "target " + quoted(nameOrTarget);
   if (parts.size() < 3)
-    return failure("target '" + nameOrTarget.str() + "': expected " + expected);
+    return failure(shown + ": expected " + expected);
   llvm::StringRef arch = parts[0], bits = parts[1], os = parts[2];
   if ((arch != "x86" && arch != "arm") || bits != "64" || os != "linux")
-    return failure("target '" + nameOrTarget.str() + "': found '" + arch.str() + "-" +
-                   bits.str() + "-" + os.str() +
-                   "', expected x86-64-linux or arm-64-linux (64-bit Linux)");
+    return failure(shown + ": found " + quoted((arch + "-" + bits + "-" + os).str()) +
+                   ", expected x86-64-linux or arm-64-linux (64-bit Linux)");
   llvm::ArrayRef<llvm::StringRef> features = llvm::ArrayRef(parts).drop_front(3);
   for (llvm::StringRef feature : features)
     if (!findFeature(arch, feature))
-      return failure("target '" + nameOrTarget.str() + "': unknown " + arch.str() +
-                     " feature '" + feature.str() + "'; known: " +
-                     llvm::join(knownFeatures(arch), ", "));
+      return failure(shown + ": unknown " + arch.str() + " feature " + quoted(feature) +
+                     "; known: " + llvm::join(knownFeatures(arch), ", "));
   // Halide emits tile operations for its Sapphire Rapids alone.
   for (llvm::StringRef tiles : {"amx_int8", "amx_bf16"})
     if (llvm::is_contained(features, tiles) &&
         !llvm::is_contained(features, "avx512_sapphirerapids"))
-      return failure("target '" + nameOrTarget.str() + "': " + tiles.str() +
-                     " needs avx512_sapphirerapids, which it lacks");
+      return failure(shown + ": " + tiles.str() + " needs avx512_sapphirerapids, which it lacks");
   return nameOrTarget.str();
 }
 

@@ -14,6 +14,7 @@
 #include "tfm/common/Targets.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -21,14 +22,25 @@ using namespace tfm;
 
 namespace {
 
+/// `text` as a C string literal. Every byte that is not printable ASCII is
+/// an octal escape of three digits (a digit after it cannot extend it), and
+/// '?' is escaped against trigraphs: whatever a name or the manifest holds,
+/// the literal ends where it should. Lines break after each newline, for
+/// the manifest's sake.
 std::string cString(const std::string &text) {
   std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n\"\n    \""; break;
-    default: out += c;
+  char octal[5];
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\' || c == '?') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n\"\n    \"";
+    } else if (c < 0x20 || c >= 0x7f) {
+      std::snprintf(octal, sizeof octal, "\\%03o", c);
+      out += octal;
+    } else {
+      out += static_cast<char>(c);
     }
   }
   return out + "\"";

@@ -220,8 +220,8 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   jobs.push_back({driverObject, [&](std::string &e) {
                     return runTool("cc",
                                    {"-c", "-O1", "-fPIC", "-fvisibility=hidden",
-                                    "-I" TFM_HALIDE_INCLUDE_DIR, "-I" + options.outDir,
-                                    "-I" + objDir, driver, "-o", driverObject},
+                                    "-I" TFM_HALIDE_INCLUDE_DIR, "-iquote", options.outDir,
+                                    "-iquote", objDir, driver, "-o", driverObject},
                                    options.verbose, e);
                   }});
   for (bool multiRow : {true, false})

@@ -5,12 +5,16 @@
 #include "tfm/Program/ScheduleNames.h"
 #include "tfm/Transforms/KernelKey.h"
 #include "tfm/common/Hash.h"
+#include "tfm/common/Identifier.h"
+#include "tfm/common/Targets.h"
+#include "tfm/common/UntrustedText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,6 +25,9 @@ namespace tfm {
 namespace {
 
 #include "KernelOpsFromMlir.inc"
+
+/// The entry points of the ABI, in the order tfm.entry names them.
+constexpr const char *kEntryKinds[] = {"prefill", "decode", "score"};
 
 std::vector<int64_t> programShape(Type type) {
   std::vector<int64_t> shape;
@@ -52,6 +59,10 @@ public:
     if (!module.getSymName())
       return fail("the module has no name (module @name), which names the library");
     out.name = module.getSymName()->str();
+    if (!isBoundedIdentifier(out.name))
+      return fail("module name " + quoted(out.name) + ": expected a C identifier of at most " +
+                  std::to_string(kMaxIdentifierLength) +
+                  " bytes (letters, digits, '_'), which names lib<name>.so and <name>.h");
     if (llvm::Error e = readModuleAttrs())
       return std::move(e);
     for (auto decl : module.getOps<WeightDeclOp>()) {
@@ -66,6 +77,7 @@ public:
       auto type = cast<MemRefType>(decl.getType());
       cacheIndex[decl.getSymName()] = static_cast<int64_t>(out.caches.size());
       out.caches.push_back({decl.getSymName().str(), type.getDimSize(0), type.getDimSize(1),
+                            elemType(type).plain,
                             isTransposedCache(type) ? CacheLayout::Transposed : CacheLayout::Rows,
                             static_cast<int64_t>(*decl.getOffset())});
     }
@@ -90,7 +102,7 @@ public:
                     entry.getValue().str() + "'; expected 'prefill', 'decode' or 'score'");
       if (!seen.insert(it->first).second)
         return fail("module has two '" + it->first + "' entries");
-      if (llvm::Error e = readEntry(fn, *it->second))
+      if (llvm::Error e = readEntry(fn, it->first, *it->second))
         return std::move(e);
     }
     if (seen.size() != entries.size())
@@ -134,11 +146,46 @@ private:
       return e;
     if (llvm::Error e = string(attrs::kConfig, out.configJson))
       return e;
-    return string(attrs::kTarget, out.target);
+    if (llvm::Error e = string(attrs::kTarget, out.target))
+      return e;
+    return checkTarget();
+  }
+
+  /// What the library records and the runtime checks against the CPU is an
+  /// explicit feature list: a preset name ("host", "avx2") would be
+  /// recorded as it is, and no CPU would ever run the library.
+  llvm::Error checkTarget() {
+    llvm::Expected<std::string> resolved = resolveTarget(out.target);
+    if (!resolved)
+      return fail(std::string(attrs::kTarget) + ": " + llvm::toString(resolved.takeError()));
+    if (*resolved != out.target)
+      return fail(std::string(attrs::kTarget) + ": found " + quoted(out.target) +
+                  ", expected an explicit target string such as " + *resolved +
+                  " (tfmc --target resolves a name)");
+    return llvm::Error::success();
+  }
+
+  /// A kernel's name is its C symbol in the library: named as the
+  /// outliner names kernels, it can take no function's place that the
+  /// driver, libc or Halide's runtime defines.
+  llvm::Error checkKernelName(StringRef name) {
+    bool entryPrefixed = llvm::any_of(kEntryKinds, [&](const char *kind) {
+      return name.starts_with(kind) && name.size() > strlen(kind) + 1 &&
+             name[strlen(kind)] == '_';
+    });
+    if (isBoundedIdentifier(name) && entryPrefixed)
+      return llvm::Error::success();
+    return fail("kernel name " + quoted(name) +
+                ": expected prefill_, decode_ or score_ and a C identifier's letters, digits "
+                "and '_', at most " +
+                std::to_string(kMaxIdentifierLength) +
+                " bytes (the kernel's symbol in the library, as tfm-outline-kernels names it)");
   }
 
   llvm::Error readKernel(func::FuncOp fn, Kernel &kernel) {
     kernel.name = fn.getSymName().str();
+    if (llvm::Error e = checkKernelName(kernel.name))
+      return e;
     std::string text;
     llvm::raw_string_ostream os(text);
     fn->print(os, OpPrintingFlags().printGenericOpForm());
@@ -221,8 +268,43 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error readEntry(func::FuncOp fn, EntryPoint &entry) {
-    entry.name = fn.getSymName().str();
+  /// The entry's function type is the ABI's (tfm/common/model_abi.h): the
+  /// call's token ids in, logits of vocab_size columns out, for the last
+  /// row (prefill, decode) or every row (score).
+  llvm::Error checkEntrySignature(func::FuncOp fn, StringRef kind) {
+    bool oneRow = kind == "decode", everyRow = kind == "score";
+    int64_t rows = oneRow ? 1 : ShapedType::kDynamic;
+    std::string expected = std::string("(tensor<") + (oneRow ? "1" : "?") + "xi32>) -> tensor<" +
+                           (everyRow ? "?" : "1") + "x" + std::to_string(out.vocabSize) +
+                           "xf32>";
+    FunctionType type = fn.getFunctionType();
+    auto tokens = type.getNumInputs() == 1 ? dyn_cast<RankedTensorType>(type.getInput(0))
+                                           : RankedTensorType();
+    auto logits = type.getNumResults() == 1 ? dyn_cast<RankedTensorType>(type.getResult(0))
+                                            : RankedTensorType();
+    bool matches = tokens && logits && tokens.getShape() == ArrayRef<int64_t>{rows} &&
+                   tokens.getElementType().isSignlessInteger(32) && !tokens.getEncoding() &&
+                   logits.getShape() ==
+                       ArrayRef<int64_t>{everyRow ? ShapedType::kDynamic : 1, out.vocabSize} &&
+                   logits.getElementType().isF32() && !logits.getEncoding();
+    if (matches)
+      return llvm::Error::success();
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << type;
+    return fail("entry '" + kind.str() + "' (function '" + fn.getSymName().str() + "'): type " +
+                quoted(found) + ", expected " + expected + " (tfm.vocab_size " +
+                std::to_string(out.vocabSize) + ")");
+  }
+
+  llvm::Error readEntry(func::FuncOp fn, StringRef kind, EntryPoint &entry) {
+    if (!isBoundedIdentifier(fn.getSymName()))
+      return fail("entry function name " + quoted(fn.getSymName()) +
+                  ": expected a C identifier of at most " +
+                  std::to_string(kMaxIdentifierLength) + " bytes");
+    if (llvm::Error e = checkEntrySignature(fn, kind))
+      return e;
+    entry.name = kind.str();
     auto arena = fn->getAttrOfType<IntegerAttr>(attrs::kArenaBytes);
     if (!arena)
       return fail("entry '" + entry.name + "' has no " + attrs::kArenaBytes +

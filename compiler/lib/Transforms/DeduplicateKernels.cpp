@@ -13,6 +13,8 @@
 
 #include "mlir/IR/OperationSupport.h"
 
+#include <unordered_map>
+
 namespace tfm {
 #define GEN_PASS_DEF_TFMDEDUPLICATEKERNELS
 #include "tfm/Transforms/Passes.h.inc"
@@ -32,17 +34,31 @@ bool sameKernel(func::FuncOp a, func::FuncOp b) {
                                                     OperationEquivalence::IgnoreLocations);
 }
 
+/// What sameKernel compares, hashed: the type, the schedule and each op
+/// of the body without its operands' identities or its location. Kernels
+/// are compared within a hash only, so that deduplication stays linear in
+/// the number of kernels.
+llvm::hash_code kernelHash(func::FuncOp fn) {
+  llvm::hash_code hash = llvm::hash_combine(fn.getFunctionType(), fn->getAttr(attrs::kSchedule));
+  for (Operation &op : fn.getBody().getOps())
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(&op, OperationEquivalence::ignoreHashValue,
+                                                OperationEquivalence::ignoreHashValue,
+                                                OperationEquivalence::IgnoreLocations));
+  return hash;
+}
+
 struct DeduplicateKernelsPass : public impl::TfmDeduplicateKernelsBase<DeduplicateKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Kernels that differ in type never merge: compare within a type only.
-    llvm::DenseMap<Type, SmallVector<func::FuncOp>> kept;
+    // Kernels that differ in what kernelHash covers never merge.
+    std::unordered_map<size_t, SmallVector<func::FuncOp>> kept;
     llvm::DenseMap<StringAttr, func::FuncOp> replacement;
     SmallVector<func::FuncOp> duplicates;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(attrs::kKernel))
         continue;
-      SmallVector<func::FuncOp> &candidates = kept[fn.getFunctionType()];
+      SmallVector<func::FuncOp> &candidates = kept[static_cast<size_t>(kernelHash(fn))];
       auto same = llvm::find_if(candidates, [&](func::FuncOp k) { return sameKernel(k, fn); });
       if (same == candidates.end()) {
         candidates.push_back(fn);

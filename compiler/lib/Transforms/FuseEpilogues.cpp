@@ -1,5 +1,6 @@
 //===- FuseEpilogues.cpp - row-wise consumers join their producer ---------===//
 #include "FusionRegions.h"
+#include "tfm/Program/Program.h"
 #include "tfm/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -15,6 +16,26 @@ namespace tfm {
 namespace {
 
 bool inFusion(Operation *op) { return op->getParentOfType<FusionOp>() != nullptr; }
+
+/// The terms `op` would unfold to at the end of `fusion` (kMaxKernelTerms):
+/// 1 for itself and for every value from outside the region, and each
+/// region op's own terms per operand it reads.
+int64_t termsInRegion(FusionOp fusion, Operation *op) {
+  llvm::DenseMap<Value, int64_t> terms;
+  auto count = [&](Operation *o) {
+    int64_t sum = 1;
+    for (Value operand : o->getOperands())
+      sum = std::min(sum + terms.lookup_or(operand, 1), kMaxKernelTerms + 1);
+    return sum;
+  };
+  for (Operation &inner : fusion.getBody().front().without_terminator())
+    for (Value result : inner.getResults())
+      terms[result] = count(&inner);
+  // The op reads the fusion's results, which are its yielded values.
+  for (auto [result, yielded] : llvm::zip(fusion.getResults(), fusion.getYield().getValues()))
+    terms[result] = terms.lookup_or(yielded, 1);
+  return count(op);
+}
 
 /// A projection without a norm before it, or an embedding (which learned
 /// positions follow), starts a region of its own.
@@ -45,6 +66,13 @@ struct AbsorbEpilogue : public OpTraitRewritePattern<OpTrait::Epilogue> {
     }
     if (!latest)
       return rewriter.notifyMatchFailure(op, "no operand comes from a region");
+    // A full region takes no more: the epilogue stays a kernel of its own.
+    // Each absorption rebuilds the region, and Halide's compile time grows
+    // faster than a kernel's size: bounded regions keep both linear.
+    if (latest.getBody().front().getOperations().size() > kMaxKernelOps)
+      return rewriter.notifyMatchFailure(op, "the region holds the most ops a kernel may");
+    if (termsInRegion(latest, op) > kMaxKernelTerms)
+      return rewriter.notifyMatchFailure(op, "joined, it would unfold to too many terms");
     return success(static_cast<bool>(absorbIntoFusion(rewriter, latest, op)));
   }
 };

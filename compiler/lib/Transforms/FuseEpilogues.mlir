@@ -301,3 +301,126 @@ module {
     return %p : tensor<?x64xf32>
   }
 }
+
+// -----
+
+// A region stops growing before its ops unfold to more than kMaxKernelTerms
+// (256) terms: each add reads the one before twice, so the linear (3 terms)
+// and six adds (255) join, and the seventh (511) and later stay outside.
+
+// CHECK-LABEL: func.func @doubling
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      tfm.linear
+// CHECK-COUNT-6:   tfm.add
+// CHECK-NEXT:      tfm.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[A7:.*]] = tfm.add %[[R]], %[[R]]
+// CHECK-NEXT:    %[[A8:.*]] = tfm.add %[[A7]], %[[A7]]
+// CHECK-NEXT:    return %[[A8]]
+module {
+  tfm.weight_decl @"blk.0.attn_output.weight" : tensor<64x64xf32>
+  func.func @doubling(%a: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %w = tfm.weight @"blk.0.attn_output.weight" : tensor<64x64xf32>
+    %x0 = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32>
+    %x1 = tfm.add %x0, %x0 : tensor<1x64xf32>
+    %x2 = tfm.add %x1, %x1 : tensor<1x64xf32>
+    %x3 = tfm.add %x2, %x2 : tensor<1x64xf32>
+    %x4 = tfm.add %x3, %x3 : tensor<1x64xf32>
+    %x5 = tfm.add %x4, %x4 : tensor<1x64xf32>
+    %x6 = tfm.add %x5, %x5 : tensor<1x64xf32>
+    %x7 = tfm.add %x6, %x6 : tensor<1x64xf32>
+    %x8 = tfm.add %x7, %x7 : tensor<1x64xf32>
+    return %x8 : tensor<1x64xf32>
+  }
+}
+
+// -----
+
+// A region holds at most kMaxKernelOps (64) ops: the linear and 63 of the
+// 66 adds that each read the one before and the input join; the last three
+// stay outside, each a kernel of its own.
+
+// CHECK-LABEL: func.func @long_chain
+// CHECK:         %[[R:.*]] = tfm.fusion -> tensor<1x64xf32> {
+// CHECK-NEXT:      tfm.linear
+// CHECK-COUNT-63:  tfm.add
+// CHECK-NEXT:      tfm.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[A64:.*]] = tfm.add %[[R]], %{{.*}}
+// CHECK-NEXT:    %[[A65:.*]] = tfm.add %[[A64]], %{{.*}}
+// CHECK-NEXT:    %[[A66:.*]] = tfm.add %[[A65]], %{{.*}}
+// CHECK-NEXT:    return %[[A66]]
+module {
+  tfm.weight_decl @"blk.0.attn_output.weight" : tensor<64x64xf32>
+  func.func @long_chain(%a: tensor<1x64xf32>) -> tensor<1x64xf32> attributes {tfm.entry = "decode"} {
+    %w = tfm.weight @"blk.0.attn_output.weight" : tensor<64x64xf32>
+    %x0 = tfm.linear %a, %w : tensor<1x64xf32>, tensor<64x64xf32>
+    %x1 = tfm.add %x0, %a : tensor<1x64xf32>
+    %x2 = tfm.add %x1, %a : tensor<1x64xf32>
+    %x3 = tfm.add %x2, %a : tensor<1x64xf32>
+    %x4 = tfm.add %x3, %a : tensor<1x64xf32>
+    %x5 = tfm.add %x4, %a : tensor<1x64xf32>
+    %x6 = tfm.add %x5, %a : tensor<1x64xf32>
+    %x7 = tfm.add %x6, %a : tensor<1x64xf32>
+    %x8 = tfm.add %x7, %a : tensor<1x64xf32>
+    %x9 = tfm.add %x8, %a : tensor<1x64xf32>
+    %x10 = tfm.add %x9, %a : tensor<1x64xf32>
+    %x11 = tfm.add %x10, %a : tensor<1x64xf32>
+    %x12 = tfm.add %x11, %a : tensor<1x64xf32>
+    %x13 = tfm.add %x12, %a : tensor<1x64xf32>
+    %x14 = tfm.add %x13, %a : tensor<1x64xf32>
+    %x15 = tfm.add %x14, %a : tensor<1x64xf32>
+    %x16 = tfm.add %x15, %a : tensor<1x64xf32>
+    %x17 = tfm.add %x16, %a : tensor<1x64xf32>
+    %x18 = tfm.add %x17, %a : tensor<1x64xf32>
+    %x19 = tfm.add %x18, %a : tensor<1x64xf32>
+    %x20 = tfm.add %x19, %a : tensor<1x64xf32>
+    %x21 = tfm.add %x20, %a : tensor<1x64xf32>
+    %x22 = tfm.add %x21, %a : tensor<1x64xf32>
+    %x23 = tfm.add %x22, %a : tensor<1x64xf32>
+    %x24 = tfm.add %x23, %a : tensor<1x64xf32>
+    %x25 = tfm.add %x24, %a : tensor<1x64xf32>
+    %x26 = tfm.add %x25, %a : tensor<1x64xf32>
+    %x27 = tfm.add %x26, %a : tensor<1x64xf32>
+    %x28 = tfm.add %x27, %a : tensor<1x64xf32>
+    %x29 = tfm.add %x28, %a : tensor<1x64xf32>
+    %x30 = tfm.add %x29, %a : tensor<1x64xf32>
+    %x31 = tfm.add %x30, %a : tensor<1x64xf32>
+    %x32 = tfm.add %x31, %a : tensor<1x64xf32>
+    %x33 = tfm.add %x32, %a : tensor<1x64xf32>
+    %x34 = tfm.add %x33, %a : tensor<1x64xf32>
+    %x35 = tfm.add %x34, %a : tensor<1x64xf32>
+    %x36 = tfm.add %x35, %a : tensor<1x64xf32>
+    %x37 = tfm.add %x36, %a : tensor<1x64xf32>
+    %x38 = tfm.add %x37, %a : tensor<1x64xf32>
+    %x39 = tfm.add %x38, %a : tensor<1x64xf32>
+    %x40 = tfm.add %x39, %a : tensor<1x64xf32>
+    %x41 = tfm.add %x40, %a : tensor<1x64xf32>
+    %x42 = tfm.add %x41, %a : tensor<1x64xf32>
+    %x43 = tfm.add %x42, %a : tensor<1x64xf32>
+    %x44 = tfm.add %x43, %a : tensor<1x64xf32>
+    %x45 = tfm.add %x44, %a : tensor<1x64xf32>
+    %x46 = tfm.add %x45, %a : tensor<1x64xf32>
+    %x47 = tfm.add %x46, %a : tensor<1x64xf32>
+    %x48 = tfm.add %x47, %a : tensor<1x64xf32>
+    %x49 = tfm.add %x48, %a : tensor<1x64xf32>
+    %x50 = tfm.add %x49, %a : tensor<1x64xf32>
+    %x51 = tfm.add %x50, %a : tensor<1x64xf32>
+    %x52 = tfm.add %x51, %a : tensor<1x64xf32>
+    %x53 = tfm.add %x52, %a : tensor<1x64xf32>
+    %x54 = tfm.add %x53, %a : tensor<1x64xf32>
+    %x55 = tfm.add %x54, %a : tensor<1x64xf32>
+    %x56 = tfm.add %x55, %a : tensor<1x64xf32>
+    %x57 = tfm.add %x56, %a : tensor<1x64xf32>
+    %x58 = tfm.add %x57, %a : tensor<1x64xf32>
+    %x59 = tfm.add %x58, %a : tensor<1x64xf32>
+    %x60 = tfm.add %x59, %a : tensor<1x64xf32>
+    %x61 = tfm.add %x60, %a : tensor<1x64xf32>
+    %x62 = tfm.add %x61, %a : tensor<1x64xf32>
+    %x63 = tfm.add %x62, %a : tensor<1x64xf32>
+    %x64 = tfm.add %x63, %a : tensor<1x64xf32>
+    %x65 = tfm.add %x64, %a : tensor<1x64xf32>
+    %x66 = tfm.add %x65, %a : tensor<1x64xf32>
+    return %x66 : tensor<1x64xf32>
+  }
+}

@@ -115,11 +115,16 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
 
   /// Places values in definition order at the lowest offset that no
   /// simultaneously live, already placed value occupies. Returns the size.
+  /// Values are defined in order, so one whose last use is before this
+  /// definition is dead for every later one: only the live ones are looked
+  /// at, and planning stays linear in the launches for a bounded live set.
   static int64_t firstFit(std::vector<Interval> &intervals) {
     int64_t arenaBytes = 0;
+    std::vector<size_t> live; // placed values not yet dead
     for (size_t i = 0; i < intervals.size(); ++i) {
+      llvm::erase_if(live, [&](size_t j) { return intervals[j].last < intervals[i].first; });
       std::vector<std::pair<int64_t, int64_t>> taken; // [begin, end)
-      for (size_t j = 0; j < i; ++j)
+      for (size_t j : live)
         if (intervals[j].overlaps(intervals[i]))
           taken.push_back({intervals[j].offset,
                            intervals[j].offset + intervals[j].bytes});
@@ -131,6 +136,7 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
         offset = std::max(offset, end);
       }
       intervals[i].offset = offset;
+      live.push_back(i);
       arenaBytes = std::max(arenaBytes, offset + intervals[i].bytes);
     }
     return arenaBytes;

@@ -24,6 +24,16 @@ constexpr size_t kQuotedTextLimit = 80;
 /// after `limit` input bytes with "..." and the total length appended.
 std::string quoted(llvm::StringRef text, size_t limit = kQuotedTextLimit);
 
+/// The longest message boundedMessage() lets through.
+constexpr size_t kBoundedMessageLimit = 1000;
+
+/// A message another library wrote about a file (MLIR's diagnostics, which
+/// print the file's strings in double quotes): each double-quoted run cut
+/// after kQuotedTextLimit bytes with "...", control bytes and non-ASCII
+/// outside newlines escaped, and the whole cut after kBoundedMessageLimit
+/// bytes.
+std::string boundedMessage(llvm::StringRef text);
+
 } // namespace tfm
 
 #endif // TFM_COMMON_UNTRUSTEDTEXT_H

@@ -42,6 +42,18 @@ namespace tfm {
 
 constexpr int64_t kDynamicRows = -1;
 
+/// The most ops a kernel holds. Halide's compile time grows faster than
+/// the size of a pipeline: fusion stops growing a region at this size, and
+/// a kernel written larger is refused.
+constexpr size_t kMaxKernelOps = 64;
+
+/// The most terms a kernel's values unfold to, each op counted once per
+/// path to it (tfm.add %x, %x reads %x twice): a schedule that inlines an
+/// elementwise op copies it into every reader, so a chain of 64 such adds
+/// would be an expression of 2^64 terms. Kernels tfmc builds unfold to a
+/// few dozen; fusion stops short of this, and a kernel past it is refused.
+constexpr int64_t kMaxKernelTerms = 256;
+
 /// How a cache buffer lies in memory: each position's row contiguous, or
 /// each column contiguous across positions (memref strided<[1, rows]>).
 enum class CacheLayout { Rows, Transposed };
@@ -57,6 +69,7 @@ struct WeightInfo {
 struct CacheBuffer {
   std::string name; // e.g. "blk.0.key"
   int64_t rows = 0, cols = 0;
+  DType type = DType::F32; // f32, f16 or bf16
   CacheLayout layout = CacheLayout::Rows;
   int64_t offset = 0; // bytes into the block
 };

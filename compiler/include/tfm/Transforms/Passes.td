@@ -40,7 +40,10 @@ def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
     after q/k/v, SiLU·mul after gate/up, the residual add after attn_output
     and ffn_down. Nothing joins a region across an op with memory effects
     (attention reads the cache), so attention never shares a kernel with a
-    store to the cache it reads. Optional.
+    store to the cache it reads. A region that holds `kMaxKernelOps` ops
+    (tfm/Program/Program.h) takes no more: a longer chain of epilogues
+    continues in kernels of their own, so that regions, and the time to
+    compile them, stay bounded. Optional.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }

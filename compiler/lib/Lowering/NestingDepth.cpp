@@ -1,0 +1,38 @@
+//===- NestingDepth.cpp - Bound a .mlir file's nesting before it is parsed ===//
+#include "NestingDepth.h"
+
+#include <string>
+
+llvm::Error tfm::checkNestingDepth(llvm::StringRef text, llvm::StringRef path, unsigned limit) {
+  unsigned depth = 0;
+  size_t line = 1, column = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else if (c == '"') { // a string: up to its unescaped closing quote
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        line += text[i] == '\n';
+        if (text[i] == '\\')
+          ++i;
+      }
+    } else if (c == '/' && text.substr(i).starts_with("//")) { // a comment: to the line's end
+      i = text.find('\n', i) - 1; // npos - 1 ends the loop
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > limit)
+        return llvm::createStringError(
+            (path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+             ": brackets nested " + std::to_string(depth) + " deep, expected at most " +
+             std::to_string(limit))
+                .str());
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-') &&
+                (i + 1 == text.size() || text[i + 1] != '='))) {
+      if (depth > 0)
+        --depth;
+    }
+  }
+  return llvm::Error::success();
+}
