@@ -207,8 +207,13 @@ def _compile_model_locked(config_path, out_dir, extra_args):
 
 def run_case(doc, cases):
     """The main of a script with one CTest test per case: `script.py CASE`
-    runs the function named CASE from the list `cases`."""
+    runs the function named CASE from the list `cases`; `script.py --list`
+    prints their names, one a line, for CMake to register each
+    (tfm_e2e_cases in tests/e2e/CMakeLists.txt)."""
     by_name = {f.__name__: f for f in cases}
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(by_name))
+        return
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("case", choices=by_name)
     args = parser.parse_args()

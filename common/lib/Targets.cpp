@@ -124,6 +124,12 @@ std::vector<std::string> tfm::targetPresets() {
   return names;
 }
 
+llvm::StringRef tfm::targetArchitecture(llvm::StringRef target) {
+  return target.split('-').first;
+}
+
+std::string tfm::hostArchitecture() { return targetArchitecture(hostBase()).str(); }
+
 bool tfm::targetHasFeature(llvm::StringRef target, llvm::StringRef feature) {
   llvm::SmallVector<llvm::StringRef> parts;
   target.split(parts, '-');

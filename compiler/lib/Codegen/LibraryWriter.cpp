@@ -5,6 +5,7 @@
 #include "tfm/Kernels/KernelCompiler.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/OutputFile.h"
+#include "tfm/common/Targets.h"
 #include "tfm/common/model_abi.h"
 
 #include "ModelLibSources.inc" // runtime/model-lib/parallel_for.{h,c}
@@ -185,6 +186,13 @@ std::string tfm::buildHash(const Program &program) {
 }
 
 llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &options) {
+  if (targetArchitecture(program.target) != hostArchitecture())
+    return llvm::createStringError(
+        "target " + program.target + ": its architecture is " +
+        targetArchitecture(program.target).str() + ", this machine's is " + hostArchitecture() +
+        "; tfmc links a library with this machine's C compiler, so it builds for " +
+        hostArchitecture() + " targets only (write the IR with --emit mlir and compile it on a " +
+        "machine of the target's architecture)");
   std::string error;
   auto failed = [&] { return llvm::createStringError(error); };
   const std::string &name = program.name;

@@ -2,10 +2,9 @@
 #include "tfm/Lowering/LowerToProgram.h"
 
 #include "ExtractProgram.h"
-#include "NestingDepth.h"
 #include "VerifyProgram.h"
 #include "tfm/Builder/ModelBuilder.h"
-#include "tfm/common/BoundedFile.h"
+#include "tfm/Lowering/IrFile.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/UntrustedText.h"
 #include "tfm/Dialect/TfmOps.h"
@@ -31,10 +30,6 @@ using namespace mlir;
 
 namespace tfm {
 namespace {
-
-/// The largest .mlir file tfmc reads: Llama 2 70B's lowered module, with
-/// locations, is 0.6 MB.
-constexpr uint64_t kMaxIrFileBytes = 64ull << 20;
 
 llvm::Error writeModule(ModuleOp module, const std::string &path) {
   std::error_code ec;
@@ -145,11 +140,9 @@ llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions
 }
 
 llvm::Expected<Program> lowerMlirFile(const std::string &path, const LoweringOptions &options) {
-  auto text = readBoundedFile(path, kMaxIrFileBytes, "tfm IR");
+  auto text = readIrFile(path);
   if (!text)
     return text.takeError();
-  if (llvm::Error e = checkNestingDepth((*text)->getBuffer(), path))
-    return std::move(e);
   LoweringContext lc;
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(*text), llvm::SMLoc());

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace tfm {
 
@@ -21,8 +22,10 @@ namespace tfm {
 /// tokenizer.bin) are at most tens of megabytes for any published model.
 constexpr uint64_t kMaxTokenizerFileBytes = 1ull << 30;
 
-/// The contents of the regular file `path`, refused with a message naming
-/// `what` ("config", "tokenizer") when it is larger than `maxBytes`.
+/// The contents of the regular file `path` ("-": standard input, read up to
+/// the limit), refused with a message naming `what` ("config", "tokenizer")
+/// when it is larger than `maxBytes` or not a regular file. The file is
+/// opened once, without blocking, and checked through that descriptor.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
 

@@ -29,6 +29,12 @@ std::vector<std::string> targetPresets();
 /// this CPU's target.
 llvm::Expected<std::string> resolveTarget(llvm::StringRef nameOrTarget);
 
+/// The architecture of a target string ("x86", "arm"), and of the machine
+/// this process runs on: a library links with this machine's C compiler,
+/// so only for its own architecture.
+llvm::StringRef targetArchitecture(llvm::StringRef target);
+std::string hostArchitecture();
+
 /// Whether `target` (a target string) names `feature` among its features.
 bool targetHasFeature(llvm::StringRef target, llvm::StringRef feature);
 

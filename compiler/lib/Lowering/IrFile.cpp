@@ -1,5 +1,7 @@
-//===- NestingDepth.cpp - Bound a .mlir file's nesting before it is parsed ===//
-#include "NestingDepth.h"
+//===- IrFile.cpp - Read an untrusted .mlir file within limits ------------===//
+#include "tfm/Lowering/IrFile.h"
+
+#include "tfm/common/BoundedFile.h"
 
 #include <string>
 
@@ -35,4 +37,13 @@ llvm::Error tfm::checkNestingDepth(llvm::StringRef text, llvm::StringRef path, u
     }
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> tfm::readIrFile(llvm::StringRef path) {
+  auto text = readBoundedFile(path, kMaxIrFileBytes, "tfm IR");
+  if (!text)
+    return text.takeError();
+  if (llvm::Error e = checkNestingDepth((*text)->getBuffer(), path))
+    return std::move(e);
+  return std::move(*text);
 }

@@ -1,5 +1,5 @@
-//===- NestingDepthTest.cpp - A .mlir file's nesting, measured on its text -===//
-#include "NestingDepth.h"
+//===- IrFileTest.cpp - A .mlir file's nesting, measured on its text ------===//
+#include "tfm/Lowering/IrFile.h"
 
 #include <gtest/gtest.h>
 
