@@ -1,4 +1,4 @@
-//===- BoundedFile.cpp - Read a small file a user names, within limits ----===//
+//===- BoundedFile.cpp - Read a file a user names, within limits ----------===//
 #include "tfm/common/BoundedFile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -6,13 +6,19 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
 
+llvm::Error cannotRead(llvm::StringRef path, llvm::StringRef what, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 (path + ": cannot read the " + what + ": " + why).str());
+}
+
 /// Reads what is left of `fd` (a pipe or a terminal) up to `maxBytes`;
-/// nothing when there is more.
+/// nothing when there is more, or when reading fails (`error`).
 std::optional<std::string> readStream(int fd, uint64_t maxBytes, std::string &error) {
   std::string data;
   char chunk[1 << 16];
@@ -34,43 +40,75 @@ std::optional<std::string> readStream(int fd, uint64_t maxBytes, std::string &er
 
 } // namespace
 
+tfm::RegularFile::~RegularFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+llvm::Expected<tfm::RegularFile> tfm::openRegularFile(llvm::StringRef path,
+                                                      llvm::StringRef what) {
+  // Without blocking: a FIFO's open waits for a writer. Regular files
+  // ignore the flag.
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   (path + ": cannot open the " + what + ": " +
+                                    std::strerror(errno)).str());
+  RegularFile file(fd, 0); // closes it on a refusal
+  struct stat status;
+  if (::fstat(fd, &status) != 0)
+    return cannotRead(path, what, std::strerror(errno));
+  if (!S_ISREG(status.st_mode))
+    return cannotRead(path, what, S_ISDIR(status.st_mode) ? "a folder, not a file"
+                                                          : "not a regular file");
+  return RegularFile(std::move(file), static_cast<uint64_t>(status.st_size));
+}
+
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 tfm::readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what) {
-  auto fail = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   (path + ": cannot read the " + what + ": " + message).str());
-  };
   auto tooLarge = [&](const llvm::Twine &size) {
-    return fail("it is " + size + " bytes, expected at most " + llvm::Twine(maxBytes) +
-                " for a " + what + " file");
+    return cannotRead(path, what,
+                      "it is " + size + " bytes, expected at most " + llvm::Twine(maxBytes) +
+                          " for a " + what + " file");
   };
   if (path == "-") { // standard input, whatever it is, read up to the limit
     std::string error;
     std::optional<std::string> data = readStream(STDIN_FILENO, maxBytes, error);
     if (!data)
-      return error.empty() ? tooLarge("more than " + llvm::Twine(maxBytes)) : fail(error);
+      return error.empty() ? tooLarge("more than " + llvm::Twine(maxBytes))
+                           : cannotRead(path, what, error);
     return llvm::MemoryBuffer::getMemBufferCopy(*data, "<stdin>");
   }
-  // Opened without blocking (a FIFO's open waits for a writer), once: what
-  // is checked is what is read, whatever the path names a moment later.
-  std::string name = path.str();
-  int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return fail(std::strerror(errno));
-  struct stat status;
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
-    return fail("not a regular file");
-  }
-  if (static_cast<uint64_t>(status.st_size) > maxBytes) {
-    ::close(fd);
-    return tooLarge(llvm::Twine(static_cast<uint64_t>(status.st_size)));
-  }
-  auto buffer = llvm::MemoryBuffer::getOpenFile(llvm::sys::fs::convertFDToNativeFile(fd), path,
-                                                status.st_size,
+  llvm::Expected<RegularFile> file = openRegularFile(path, what);
+  if (!file)
+    return file.takeError();
+  if (file->size() > maxBytes)
+    return tooLarge(llvm::Twine(file->size()));
+  auto buffer = llvm::MemoryBuffer::getOpenFile(llvm::sys::fs::convertFDToNativeFile(file->fd()),
+                                                path, file->size(),
                                                 /*RequiresNullTerminator=*/false);
-  ::close(fd);
   if (!buffer)
-    return fail(buffer.getError().message());
+    return cannotRead(path, what, buffer.getError().message());
   return std::move(*buffer);
+}
+
+llvm::Expected<std::string> tfm::readFileHead(llvm::StringRef path, size_t bytes,
+                                              llvm::StringRef what) {
+  llvm::Expected<RegularFile> file = openRegularFile(path, what);
+  if (!file)
+    return file.takeError();
+  std::string head(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::pread(file->fd(), head.data() + got, bytes - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return cannotRead(path, what, std::strerror(errno));
+    if (n == 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  head.resize(got);
+  return head;
 }

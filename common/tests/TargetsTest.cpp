@@ -39,8 +39,13 @@ TEST(Targets, HostIsThisCpusFeatureListAndRunsHere) {
 
 TEST(Targets, ExplicitStringsAreChecked) {
   EXPECT_EQ(error(resolveTarget("x86-64-linux-avx2")), "");
-  EXPECT_NE(error(resolveTarget("x86-64-linux-avx3")).find("unknown x86 feature 'avx3'"),
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx3")).find("unknown x86 feature \"avx3\""),
             std::string::npos);
+  // A target from a file is quoted: escaped and cut.
+  std::string hostile = "x86-64-linux-" + std::string(1000, 'a') + "\x1b[31m";
+  std::string refusal = error(resolveTarget(hostile));
+  EXPECT_NE(refusal.find("(1018 bytes)"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find('\x1b'), std::string::npos) << refusal;
   EXPECT_NE(error(resolveTarget("x86-32-windows")).find("64-bit Linux"), std::string::npos);
   EXPECT_NE(error(resolveTarget("fastest")).find("host, x86-64, avx2, avx512"), std::string::npos);
 }

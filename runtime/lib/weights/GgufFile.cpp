@@ -1,13 +1,14 @@
 //===- GgufFile.cpp - Read a GGUF v3 file in place ------------------------===//
 #include "tfm/runtime/GgufFile.h"
 
+#include "tfm/common/BoundedFile.h"
+
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 using namespace tfm::rt;
@@ -314,9 +315,12 @@ llvm::Error GgufParser::readTensorInfos(uint64_t count) {
 }
 
 bool tfm::rt::hasGgufMagic(const std::string &path) {
-  char magic[4] = {};
-  std::ifstream in(path, std::ios::binary);
-  return in.read(magic, 4) && llvm::StringRef(magic, 4) == "GGUF";
+  llvm::Expected<std::string> head = readFileHead(path, 4, "GGUF file");
+  if (!head) {
+    llvm::consumeError(head.takeError()); // not a regular file: not a GGUF either
+    return false;
+  }
+  return *head == "GGUF";
 }
 
 llvm::Error GgufParser::parse() {

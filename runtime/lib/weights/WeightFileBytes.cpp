@@ -2,6 +2,9 @@
 #include "tfm/runtime/WeightFileBytes.h"
 
 #include "tfm/runtime/HugePages.h"
+#include "tfm/common/BoundedFile.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,23 +25,16 @@ llvm::Error failure(const std::string &message) {
 /// huge pages before its first write faults them in.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std::string &path,
                                                                       const std::string &kind) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return failure(path + ": cannot open the " + kind + ": " + std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return failure(path + ": cannot stat the " + kind + ": " + std::strerror(err));
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  llvm::Expected<tfm::RegularFile> file = tfm::openRegularFile(path, kind);
+  if (!file)
+    return file.takeError();
+  const int fd = file->fd();
+  const uint64_t size = file->size();
   std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
       llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, path, llvm::Align(kHugePageBytes));
-  if (!buffer) {
-    ::close(fd);
+  if (!buffer)
     return failure(path + ": cannot allocate " + std::to_string(size) + " bytes to read the " +
                    kind + " into (without --no-mmap, it is mapped instead)");
-  }
   char *data = buffer->getBufferStart();
   adviseHugePages(data, size);
   uint64_t done = 0;
@@ -49,13 +45,11 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIntoHugePages(const std:
       continue;
     if (got <= 0) {
       std::string why = got < 0 ? std::strerror(errno) : "the file ended early";
-      ::close(fd);
       return failure(path + ": read " + std::to_string(done) + " of " + std::to_string(size) +
                      " bytes of the " + kind + ": " + why);
     }
     done += static_cast<uint64_t>(got);
   }
-  ::close(fd);
   return std::unique_ptr<llvm::MemoryBuffer>(std::move(buffer));
 }
 
@@ -80,9 +74,13 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 tfm::rt::readWeightFile(const std::string &path, WeightMemory memory, const std::string &kind) {
   if (memory == WeightMemory::Resident)
     return readIntoHugePages(path, kind);
-  auto mapped = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/false);
+  llvm::Expected<tfm::RegularFile> file = tfm::openRegularFile(path, kind);
+  if (!file)
+    return file.takeError();
+  auto mapped = llvm::MemoryBuffer::getOpenFile(llvm::sys::fs::convertFDToNativeFile(file->fd()),
+                                                path, file->size(),
+                                                /*RequiresNullTerminator=*/false,
+                                                /*IsVolatile=*/false);
   if (!mapped)
     return failure(path + ": cannot open the " + kind + ": " + mapped.getError().message());
   adviseHugeFolios(**mapped);

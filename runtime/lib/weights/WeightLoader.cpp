@@ -1,6 +1,8 @@
 //===- WeightLoader.cpp - Bind any weight file to a manifest --------------===//
 #include "tfm/runtime/WeightLoader.h"
 
+#include "tfm/common/BoundedFile.h"
+
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/common/HalfFloat.h"
 #include "tfm/common/TensorNames.h"
@@ -16,7 +18,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 
@@ -287,14 +288,11 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   if (llvm::sys::fs::is_directory(path))
     return failure(path + ": is a folder, expected a weight file (.gguf, .safetensors, "
                           "model.safetensors.index.json or a llama2.c .bin)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return failure(path + ": cannot open the weight file: " + std::strerror(errno));
-  char head[28] = {};
-  in.read(head, sizeof head);
-  const size_t got = static_cast<size_t>(in.gcount());
-  llvm::StringRef bytes(head, got);
-  auto byte = [&](size_t i) { return i < got ? static_cast<uint8_t>(head[i]) : 0; };
+  llvm::Expected<std::string> head = readFileHead(path, 28, "weight file");
+  if (!head)
+    return head.takeError();
+  llvm::StringRef bytes(*head);
+  auto byte = [&](size_t i) { return i < bytes.size() ? static_cast<uint8_t>(bytes[i]) : 0; };
 
   // A bare pickle opens with PROTO (0x80), the protocol (2..5), then an
   // opcode, never 0; a llama2.c header opening with dim = 0x..80 has a zero
@@ -310,7 +308,7 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   if (bytes.starts_with("GGUF"))
     return WeightFormat::Gguf;
   // A little-endian header length below 2^32, then the JSON header.
-  if (got > 8 && head[8] == '{' && !byte(4) && !byte(5) && !byte(6) && !byte(7))
+  if (bytes.size() > 8 && bytes[8] == '{' && !byte(4) && !byte(5) && !byte(6) && !byte(7))
     return WeightFormat::Safetensors;
   if (bytes.ltrim().starts_with("{"))
     return WeightFormat::SafetensorsIndex;
@@ -321,8 +319,8 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   // checkpoint reader names the field, which says more than "bad magic".
   // (dim must be plausible: where other formats have their magic, four
   // printable bytes read as an int32 are at least 2^29.)
-  int32_t header[7];
-  std::memcpy(header, head, sizeof header);
+  int32_t header[7] = {};
+  std::memcpy(header, bytes.data(), std::min(sizeof header, bytes.size()));
   auto plausible = [&](int i) {
     int64_t field = i == 5 ? std::abs(int64_t(header[i])) : header[i];
     return field > 0 && field < (1 << 24);
@@ -330,7 +328,7 @@ llvm::Expected<WeightFormat> tfm::rt::detectWeightFormat(const std::string &path
   int plausibleFields = 0;
   for (int i = 0; i < 7; ++i)
     plausibleFields += plausible(i);
-  if (got == sizeof head && plausible(0) && plausibleFields >= 5)
+  if (bytes.size() == sizeof header && plausible(0) && plausibleFields >= 5)
     return WeightFormat::Llama2c;
   llvm::StringRef magic = bytes.take_front(4);
   bool printable = llvm::all_of(magic, [](char c) { return llvm::isPrint(c); });
