@@ -1,10 +1,18 @@
 //===- ChildProcess.cpp - Run another of the project's tools --------------===//
 #include "tfm/common/ChildProcess.h"
 
+#include "tfm/common/BoundedFile.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+
+namespace {
+
+/// A tool's log is read for its error lines only; past this it is cut.
+constexpr uint64_t kMaxLogBytes = 64ull << 20;
+
+} // namespace
 
 llvm::Error tfm::runProgram(const std::vector<std::string> &args,
                             const std::optional<std::string> &outFile,
@@ -23,12 +31,14 @@ llvm::Error tfm::runProgram(const std::vector<std::string> &args,
                         (error.empty() ? "exit status " + std::to_string(status) : error);
   if (errFile) {
     message += " (log: " + *errFile + ")";
-    if (auto buffer = llvm::MemoryBuffer::getFile(*errFile)) {
+    if (auto buffer = readBoundedFile(*errFile, kMaxLogBytes, "log")) {
       llvm::SmallVector<llvm::StringRef> lines;
       (*buffer)->getBuffer().split(lines, '\n');
       for (llvm::StringRef line : lines)
         if (line.contains("error:"))
           message += "\n  " + line.str();
+    } else {
+      llvm::consumeError(buffer.takeError());
     }
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);

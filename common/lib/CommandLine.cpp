@@ -1,6 +1,8 @@
 //===- CommandLine.cpp - Command lines read as written, no @file ----------===//
 #include "tfm/common/CommandLine.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include "llvm/Support/CommandLine.h"
 
 namespace cl = llvm::cl;
@@ -51,4 +53,14 @@ std::vector<std::string> tfm::splitCommaList(llvm::StringRef text) {
     if (!item.trim().empty())
       out.push_back(item.trim().str());
   return out;
+}
+
+int tfm::finishStandardOutput(int status, llvm::StringRef tool) {
+  llvm::outs().flush();
+  if (!llvm::outs().has_error())
+    return status;
+  std::error_code error = llvm::outs().error();
+  llvm::outs().clear_error();
+  llvm::errs() << tool << ": error: cannot write standard output: " << error.message() << "\n";
+  return 1;
 }

@@ -6,6 +6,7 @@
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -59,20 +60,48 @@ void tfm::decodeElements(const ElementEncoding &encoding, const uint8_t *in, int
   }
 }
 
-void tfm::writeElements(const float *values, size_t n, const ElementEncoding &encoding,
-                        llvm::raw_ostream &os) {
+std::vector<uint8_t> tfm::encodeElements(const float *values, size_t n,
+                                         const ElementEncoding &encoding) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(encoding.bytes(static_cast<int64_t>(n))));
   if (encoding.block) {
-    std::vector<uint8_t> blocks(blockRowBytes(*encoding.block, static_cast<int64_t>(n)));
-    quantizeRow(*encoding.block, values, static_cast<int64_t>(n), blocks.data());
-    os.write(reinterpret_cast<const char *>(blocks.data()), blocks.size());
-    return;
+    quantizeRow(*encoding.block, values, static_cast<int64_t>(n), bytes.data());
+    return bytes;
   }
   if (encoding.plain == DType::F32) {
-    os.write(reinterpret_cast<const char *>(values), n * sizeof(float));
-    return;
+    std::memcpy(bytes.data(), values, n * sizeof(float));
+    return bytes;
   }
-  std::vector<uint16_t> encoded(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h = encoding.plain == DType::F16 ? toHalf(values[i]) : toBfloat16(values[i]);
+    std::memcpy(bytes.data() + 2 * i, &h, sizeof h);
+  }
+  return bytes;
+}
+
+llvm::Expected<std::vector<uint8_t>> tfm::encodeFiniteElements(const float *values, size_t n,
+                                                               const ElementEncoding &encoding) {
+  auto refuse = [&](size_t i, const std::string &why) {
+    std::string value;
+    llvm::raw_string_ostream(value) << values[i];
+    return llvm::createStringError("element " + std::to_string(i) + " is " + value + ", " + why);
+  };
   for (size_t i = 0; i < n; ++i)
-    encoded[i] = encoding.plain == DType::F16 ? toHalf(values[i]) : toBfloat16(values[i]);
-  os.write(reinterpret_cast<const char *>(encoded.data()), n * sizeof(uint16_t));
+    if (!std::isfinite(values[i]))
+      return refuse(i, "expected a finite value");
+  std::vector<uint8_t> bytes = encodeElements(values, n, encoding);
+  // What the encoding holds, read back: a value past its range reads back
+  // infinite (or, through a block's overflowed scale, NaN).
+  std::vector<float> stored(n);
+  decodeElements(encoding, bytes.data(), static_cast<int64_t>(n), stored.data());
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(stored[i]))
+      return refuse(i, "which " + encoding.name() + " cannot hold" +
+                           (encoding.block ? " (its block's f16 scale overflows)" : ""));
+  return bytes;
+}
+
+void tfm::writeElements(const float *values, size_t n, const ElementEncoding &encoding,
+                        llvm::raw_ostream &os) {
+  std::vector<uint8_t> bytes = encodeElements(values, n, encoding);
+  os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
 }

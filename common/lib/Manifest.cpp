@@ -1,6 +1,7 @@
 //===- Manifest.cpp - Read and write a generated model's manifest ---------===//
 #include "tfm/common/Manifest.h"
 
+#include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
 #include "tfm/common/UntrustedText.h"
@@ -163,4 +164,11 @@ std::string tfm::formatManifest(const Manifest &m) {
                         {"config", std::move(config)}, {"kernels", std::move(kernels)},
                         {"tensors", std::move(tensors)}};
   return llvm::formatv("{0:2}", json::Value(std::move(manifest))).str() + "\n";
+}
+
+llvm::Expected<Manifest> tfm::readManifestFile(const std::string &path) {
+  auto text = readBoundedFile(path, kMaxManifestBytes, "manifest");
+  if (!text)
+    return text.takeError();
+  return parseManifest((*text)->getBuffer(), path);
 }

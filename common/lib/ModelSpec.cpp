@@ -337,12 +337,15 @@ llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
   return spec;
 }
 
-llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const std::string &path) {
+llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const std::string &path,
+                                              FieldReader::FieldNamer namer) {
   llvm::Expected<json::Object> obj = parseBoundedJsonObject(jsonText, path);
   if (!obj)
     return obj.takeError();
+  if (!obj->get("model_type") && obj->get("family"))
+    return parseCanonicalSpec(jsonText, path, "");
 
-  FieldReader r(*obj, path);
+  FieldReader r(*obj, path, "", std::move(namer));
   ModelSpec s;
   std::string type = r.string("model_type", true);
   if (r.failed())

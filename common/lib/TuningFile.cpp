@@ -19,8 +19,6 @@ namespace {
 
 constexpr const char kFormat[] = "tfmc-tuning";
 constexpr int64_t kVersion = 1;
-/// A record per kernel and target is a few hundred bytes.
-constexpr uint64_t kMaxTuningFileBytes = 64ull << 20;
 
 llvm::Error failure(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -101,13 +99,7 @@ llvm::Error tfm::writeTuningFile(const std::string &path, const TuningFile &file
                                    {"median_ms", r.medianMs},
                                    {"default_ms", r.defaultMs}});
   json::Object top{{"format", kFormat}, {"version", kVersion}, {"records", std::move(records)}};
-  // Renamed into place: a compile reading the file meanwhile sees the old
-  // records or the new, never half of them.
-  std::string temporary = path + ".tmp";
-  if (llvm::Error e =
-          writeTextFile(temporary, llvm::formatv("{0:2}", json::Value(std::move(top))).str() + "\n"))
-    return e;
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
-    return failure(path + ": cannot replace: " + ec.message());
-  return llvm::Error::success();
+  // writeTextFile renames it into place: a compile reading the file
+  // meanwhile sees the old records or the new, never half of them.
+  return writeTextFile(path, llvm::formatv("{0:2}", json::Value(std::move(top))).str() + "\n");
 }

@@ -14,6 +14,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "tfm/common/BoundedFile.h"
+#include "tfm/common/OutputFile.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -66,9 +69,15 @@ std::vector<int32_t> tfm::bench::benchPrompt(int tokens, uint32_t vocab) {
 
 namespace {
 
+/// A file this run wrote (an object, a child's output), or "" (bounded as
+/// every read: tfm/common/BoundedFile.h).
 std::string readFile(const std::string &path) {
-  auto buffer = MemoryBuffer::getFile(path);
-  return buffer ? (*buffer)->getBuffer().str() : std::string();
+  auto buffer = tfm::readBoundedFile(path, 1ull << 30, "file");
+  if (!buffer) {
+    consumeError(buffer.takeError());
+    return "";
+  }
+  return (*buffer)->getBuffer().str();
 }
 
 /// The logits of a prefill of the prompt and of decode steps after it.
@@ -345,8 +354,12 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
   }
 
   std::string csvPath = pathJoin(opt.outDir, "kernels.csv");
-  std::error_code ec;
-  raw_fd_ostream csv(csvPath, ec);
+  Expected<tfm::AtomicOutputFile> csvFile = tfm::AtomicOutputFile::create(csvPath);
+  if (!csvFile) {
+    errs() << "tfm-bench: error: " << toString(csvFile.takeError()) << "\n";
+    return 1;
+  }
+  raw_ostream &csv = csvFile->os();
   csv << "kernel,schedule,median_ms,min_ms,max_ms,gflop_s,gb_s,roofline_pct,samples\n";
   for (const KernelSchedule &k : (*lib)->manifest().kernels) {
     if (!shown(k.kernel, opt.kernels))
@@ -438,8 +451,13 @@ int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &b
                        {"models", std::move(modelRows)},
                        {"kernels", std::move(kernelRows)}};
   std::string jsonPath = pathJoin(opt.outDir, "results.json");
-  raw_fd_ostream jsonOut(jsonPath, ec);
-  jsonOut << formatv("{0:2}", json::Value(std::move(results))) << "\n";
+  Error written = joinErrors(
+      csvFile->commit(),
+      tfm::writeTextFile(jsonPath, formatv("{0:2}", json::Value(std::move(results))).str() + "\n"));
+  if (written) {
+    errs() << "tfm-bench: error: " << toString(std::move(written)) << "\n";
+    return 1;
+  }
   outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
   if (!opt.tuningFile.empty() && status == 0 && !timed.empty())
     if (Error e = recordWinners(opt, (*lib)->manifest(), timed, dirs, timings)) {

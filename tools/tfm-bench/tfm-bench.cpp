@@ -235,7 +235,7 @@ int benchModels(const tfm::bench::Roofline &before) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int bench(int argc, char **argv) {
   // libLLVM registers its own -threads; ours takes the name.
   tfm::rt::claimOptionName("threads");
   cl::OptionCategory category("tfm-bench options");
@@ -360,4 +360,8 @@ int main(int argc, char **argv) {
   comparison.tuningFile = tuningFile;
   comparison.leaveOutFailing = leaveOutFailing;
   return tfm::bench::compareSchedules(comparison, roof);
+}
+
+int main(int argc, char **argv) {
+  return tfm::finishStandardOutput(bench(argc, argv), "tfm-bench");
 }

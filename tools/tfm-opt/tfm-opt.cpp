@@ -10,6 +10,7 @@
 #include "tfm/Lowering/IrFile.h"
 #include "tfm/Transforms/Passes.h"
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -40,8 +41,13 @@ int main(int argc, char **argv) {
     llvm::errs() << "tfm-opt: error: " << error << "\n";
     return 1;
   }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(*input), registry,
-                                     mlir::MlirOptMainConfig::createFromCLOptions())))
+  bool ok = mlir::succeeded(mlir::MlirOptMain(output->os(), std::move(*input), registry,
+                                              mlir::MlirOptMainConfig::createFromCLOptions()));
+  if (llvm::Error e = tfm::closeOutput(output->os(), outputPath)) {
+    llvm::errs() << "tfm-opt: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  if (!ok)
     return 1;
   output->keep();
   return 0;

@@ -53,15 +53,19 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The config and the weight file of the input.
+/// The model and the weight file of the input.
 struct Input {
-  std::string config;
+  ModelSpec spec;
   std::string weights;
 };
 
-Expected<Input> findInput(const std::string &scratchDir) {
-  if (!configPath.empty())
-    return Input{configPath, inputPath};
+Expected<Input> findInput() {
+  if (!configPath.empty()) {
+    Expected<ModelSpec> spec = loadModelSpec(configPath);
+    if (!spec)
+      return spec.takeError();
+    return Input{std::move(*spec), inputPath};
+  }
   if (!sys::fs::is_directory(inputPath)) {
     Expected<rt::WeightFormat> format = rt::detectWeightFormat(inputPath);
     if (!format)
@@ -71,11 +75,10 @@ Expected<Input> findInput(const std::string &scratchDir) {
                                inputPath + ": holds no model config (only a GGUF or a Hugging "
                                            "Face folder does); give it with --config FILE");
   }
-  Expected<rt::ModelSource> source =
-      rt::findModelSource(inputPath, scratchDir, /*needTokenizer=*/false);
+  Expected<rt::ModelSource> source = rt::findModelSource(inputPath, /*needTokenizer=*/false);
   if (!source)
     return source.takeError();
-  return Input{source->configPath, source->weightsPath};
+  return Input{std::move(source->spec), source->weightsPath};
 }
 
 /// The model's tensors as the manifest of a compile would list them.
@@ -106,21 +109,24 @@ Error copyTokenizer(const std::string &weights, rt::GgufWriter &writer, bool &co
   return Error::success();
 }
 
-Error quantize(const WeightFileType &type, const std::string &scratchDir) {
-  Expected<Input> input = findInput(scratchDir);
+Error quantize(const WeightFileType &type) {
+  Expected<Input> input = findInput();
   if (!input)
     return input.takeError();
-  Expected<ModelSpec> spec = loadModelSpec(input->config);
-  if (!spec)
-    return spec.takeError();
-  Manifest manifest = manifestOf(*spec);
+  std::vector<std::string> inputs = rt::weightFilesOf(input->weights);
+  inputs.push_back(inputPath);
+  inputs.push_back(configPath);
+  if (Error e = refuseInputAsOutput(outputPath, inputs))
+    return e;
+  const ModelSpec &spec = input->spec;
+  Manifest manifest = manifestOf(spec);
 
   std::vector<ElementEncoding> encodings;
   uint64_t totalBytes = 0;
   for (const TensorSpec &t : manifest.tensors) {
     std::string fallback;
     ElementEncoding encoding =
-        tensorEncoding(type, t.name, t.shape, spec->nLayers, spec->tiedEmbeddings, fallback);
+        tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
     if (!fallback.empty())
       errs() << "tfm-quantize: note: " << fallback << "; stored as " << encoding.name()
              << "\n";
@@ -134,7 +140,7 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     return weights.takeError();
 
   rt::GgufWriter writer;
-  rt::addGgufModelMetadata(*spec, writer);
+  rt::addGgufModelMetadata(spec, writer);
   if (std::optional<uint32_t> fileType = type.llamaFileType())
     writer.addU32("general.file_type", *fileType);
   writer.setAlignment(32);
@@ -146,27 +152,30 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
     writer.addTensor(t.name, t.shape, rt::ggmlTypeOf(encodings[i]));
   }
 
-  std::error_code ec;
-  raw_fd_ostream os(outputPath, ec, sys::fs::OF_None);
-  if (ec)
-    return createStringError(inconvertibleErrorCode(),
-                             outputPath + ": cannot open for writing: " + ec.message());
+  Expected<AtomicOutputFile> output = AtomicOutputFile::create(outputPath);
+  if (!output)
+    return output.takeError();
   rt::Progress progress("quantizing to " + type.name, totalBytes);
-  Error written = writer.write(os, [&](size_t i, raw_ostream &out) -> Error {
+  Error written = writer.write(output->os(), [&](size_t i, raw_ostream &out) -> Error {
     Expected<std::shared_ptr<const void>> values = weights->tensor(i);
     if (!values)
       return values.takeError();
-    int64_t n = manifest.tensors[i].elementCount();
-    writeElements(static_cast<const float *>(values->get()), static_cast<size_t>(n), encodings[i],
-                  out);
-    progress.advance(encodings[i].bytes(n));
+    const TensorSpec &t = manifest.tensors[i];
+    Expected<std::vector<uint8_t>> bytes =
+        encodeFiniteElements(static_cast<const float *>(values->get()),
+                             static_cast<size_t>(t.elementCount()), encodings[i]);
+    if (!bytes)
+      return createStringError(inconvertibleErrorCode(),
+                               input->weights + ": tensor '" + t.name + "': " +
+                                   toString(bytes.takeError()));
+    out.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+    progress.advance(bytes->size());
     return Error::success();
   });
-  Error closed = closeOutput(os, outputPath);
-  if (written || closed) {
-    sys::fs::remove(outputPath);
-    return joinErrors(std::move(written), std::move(closed));
-  }
+  if (written)
+    return written; // the output file is left as it was
+  if (Error e = output->commit())
+    return e;
   if (!tokenizerCopied)
     errs() << "tfm-quantize: note: " << outputPath
            << " carries no tokenizer (only a GGUF input's is copied); give tfm-run "
@@ -176,15 +185,15 @@ Error quantize(const WeightFileType &type, const std::string &scratchDir) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int quantizeMain(int argc, char **argv) {
   parseCommandLine(argc, argv, "tfm-quantize: weights of any format as a quantized GGUF\n");
   std::optional<WeightFileType> type = parseWeightFileType(typeName);
   if (!type)
     return fail("--type: '" + typeName + "' is not one of " + kWeightFileTypeNames);
-  SmallString<128> scratch;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("tfm-quantize", scratch))
-    return fail("cannot create a scratch folder: " + ec.message());
-  Error e = quantize(*type, scratch.str().str());
-  sys::fs::remove_directories(scratch);
+  Error e = quantize(*type);
   return e ? fail(toString(std::move(e))) : 0;
+}
+
+int main(int argc, char **argv) {
+  return tfm::finishStandardOutput(quantizeMain(argc, argv), "tfm-quantize");
 }

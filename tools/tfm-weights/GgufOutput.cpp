@@ -1,6 +1,8 @@
 //===- GgufOutput.cpp - Weights as a GGUF v3 file -------------------------===//
 #include "GgufOutput.h"
 
+#include "tfm/common/OutputFile.h"
+
 #include "RandomValues.h"
 
 #include "tfm/runtime/GgufConfig.h"
@@ -107,22 +109,16 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
     encodings.push_back(stored);
   }
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return path + ": cannot open for writing: " + ec.message();
+  llvm::Expected<AtomicOutputFile> os = AtomicOutputFile::create(path);
+  if (!os)
+    return llvm::toString(os.takeError());
   rt::Progress progress("writing weights", totalBytes);
-  llvm::Error e = w.write(os, [&](size_t i, llvm::raw_ostream &out) {
+  llvm::Error e = w.write(os->os(), [&](size_t i, llvm::raw_ostream &out) {
     streamRandomTensor(tensors[i], seed, encodings[i], out, progress);
     return llvm::Error::success();
   });
-  os.close();
-  std::string error = e ? llvm::toString(std::move(e)) : "";
-  if (error.empty() && os.has_error())
-    error = "write failed: " + os.error().message();
-  if (error.empty())
-    return "";
-  os.clear_error(); // reported here; keep raw_fd_ostream from aborting
-  llvm::sys::fs::remove(path);
-  return path + ": " + error;
+  if (e) // the output is left as it was
+    return path + ": " + llvm::toString(std::move(e));
+  llvm::Error committed = os->commit();
+  return committed ? llvm::toString(std::move(committed)) : "";
 }

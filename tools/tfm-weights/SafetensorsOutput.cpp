@@ -1,6 +1,8 @@
 //===- SafetensorsOutput.cpp - Weights as a Hugging Face folder -----------===//
 #include "SafetensorsOutput.h"
 
+#include "tfm/common/OutputFile.h"
+
 #include "RandomValues.h"
 
 #include "tfm/common/TensorNames.h"
@@ -56,11 +58,10 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
   rt::SafetensorsWriter writer;
   for (const HfTensor &t : tensors)
     writer.addTensor(t.name, safetensorsDtype(type), t.shape);
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return path + ": cannot open for writing: " + ec.message();
-  llvm::Error e = writer.write(os, [&](size_t i, llvm::raw_ostream &out) {
+  llvm::Expected<AtomicOutputFile> os = AtomicOutputFile::create(path);
+  if (!os)
+    return llvm::toString(os.takeError());
+  llvm::Error e = writer.write(os->os(), [&](size_t i, llvm::raw_ostream &out) {
     const HfTensor &t = tensors[i];
     if (t.layout == HfLayout::Same) {
       streamRandomTensor(*t.tensor, seed, ElementEncoding{type, std::nullopt}, out, progress);
@@ -72,15 +73,10 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
     }
     return llvm::Error::success();
   });
-  os.close();
-  if (e)
+  if (e) // the output is left as it was
     return path + ": " + llvm::toString(std::move(e));
-  if (os.has_error()) {
-    std::string message = path + ": write failed: " + os.error().message();
-    os.clear_error(); // reported here; keep raw_fd_ostream from aborting
-    return message;
-  }
-  return "";
+  llvm::Error committed = os->commit();
+  return committed ? llvm::toString(std::move(committed)) : "";
 }
 
 } // namespace
@@ -140,19 +136,10 @@ std::string tfm::writeSafetensorsFolder(const ModelSpec &spec,
 
   llvm::SmallString<256> indexPath(dir);
   llvm::sys::path::append(indexPath, "model.safetensors.index.json");
-  std::error_code ec;
-  llvm::raw_fd_ostream os(indexPath, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return fail(indexPath.str().str() + ": cannot open for writing: " + ec.message());
-  written.push_back(indexPath.str().str());
   json::Object index{{"metadata", json::Object{{"total_size", static_cast<int64_t>(totalBytes)}}},
                      {"weight_map", std::move(weightMap)}};
-  os << llvm::formatv("{0:2}", json::Value(std::move(index))) << "\n";
-  os.close();
-  if (os.has_error()) {
-    std::string message = indexPath.str().str() + ": write failed: " + os.error().message();
-    os.clear_error();
-    return fail(message);
-  }
+  if (llvm::Error e = writeTextFile(
+          indexPath, llvm::formatv("{0:2}", json::Value(std::move(index))).str() + "\n"))
+    return fail(llvm::toString(std::move(e)));
   return "";
 }

@@ -20,12 +20,12 @@
 #include "WeightTensors.h"
 
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/OutputFile.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Manifest.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -95,15 +95,11 @@ Expected<Model> loadModel() {
   SmallString<256> path(modelDir);
   sys::path::append(path, "manifest.json");
   m.source = path.str().str();
-  auto text = MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!text)
-    return createStringError(inconvertibleErrorCode(),
-                             m.source + ": cannot read the manifest (is " + modelDir +
-                                 " a model folder written by tfmc?): " +
-                                 text.getError().message());
-  Expected<tfm::Manifest> manifest = tfm::parseManifest((*text)->getBuffer(), m.source);
+  Expected<tfm::Manifest> manifest = tfm::readManifestFile(m.source);
   if (!manifest)
-    return manifest.takeError();
+    return createStringError(inconvertibleErrorCode(),
+                             toString(manifest.takeError()) + " (is " + modelDir +
+                                 " a model folder written by tfmc?)");
   m.spec = manifest->config;
   for (const tfm::TensorSpec &t : manifest->tensors) {
     Expected<tfm::WeightTensor> tensor = tfm::weightTensorFor(t.name, t.shape);
@@ -142,24 +138,19 @@ std::string writeLlama2cFile(const Model &m) {
   std::string unsupported = tfm::llama2cUnsupportedReason(m.spec, m.source);
   if (!unsupported.empty())
     return unsupported;
-  std::error_code ec;
-  raw_fd_ostream os(outputPath, ec, sys::fs::OF_None);
-  if (ec)
-    return outputPath + ": cannot open for writing: " + ec.message();
-  std::string error = tfm::writeLlama2c(m.spec, m.tensors, seed, os);
-  os.close();
-  if (error.empty() && os.has_error())
-    error = "write failed: " + os.error().message();
-  if (error.empty())
-    return "";
-  os.clear_error(); // reported here; keep raw_fd_ostream from aborting
-  sys::fs::remove(outputPath);
-  return outputPath + ": " + error;
+  Expected<tfm::AtomicOutputFile> os = tfm::AtomicOutputFile::create(outputPath);
+  if (!os)
+    return toString(os.takeError());
+  std::string error = tfm::writeLlama2c(m.spec, m.tensors, seed, os->os());
+  if (!error.empty()) // the output is left as it was
+    return outputPath + ": " + error;
+  Error committed = os->commit();
+  return committed ? toString(std::move(committed)) : "";
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int writeWeights(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
   std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(dtypeName);
@@ -171,6 +162,8 @@ int main(int argc, char **argv) {
   Expected<Model> model = loadModel();
   if (!model)
     return fail(toString(model.takeError()));
+  if (Error e = tfm::refuseInputAsOutput(outputPath, {configPath, model->source, vocabPath}))
+    return fail(toString(std::move(e)));
   if (fileFormat != WeightFormat::Gguf) {
     // safetensors and llama2c hold one plain type: the manifest's, if it
     // reads every tensor alike.
@@ -210,4 +203,8 @@ int main(int argc, char **argv) {
   }
   }
   return error.empty() ? 0 : fail(error);
+}
+
+int main(int argc, char **argv) {
+  return tfm::finishStandardOutput(writeWeights(argc, argv), "tfm-weights");
 }

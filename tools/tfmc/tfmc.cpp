@@ -18,6 +18,8 @@
 #include "tfm/Program/ScheduleNames.h"
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/ModelSpec.h"
+#include "tfm/common/OutputFile.h"
+#include "tfm/common/PrivateFiles.h"
 #include "tfm/common/Targets.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/common/WeightFileType.h"
@@ -175,7 +177,7 @@ std::string pathJoin(StringRef a, StringRef b) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int compile(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfmc: compile a transformer to a native library\n");
   auto start = std::chrono::steady_clock::now();
@@ -271,8 +273,14 @@ int main(int argc, char **argv) {
     if (!identity)
       return fail(toString(identity.takeError()));
     lib.compilerId = *identity;
-    lib.kernelCacheDir = kernelCache.empty() ? pathJoin(tfm::rt::defaultCacheDir(), "kernels")
-                                             : std::string(kernelCache);
+    if (kernelCache.empty()) {
+      Expected<std::string> cacheDir = tfm::rt::defaultCacheDir();
+      if (!cacheDir)
+        return fail(toString(cacheDir.takeError()));
+      lib.kernelCacheDir = pathJoin(*cacheDir, "kernels");
+    } else {
+      lib.kernelCacheDir = kernelCache;
+    }
   }
   if (emitKind == "exe") {
     SmallVector<StringRef> parts;
@@ -283,7 +291,16 @@ int main(int argc, char **argv) {
   if (dumpIr)
     lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
 
-  std::string tuning = tuningFile.empty() ? tfm::rt::defaultTuningFile() : std::string(tuningFile);
+  std::string tuning = tuningFile;
+  if (tuning.empty()) { // the cache's: this user's alone, as the cache is
+    Expected<std::string> defaultTuning = tfm::rt::defaultTuningFile();
+    if (!defaultTuning)
+      return fail(toString(defaultTuning.takeError()));
+    tuning = *defaultTuning;
+    if (sys::fs::exists(tuning))
+      if (Error e = tfm::checkPrivate(tuning, "tuning file"))
+        return fail(toString(std::move(e)));
+  }
   if (tuning == "none") {
     if (tune)
       return fail("--tune records its choices in a tuning file; --tuning-file is 'none'");
@@ -343,12 +360,20 @@ int main(int argc, char **argv) {
 
   if (emitKind == "mlir")
     lowering.emitMlirPath = outDir.empty() ? std::string("-") : std::string(outDir);
+  // No output may be written over what this compile reads.
+  std::vector<std::string> inputs{inputPath, weightsLike, tuning};
+  if (Error e = tfm::refuseInputAsOutput(lowering.emitMlirPath, inputs))
+    return fail(toString(std::move(e)));
   Expected<tfm::Program> program =
       spec ? tfm::lowerConfig(*spec, lowering) : tfm::lowerMlirFile(inputPath, lowering);
   if (!program)
     return fail(inputPath + ": " + toString(program.takeError()));
   if (emitKind == "mlir")
     return 0;
+  for (const std::string &output : {std::string("manifest.json"), program->name + ".h",
+                                    "lib" + program->name + ".so", program->name})
+    if (Error e = tfm::refuseInputAsOutput(pathJoin(lib.outDir, output), inputs))
+      return fail(toString(std::move(e)));
   if (Error e = tfm::writeLibrary(*program, lib))
     return fail(toString(std::move(e)));
 
@@ -363,4 +388,8 @@ int main(int argc, char **argv) {
                     program->kernels.size(), join(scheduleText, ", "), program->target, seconds,
                     lib.outDir);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  return tfm::finishStandardOutput(compile(argc, argv), "tfmc");
 }

@@ -4,6 +4,7 @@
 #include "tfm/Codegen/AmxTileProducts.h"
 #include "tfm/Codegen/HalfWidening.h"
 #include "tfm/Codegen/PrefetchLocality.h"
+#include "tfm/common/BoundedFile.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -60,9 +61,10 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
   llvm::Expected<std::string> features = targetLlvmFeatures(target);
   if (!features)
     return features.takeError();
-  auto bitcode = llvm::MemoryBuffer::getFile(bitcodePath);
+  // Halide wrote it for this compile; read as every file is.
+  auto bitcode = readBoundedFile(bitcodePath, 1ull << 32, "kernel bitcode");
   if (!bitcode)
-    return failure(bitcodePath, "cannot read: " + bitcode.getError().message());
+    return bitcode.takeError();
   llvm::LLVMContext context;
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
       llvm::parseBitcodeFile((*bitcode)->getMemBufferRef(), context);

@@ -5,6 +5,7 @@
 #include "tfm/Kernels/KernelCompiler.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/OutputFile.h"
+#include "tfm/common/PrivateFiles.h"
 #include "tfm/common/Targets.h"
 #include "tfm/common/model_abi.h"
 
@@ -16,6 +17,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -61,6 +63,26 @@ bool runTool(const std::string &name, std::vector<std::string> args, bool verbos
   return true;
 }
 
+/// Links with `driver` and `args` into `output`, written under a temporary
+/// name beside it and renamed over it: a failed or killed link leaves the
+/// library that was there, never half of one.
+bool linkInPlace(const std::string &driver, std::vector<std::string> args,
+                 const std::string &output, bool verbose, std::string &error) {
+  std::string temporary = output + ".tmp-" + std::to_string(llvm::sys::Process::getProcessId());
+  args.insert(args.begin(), {"-o", temporary});
+  llvm::sys::RemoveFileOnSignal(temporary);
+  bool linked = runTool(driver, args, verbose, error);
+  if (linked)
+    if (std::error_code ec = fs::rename(temporary, output)) {
+      error = output + ": cannot move the link's output into place: " + ec.message();
+      linked = false;
+    }
+  if (!linked)
+    fs::remove(temporary);
+  llvm::sys::DontRemoveFileOnSignal(temporary);
+  return linked;
+}
+
 /// One object file of the library and the work that writes it.
 struct ObjectJob {
   std::string object;
@@ -73,9 +95,7 @@ struct ObjectJob {
 /// A cache that cannot be written costs time, not correctness: no error.
 void storeInCache(const std::string &object, const std::string &cached, bool verbose) {
   std::string temporary = cached + ".part" + std::to_string(llvm::sys::Process::getProcessId());
-  std::error_code ec = fs::create_directories(path::parent_path(cached));
-  if (!ec)
-    ec = fs::copy_file(object, temporary);
+  std::error_code ec = fs::copy_file(object, temporary);
   if (!ec)
     ec = fs::rename(temporary, cached);
   if (ec) {
@@ -86,13 +106,20 @@ void storeInCache(const std::string &object, const std::string &cached, bool ver
 }
 
 /// Takes the job's object from the kernel cache, or builds it and stores it
-/// there.
+/// there. A cached object that is not this user's alone is refused: it
+/// would be linked into the library.
 bool runJob(const ObjectJob &job, bool verbose, std::string &error) {
-  if (!job.cached.empty() && !fs::copy_file(job.cached, job.object)) {
-    if (verbose) // one write: the other thread reports too
-      llvm::errs() << ("tfmc: " + path::filename(job.object).str() + " reused from " + job.cached +
-                       "\n");
-    return true;
+  if (!job.cached.empty() && fs::exists(job.cached)) {
+    if (llvm::Error e = checkPrivate(job.cached, "cached kernel object")) {
+      error = llvm::toString(std::move(e));
+      return false;
+    }
+    if (!fs::copy_file(job.cached, job.object)) {
+      if (verbose) // one write: the other thread reports too
+        llvm::errs() << ("tfmc: " + path::filename(job.object).str() + " reused from " +
+                         job.cached + "\n");
+      return true;
+    }
   }
   if (!job.build(error))
     return false;
@@ -185,7 +212,7 @@ std::string tfm::buildHash(const Program &program) {
                      std::to_string(TFM_ABI_VERSION));
 }
 
-llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &options) {
+llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requested) {
   if (targetArchitecture(program.target) != hostArchitecture())
     return llvm::createStringError(
         "target " + program.target + ": its architecture is " +
@@ -196,6 +223,20 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   std::string error;
   auto failed = [&] { return llvm::createStringError(error); };
   const std::string &name = program.name;
+  // A kernel cache that cannot be created costs time, not correctness; one
+  // that is not this user's alone is refused: its objects would be linked in.
+  LibraryOptions options = requested;
+  if (!options.kernelCacheDir.empty()) {
+    if (std::error_code ec = fs::create_directories(options.kernelCacheDir,
+                                                    /*IgnoreExisting=*/true, fs::owner_all)) {
+      if (options.verbose)
+        llvm::errs() << ("tfmc: no kernel cache: " + options.kernelCacheDir + ": " +
+                         ec.message() + "\n");
+      options.kernelCacheDir.clear();
+    } else if (llvm::Error e = checkPrivate(options.kernelCacheDir, "kernel cache")) {
+      return e;
+    }
+  }
   std::string objDir = join(options.outDir, "obj");
   if (std::error_code ec = fs::create_directories(objDir))
     return llvm::createStringError(objDir + ": cannot create: " + ec.message());
@@ -258,22 +299,21 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &opti
   // -Xlinker, not -Wl: -Wl splits its argument at commas, and a comma in
   // the output folder's path (tfmc -o "model-a=plain,b=plain") then
   // reached the linker as two arguments.
-  std::vector<std::string> link{"-shared", "-o", join(options.outDir, "lib" + name + ".so"),
-                                "-Xlinker", "--version-script=" + exports};
+  std::vector<std::string> link{"-shared", "-Xlinker", "--version-script=" + exports};
   link.insert(link.end(), objects.begin(), objects.end());
   for (const char *lib : {"-lpthread", "-ldl", "-lm"})
     link.push_back(lib);
-  if (!runTool("cc", link, options.verbose, error))
+  if (!linkInPlace("cc", link, join(options.outDir, "lib" + name + ".so"), options.verbose,
+                   error))
     return failed();
 
   if (!options.exeLinkLine.empty()) {
     // The runtime's main with this one model linked in.
-    std::vector<std::string> exe{"-o", join(options.outDir, name)};
-    exe.insert(exe.end(), objects.begin(), objects.end());
+    std::vector<std::string> exe(objects);
     exe.insert(exe.end(), options.exeLinkLine.begin(), options.exeLinkLine.end());
     for (const char *lib : {"-lpthread", "-ldl", "-lm"})
       exe.push_back(lib);
-    if (!runTool("c++", exe, options.verbose, error))
+    if (!linkInPlace("c++", exe, join(options.outDir, name), options.verbose, error))
       return failed();
   }
   return llvm::Error::success();

@@ -32,14 +32,20 @@ namespace tfm {
 namespace {
 
 llvm::Error writeModule(ModuleOp module, const std::string &path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write IR to '" + path + "': " + ec.message());
   // With locations, so that an edited and recompiled module keeps pointing
   // its diagnostics at layers.
-  module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
-  return closeOutput(os, path);
+  auto print = [&](llvm::raw_ostream &os) {
+    module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true, /*prettyForm=*/false));
+  };
+  if (path == "-") {
+    print(llvm::outs());
+    return llvm::Error::success(); // the tool reports a failed standard output
+  }
+  llvm::Expected<AtomicOutputFile> file = AtomicOutputFile::create(path);
+  if (!file)
+    return file.takeError();
+  print(file->os());
+  return file->commit();
 }
 
 /// The most diagnostics an error message repeats: a file of garbage makes

@@ -194,6 +194,34 @@ llvm::Error readRopeScaling(const GgufFile &file, const std::string &arch,
   return llvm::Error::success();
 }
 
+/// rope.dimension_count, the columns of each head RoPE rotates (all of
+/// them when absent), as the fraction of the head `field` holds.
+llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
+                              json::Object &config, const char *field) {
+  llvm::Expected<int64_t> heads = file.getInteger(arch + ".attention.head_count");
+  llvm::Expected<int64_t> dim = file.getInteger(arch + ".embedding_length");
+  if (!heads || !dim)
+    return llvm::joinErrors(heads.takeError(), dim.takeError());
+  if (*heads <= 0 || *dim % *heads != 0)
+    return failure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
+                             "; expected a multiple of '" + arch + ".attention.head_count' (" +
+                             std::to_string(*heads) + ")");
+  int64_t headDim = *dim / *heads;
+  std::string key = arch + ".rope.dimension_count";
+  if (!file.has(key))
+    return llvm::Error::success();
+  llvm::Expected<int64_t> rotary = file.getInteger(key);
+  if (!rotary)
+    return rotary.takeError();
+  if (*rotary <= 0 || *rotary > headDim || *rotary % 2 != 0)
+    return failure(file, "metadata '" + key + "' is " + std::to_string(*rotary) +
+                             "; expected an even number of columns from 2 to the head size " +
+                             std::to_string(headDim));
+  if (*rotary != headDim)
+    config[field] = rotaryFraction(*rotary, headDim);
+  return llvm::Error::success();
+}
+
 /// What each architecture's GGUF says beyond kArchitectures' fields: keys
 /// without a one-to-one config field, and the tensors llama.cpp's graph
 /// checks for instead of a key (biases, Falcon's second norm, the head).
@@ -211,6 +239,8 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &a
   if (arch == "llama") {
     config["tie_word_embeddings"] = !untiedHead;
     config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
+    if (llvm::Error e = readRotaryColumns(file, arch, config, "partial_rotary_factor"))
+      return e;
     return readRopeScaling(file, arch, config);
   }
   if (arch == "gpt2") {
@@ -232,14 +262,8 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &a
   int64_t headDim = *dim / *heads;
 
   if (arch == "gptneox") {
-    llvm::Expected<int64_t> rotary = integer("rope.dimension_count", headDim);
-    if (!rotary)
-      return rotary.takeError();
-    if (*rotary <= 0 || *rotary > headDim)
-      return failure(file, "metadata '" + arch + ".rope.dimension_count' is " +
-                               std::to_string(*rotary) + "; expected 1 to the head size " +
-                               std::to_string(headDim));
-    config["rotary_pct"] = rotaryFraction(*rotary, headDim);
+    if (llvm::Error e = readRotaryColumns(file, arch, config, "rotary_pct"))
+      return e;
     llvm::Expected<bool> parallel = file.getBool(arch + ".use_parallel_residual");
     if (!parallel)
       return parallel.takeError();
@@ -338,6 +362,31 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", json::Value(std::move(config)));
   return text;
+}
+
+llvm::Expected<ModelSpec> tfm::rt::modelSpecFromGguf(const GgufFile &file,
+                                                      const std::string &name) {
+  llvm::Expected<std::string> config = configJsonFromGguf(file, name);
+  if (!config)
+    return config.takeError();
+  llvm::Expected<std::string> archName = file.getString("general.architecture");
+  if (!archName)
+    return archName.takeError();
+  const Architecture *arch = architectureNamed(*archName);
+  // A field is what the metadata key it came from is called in the file.
+  auto namer = [&](const std::string &field) -> std::string {
+    for (const FieldSource &f : arch->fields)
+      if (field == f.field)
+        return "metadata '" + std::string(arch->gguf) + "." + f.key + "'";
+    if (field == "vocab_size")
+      return "tensor 'token_embd.weight' (its rows are the vocabulary)";
+    if (field == "bos_token_id" || field == "eos_token_id")
+      return "metadata 'tokenizer.ggml." + field + "'";
+    if (field == "partial_rotary_factor" || field == "rotary_pct")
+      return "metadata '" + *archName + ".rope.dimension_count'";
+    return "the metadata (as config field '" + field + "')";
+  };
+  return parseModelSpec(*config, file.path(), namer);
 }
 
 void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {

@@ -5,7 +5,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <dlfcn.h>
@@ -43,12 +42,10 @@ llvm::Expected<std::string> findLibrary(const std::string &dir) {
   // Several libraries: the manifest beside them names the model.
   llvm::SmallString<256> manifestPath(dir);
   llvm::sys::path::append(manifestPath, "manifest.json");
-  auto text = llvm::MemoryBuffer::getFile(manifestPath);
-  if (!text)
+  if (!fs::exists(manifestPath))
     return failure(dir + ": " + std::to_string(libraries.size()) +
                    " libraries (lib*.so) and no manifest.json to choose between them");
-  llvm::Expected<Manifest> manifest =
-      parseManifest((*text)->getBuffer(), manifestPath.str().str());
+  llvm::Expected<Manifest> manifest = readManifestFile(manifestPath.str().str());
   if (!manifest)
     return manifest.takeError();
   llvm::SmallString<256> named(dir);
@@ -91,11 +88,7 @@ ModelLibrary::open(const std::string &dir) {
   llvm::SmallString<256> manifestPath(dir);
   llvm::sys::path::append(manifestPath, "manifest.json");
   if (fs::exists(manifestPath)) {
-    auto text = llvm::MemoryBuffer::getFile(manifestPath);
-    if (!text)
-      return failure(manifestPath.str().str() + ": cannot read: " + text.getError().message());
-    llvm::Expected<Manifest> beside =
-        parseManifest((*text)->getBuffer(), manifestPath.str().str());
+    llvm::Expected<Manifest> beside = readManifestFile(manifestPath.str().str());
     if (!beside)
       return beside.takeError();
     const std::string &ours = (*checked)->manifest().buildHash;

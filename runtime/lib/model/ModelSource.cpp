@@ -4,7 +4,6 @@
 #include "tfm/runtime/GgufConfig.h"
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/TokenizerFactory.h"
-#include "tfm/common/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -48,28 +47,26 @@ std::vector<std::string> filesEndingWith(const std::string &dir, llvm::StringRef
   return found;
 }
 
-llvm::Expected<ModelSource> fromGguf(const std::string &path, const std::string &scratchDir) {
+llvm::Expected<ModelSource> fromGguf(const std::string &path) {
   auto file = GgufFile::open(path);
   if (!file)
     return file.takeError();
-  std::string stem = llvm::sys::path::stem(path).str();
-  auto config = configJsonFromGguf(**file, stem);
-  if (!config)
-    return config.takeError();
-  if (std::error_code ec = fs::create_directories(scratchDir))
-    return failure(scratchDir + ": cannot create: " + ec.message());
-  std::string configPath = join(scratchDir, stem + ".config.json");
-  if (llvm::Error e = writeTextFile(configPath, *config + "\n"))
-    return std::move(e);
-  return ModelSource{configPath, path, path};
+  llvm::Expected<ModelSpec> spec = modelSpecFromGguf(**file, llvm::sys::path::stem(path).str());
+  if (!spec)
+    return spec.takeError();
+  return ModelSource{std::move(*spec), path, path};
 }
 
 llvm::Expected<ModelSource> fromFolder(const std::string &dir, bool needTokenizer) {
   ModelSource source;
-  source.configPath = join(dir, "config.json");
-  if (!fs::exists(source.configPath))
+  std::string configPath = join(dir, "config.json");
+  if (!fs::exists(configPath))
     return failure(dir + ": no config.json; expected a Hugging Face model folder "
                          "(config.json, *.safetensors, tokenizer files) or a .gguf file");
+  llvm::Expected<ModelSpec> spec = loadModelSpec(configPath);
+  if (!spec)
+    return spec.takeError();
+  source.spec = std::move(*spec);
 
   source.weightsPath = firstExisting(dir, {"model.safetensors.index.json", "model.safetensors"});
   if (source.weightsPath.empty()) {
@@ -100,12 +97,11 @@ llvm::Expected<ModelSource> fromFolder(const std::string &dir, bool needTokenize
 } // namespace
 
 llvm::Expected<ModelSource> tfm::rt::findModelSource(const std::string &path,
-                                                     const std::string &scratchDir,
                                                      bool needTokenizer) {
   if (fs::is_directory(path))
     return fromFolder(path, needTokenizer);
   if (!fs::exists(path))
     return failure(path + ": no such file or folder; expected a Hugging Face model folder or a "
                           ".gguf file");
-  return fromGguf(path, scratchDir);
+  return fromGguf(path);
 }

@@ -24,13 +24,13 @@ llvm::Error tfm::rt::writeNpyF32(const std::string &path, const std::vector<floa
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return llvm::createStringError(ec, path + ": cannot write: " + ec.message());
+  llvm::Expected<AtomicOutputFile> file = AtomicOutputFile::create(path);
+  if (!file)
+    return file.takeError();
+  llvm::raw_ostream &out = file->os();
   out << "\x93NUMPY" << '\x01' << '\x00';
   uint16_t length = static_cast<uint16_t>(header.size());
   out << static_cast<char>(length & 0xff) << static_cast<char>(length >> 8) << header;
   out.write(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
-  return closeOutput(out, path);
+  return file->commit();
 }

@@ -10,6 +10,7 @@
 
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/OutputFile.h"
 #include "tfm/runtime/Generator.h"
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/ModelCache.h"
@@ -80,15 +81,16 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
   ResolvedModel resolved{nullptr, o.weights, o.tokenizer};
   std::string libraryDir = o.modelDir;
   if (!o.modelSource.empty()) {
-    std::string cacheDir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
-    llvm::Expected<ModelSource> source = findModelSource(o.modelSource, cacheDir + "/configs");
+    // A folder's own tokenizer is looked for only when none is given.
+    llvm::Expected<ModelSource> source =
+        findModelSource(o.modelSource, /*needTokenizer=*/o.tokenizer.empty());
     if (!source)
       return source.takeError();
     if (resolved.weights.empty())
       resolved.weights = source->weightsPath;
     // Kernels read the weights as the file stores them.
-    CompileRequest request{source->configPath, o.target, o.schedule, o.activations,
-                           resolved.weights, cacheDir, ""};
+    CompileRequest request{source->spec,  o.target,         o.schedule, o.activations,
+                           resolved.weights, o.cacheDir, ""};
     llvm::Expected<std::string> compiled = compiledModelDir(request);
     if (!compiled)
       return compiled.takeError();
@@ -265,6 +267,13 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (resolved->weights.empty())
     return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "
                    "GGUF or llama2.c .bin)");
+  if (!o.logitsPath.empty()) {
+    std::vector<std::string> inputs = weightFilesOf(resolved->weights);
+    inputs.insert(inputs.end(), {resolved->tokenizer, o.promptFile,
+                                 resolved->library->source()});
+    if (llvm::Error e = refuseInputAsOutput(o.logitsPath, inputs))
+      return e;
+  }
   auto loadStart = std::chrono::steady_clock::now();
   llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest,
                                                           LoadOptions{true, o.weightMemory});
@@ -396,11 +405,11 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.sampling.minP = minP;
   o.sampling.seed = seed;
 
+  llvm::StringRef tool = llvm::sys::path::filename(argv[0]);
   if (llvm::Error e = run(o, linked)) {
     llvm::outs().flush();
-    llvm::errs() << llvm::sys::path::filename(argv[0]) << ": error: "
-                 << llvm::toString(std::move(e)) << "\n";
-    return 1;
+    llvm::errs() << tool << ": error: " << llvm::toString(std::move(e)) << "\n";
+    return finishStandardOutput(1, tool);
   }
-  return 0;
+  return finishStandardOutput(0, tool);
 }

@@ -2,6 +2,7 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Hash.h"
 
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/common/HalfFloat.h"
@@ -450,4 +451,63 @@ llvm::Expected<WeightTypes> tfm::rt::weightFileTypes(const std::string &path,
       types[tensor.name] = wanted.dtype;
   }
   return types;
+}
+
+llvm::Expected<std::string> tfm::rt::weightFileIdentity(const std::string &path) {
+  llvm::Expected<WeightFormat> format = detectWeightFormat(path);
+  if (!format)
+    return format.takeError();
+  llvm::Expected<RegularFile> file = openRegularFile(path, "weight file");
+  if (!file)
+    return file.takeError();
+  uint64_t described = 28; // a llama2.c header: seven int32
+  switch (*format) {
+  case WeightFormat::Gguf: {
+    auto gguf = GgufFile::open(path);
+    if (!gguf)
+      return gguf.takeError();
+    described = static_cast<uint64_t>((*gguf)->dataOffset());
+    break;
+  }
+  case WeightFormat::Safetensors: {
+    llvm::Expected<std::string> length = readFileHead(path, 8, "safetensors file");
+    if (!length)
+      return length.takeError();
+    uint64_t headerBytes = 0;
+    std::memcpy(&headerBytes, length->data(), std::min<size_t>(8, length->size()));
+    described = 8 + std::min<uint64_t>(headerBytes, file->size()); // bounded below
+    break;
+  }
+  case WeightFormat::SafetensorsIndex:
+    described = file->size();
+    break;
+  case WeightFormat::Llama2c:
+    break;
+  }
+  // The parsers refuse descriptions past 100 MB: no identity needs more.
+  constexpr uint64_t kMaxDescribedBytes = 128ull << 20;
+  llvm::Expected<std::string> head = readFileHead(
+      path, static_cast<size_t>(std::min({described, file->size(), kMaxDescribedBytes})),
+      "weight file");
+  if (!head)
+    return head.takeError();
+  return contentHash(std::to_string(file->size()) + "\n" + *head);
+}
+
+std::vector<std::string> tfm::rt::weightFilesOf(const std::string &path) {
+  std::vector<std::string> files{path};
+  llvm::Expected<WeightFormat> format = detectWeightFormat(path);
+  if (!format) {
+    llvm::consumeError(format.takeError());
+    return files;
+  }
+  if (*format != WeightFormat::SafetensorsIndex)
+    return files;
+  llvm::Expected<SafetensorsIndex> index = readSafetensorsIndex(path);
+  if (!index) {
+    llvm::consumeError(index.takeError());
+    return files;
+  }
+  files.insert(files.end(), index->shards.begin(), index->shards.end());
+  return files;
 }

@@ -38,6 +38,12 @@ private:
 /// as ParseCommandLineOptions does.
 void parseCommandLine(int argc, const char *const *argv, llvm::StringRef overview);
 
+/// A tool's exit status once its standard output is flushed: `status`, or
+/// 1 with "<tool>: error: cannot write standard output: <reason>" when the
+/// output failed (a full disk, /dev/full, a closed pipe), where LLVM would
+/// otherwise abort at exit with "LLVM ERROR: IO failure on output stream".
+int finishStandardOutput(int status, llvm::StringRef tool);
+
 /// An option's list "a, b,c": its items trimmed, empty ones dropped.
 std::vector<std::string> splitCommaList(llvm::StringRef text);
 

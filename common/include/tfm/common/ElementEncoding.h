@@ -10,6 +10,8 @@
 #include "tfm/common/BlockQuant.h"
 #include "tfm/common/DType.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,8 +52,19 @@ std::optional<ElementEncoding> parseElementEncoding(std::string_view name);
 /// whole blocks) into `out`.
 void decodeElements(const ElementEncoding &encoding, const uint8_t *in, int64_t n, float *out);
 
-/// Writes `n` values encoded as `encoding`, little-endian; for a block
-/// format `n` is a multiple of its block and the values are whole rows.
+/// `n` values encoded as `encoding`, little-endian; for a block format `n`
+/// is a multiple of its block and the values are whole rows.
+std::vector<uint8_t> encodeElements(const float *values, size_t n,
+                                    const ElementEncoding &encoding);
+
+/// The same, refused when a value is not finite or does not fit the
+/// encoding (an f16 past 65504, a block whose f16 scale overflows): the
+/// error names the element's index and value and the encoding, for the
+/// caller to put the tensor's name before.
+llvm::Expected<std::vector<uint8_t>> encodeFiniteElements(const float *values, size_t n,
+                                                          const ElementEncoding &encoding);
+
+/// Writes encodeElements' bytes.
 void writeElements(const float *values, size_t n, const ElementEncoding &encoding,
                    llvm::raw_ostream &os);
 

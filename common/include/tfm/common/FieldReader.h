@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace tfm {
@@ -23,15 +24,21 @@ namespace tfm {
 /// phrased as "<file>: field '<name>': found ..., expected ...".
 class FieldReader {
 public:
-  FieldReader(const llvm::json::Object &obj, std::string path, std::string prefix = "")
-      : obj(obj), path(std::move(path)), prefix(std::move(prefix)) {}
+  /// What a message calls a field, when the object was derived from a file
+  /// of another format (a GGUF's metadata): "metadata 'llama.context_length'".
+  using FieldNamer = std::function<std::string(const std::string &field)>;
+
+  FieldReader(const llvm::json::Object &obj, std::string path, std::string prefix = "",
+              FieldNamer namer = {})
+      : obj(obj), path(std::move(path)), prefix(std::move(prefix)), namer(std::move(namer)) {}
 
   bool failed() const { return !error.empty(); }
   const std::string &message() const { return error; }
 
   void fail(const std::string &field, const std::string &what) {
     if (error.empty())
-      error = path + ": field '" + prefix + field + "': " + what;
+      error = path + ": " + (namer ? namer(prefix + field) : "field '" + prefix + field + "'") +
+              ": " + what;
   }
 
   /// Takes over the first problem of a reader of a nested object (whose
@@ -118,13 +125,14 @@ public:
     os << v;
     bool plain = s.size() <= kQuotedTextLimit &&
                  llvm::all_of(s, [](char c) { return c >= 0x20 && c < 0x7f; });
-    return plain ? s : quoted(s);
+    return plain ? s : tfm::quoted(s);
   }
 
 private:
   const llvm::json::Object &obj;
   std::string path;
   std::string prefix; // where the object sits in its file, e.g. "config."
+  FieldNamer namer;
   std::string error;
 };
 

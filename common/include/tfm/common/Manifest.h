@@ -61,6 +61,13 @@ struct Manifest {
 /// Parses manifest JSON; `source` names where the text came from in errors.
 llvm::Expected<Manifest> parseManifest(llvm::StringRef jsonText, const std::string &source);
 
+/// The largest manifest.json read: Llama 2 70B's, a tensor and a kernel a
+/// line, is under a megabyte.
+constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+
+/// Reads (tfm/common/BoundedFile.h) and parses the manifest.json at `path`.
+llvm::Expected<Manifest> readManifestFile(const std::string &path);
+
 /// The JSON parseManifest reads, indented for people.
 std::string formatManifest(const Manifest &manifest);
 

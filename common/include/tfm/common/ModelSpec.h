@@ -11,6 +11,8 @@
 #ifndef TFM_COMMON_MODELSPEC_H
 #define TFM_COMMON_MODELSPEC_H
 
+#include "tfm/common/FieldReader.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -100,9 +102,12 @@ struct ModelSpec {
 /// sqrt(head_dim). Empty unless spec.alibi.
 std::vector<float> alibiSlopes(const ModelSpec &spec);
 
-/// Parses a Hugging Face style config.json (or one of our presets). `path`
-/// names the file in error messages, which also name the field.
-llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef jsonText, const std::string &path);
+/// Parses a Hugging Face style config.json (or one of our presets), or
+/// the canonical JSON of ModelSpec::canonicalJson() (an object with a
+/// "family" and no "model_type"). `path` names the file in error messages,
+/// which also name the field, as `namer` calls it when given.
+llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef jsonText, const std::string &path,
+                                         FieldReader::FieldNamer namer = {});
 
 /// Parses the output of ModelSpec::canonicalJson() (as a generated library's
 /// manifest and the tfm IR carry it). Every field is required; errors name

@@ -20,10 +20,15 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tfm {
+
+/// The largest tuning file read: a record per kernel and target is a few
+/// hundred bytes.
+constexpr uint64_t kMaxTuningFileBytes = 64ull << 20;
 
 struct TuningRecord {
   std::string target;    // tuningTarget() of the target it was measured for

@@ -28,6 +28,11 @@ namespace tfm::rt {
 /// metadata key.
 llvm::Expected<std::string> configJsonFromGguf(const GgufFile &file, const std::string &name);
 
+/// The model of `file` (configJsonFromGguf, parsed): a refusal names the
+/// file and the metadata key (or tensor) the field came from, not the
+/// config field it became.
+llvm::Expected<ModelSpec> modelSpecFromGguf(const GgufFile &file, const std::string &name);
+
 /// The reverse, for files tfm writes: general.architecture, general.name and
 /// llama.cpp's hyperparameter keys for `spec` (gpt_neox is llama.cpp's
 /// "gptneox"). configJsonFromGguf reads them back as the same spec where

@@ -9,6 +9,8 @@
 #ifndef TFM_RUNTIME_MODELSOURCE_H
 #define TFM_RUNTIME_MODELSOURCE_H
 
+#include "tfm/common/ModelSpec.h"
+
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -16,18 +18,17 @@
 namespace tfm::rt {
 
 struct ModelSource {
-  std::string configPath;    // config.json (for a GGUF: one written from its metadata)
+  ModelSpec spec;            // config.json's, or the one a GGUF's metadata describes
   std::string weightsPath;   // for bindWeights
   std::string tokenizerPath; // for loadTokenizer
 };
 
-/// Finds the config, weights and tokenizer of `path`. A GGUF's config is
-/// written under `scratchDir`. Errors say what is missing and what was looked
-/// for. Without `needTokenizer` a folder's tokenizer is not looked for and
-/// tokenizerPath stays empty (a GGUF is its own).
-llvm::Expected<ModelSource> findModelSource(const std::string &path,
-                                            const std::string &scratchDir,
-                                            bool needTokenizer = true);
+/// Finds the config, weights and tokenizer of `path`. Nothing is written:
+/// a GGUF's config is read from its metadata into `spec`. Errors say what
+/// is missing and what was looked for. Without `needTokenizer` a folder's
+/// tokenizer is not looked for and tokenizerPath stays empty (a GGUF is its
+/// own).
+llvm::Expected<ModelSource> findModelSource(const std::string &path, bool needTokenizer = true);
 
 } // namespace tfm::rt
 

@@ -86,6 +86,17 @@ llvm::Expected<BoundWeights> bindWeights(const std::string &path, const Manifest
 /// not read.
 llvm::Expected<WeightTypes> weightFileTypes(const std::string &path, const ModelSpec &spec);
 
+/// The files the weights at `path` are read from: the file itself, and for
+/// a model.safetensors.index.json its shards too (what an output must not
+/// overwrite).
+std::vector<std::string> weightFilesOf(const std::string &path);
+
+/// What identifies the weight file at `path` wherever it lies and whatever
+/// it is called: a content hash of its size and of the bytes that describe
+/// it (a GGUF's header, metadata and tensor table; a safetensors file's
+/// header; an index's text; a llama2.c checkpoint's header).
+llvm::Expected<std::string> weightFileIdentity(const std::string &path);
+
 } // namespace tfm::rt
 
 #endif // TFM_RUNTIME_WEIGHTLOADER_H
