@@ -7,6 +7,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -81,8 +83,13 @@ std::vector<uint8_t> tfm::encodeElements(const float *values, size_t n,
 llvm::Expected<std::vector<uint8_t>> tfm::encodeFiniteElements(const float *values, size_t n,
                                                                const ElementEncoding &encoding) {
   auto refuse = [&](size_t i, const std::string &why) {
-    std::string value;
-    llvm::raw_string_ostream(value) << values[i];
+    // The shortest decimal that reads back as the value: 3.4e+38, nan.
+    char value[32];
+    for (int digits = 1; digits <= 9; ++digits) {
+      std::snprintf(value, sizeof value, "%.*g", digits, static_cast<double>(values[i]));
+      if (!std::isfinite(values[i]) || std::strtof(value, nullptr) == values[i])
+        break;
+    }
     return llvm::createStringError("element " + std::to_string(i) + " is " + value + ", " + why);
   };
   for (size_t i = 0; i < n; ++i)
@@ -93,10 +100,20 @@ llvm::Expected<std::vector<uint8_t>> tfm::encodeFiniteElements(const float *valu
   // infinite (or, through a block's overflowed scale, NaN).
   std::vector<float> stored(n);
   decodeElements(encoding, bytes.data(), static_cast<int64_t>(n), stored.data());
-  for (size_t i = 0; i < n; ++i)
-    if (!std::isfinite(stored[i]))
-      return refuse(i, "which " + encoding.name() + " cannot hold" +
-                           (encoding.block ? " (its block's f16 scale overflows)" : ""));
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isfinite(stored[i]))
+      continue;
+    if (!encoding.block)
+      return refuse(i, "which " + encoding.name() + " cannot hold");
+    // The block's scale overflowed: its largest value is why.
+    size_t block = static_cast<size_t>(encoding.blockElements());
+    size_t first = i / block * block, largest = first;
+    for (size_t j = first; j < first + block && j < n; ++j)
+      if (std::fabs(values[j]) > std::fabs(values[largest]))
+        largest = j;
+    return refuse(largest, "which " + encoding.name() +
+                               " cannot hold (its block's f16 scale overflows)");
+  }
   return bytes;
 }
 

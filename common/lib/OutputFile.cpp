@@ -34,7 +34,9 @@ tfm::AtomicOutputFile::AtomicOutputFile(std::string path, std::optional<fs::Temp
 
 tfm::AtomicOutputFile::~AtomicOutputFile() {
   if (stream) { // not committed: a write error is the caller's error already
-    stream->close();
+    // Flushed here so that the stream's destructor has nothing left to fail
+    // at; never closed, which would close the temporary's descriptor too.
+    stream->flush();
     stream->clear_error();
     stream.reset();
   }

@@ -50,6 +50,8 @@ llvm::Error tfm::checkPrivate(llvm::StringRef path, llvm::StringRef what) {
                                     std::strerror(errno))
                                        .str());
   if (S_ISLNK(s.st_mode)) {
+    // A link's own mode is always 0777 and means nothing: its owner does.
+    s.st_mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);
     if (llvm::Error e = checkStatus(path, what, s, "the link"))
       return e;
     if (::stat(name.c_str(), &s) != 0)

@@ -27,10 +27,12 @@ llvm::Expected<PerplexityResult> tfm::rt::perplexity(Session &session,
                                                      int64_t chunkSize, int32_t bosId,
                                                      llvm::raw_ostream &progress) {
   const int64_t total = static_cast<int64_t>(tokens.size());
-  if (chunkSize < 2)
+  // The second half of each chunk is scored, its last token predicting
+  // nothing: a chunk of 2 would score none (and print -nan).
+  if (chunkSize < 3)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "perplexity: context size " + std::to_string(chunkSize) +
-                                       " is too small; expected at least 2");
+                                   "perplexity: context size (-c) " + std::to_string(chunkSize) +
+                                       " scores no token; expected at least 3");
   if (total < 2 * chunkSize)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "perplexity: the text is " + std::to_string(total) +

@@ -175,10 +175,11 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
 
   // The last new token is never fed back, so it needs no position.
   int64_t maxNew = o.maxNewTokens >= 0 ? o.maxNewTokens : context - promptTokens + 1;
-  if (promptTokens + maxNew - 1 > context)
+  if (maxNew > context - promptTokens + 1) // as promptTokens + maxNew - 1 > context, unoverflowed
     return failure("the prompt is " + std::to_string(promptTokens) + " tokens and -n asks for " +
                    std::to_string(maxNew) + " more: that needs " +
-                   std::to_string(promptTokens + maxNew - 1) + " positions, the context is " +
+                   std::to_string(uint64_t(promptTokens) + uint64_t(maxNew) - 1) +
+                   " positions, the context is " +
                    std::to_string(context) + " (at most -n " +
                    std::to_string(context - promptTokens + 1) + ")" + kLongerContext);
   llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);

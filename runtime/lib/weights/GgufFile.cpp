@@ -85,6 +85,8 @@ public:
   llvm::Error parse();
 
 private:
+  llvm::Error checkTensorsApart();
+
   llvm::Error fail(const std::string &message) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), f.filePath + ": " + message);
   }
@@ -368,6 +370,27 @@ llvm::Error GgufParser::parse() {
                   std::to_string(begin + t.bytes) + ", the file has only " +
                   std::to_string(size) + " bytes (truncated tensor data)");
     t.offset = begin;
+  }
+  return checkTensorsApart();
+}
+
+/// Two tensors whose bytes overlap would each read the other's data, and
+/// one written would change the other: llama.cpp's files never share bytes.
+llvm::Error GgufParser::checkTensorsApart() {
+  std::vector<const GgufTensorInfo *> byOffset;
+  for (const GgufTensorInfo &t : f.tensorInfos)
+    if (t.bytes > 0)
+      byOffset.push_back(&t);
+  llvm::sort(byOffset, [](const GgufTensorInfo *a, const GgufTensorInfo *b) {
+    return a->offset < b->offset;
+  });
+  for (size_t i = 1; i < byOffset.size(); ++i) {
+    const GgufTensorInfo &a = *byOffset[i - 1], &b = *byOffset[i];
+    if (b.offset < a.offset + a.bytes)
+      return fail("tensor " + tfm::quoted(a.name) + " (bytes " + std::to_string(a.offset) + ".." +
+                  std::to_string(a.offset + a.bytes) + ") and tensor " + tfm::quoted(b.name) +
+                  " (from byte " + std::to_string(b.offset) +
+                  ") overlap; expected each tensor's data apart");
   }
   return llvm::Error::success();
 }
