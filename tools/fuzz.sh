@@ -3,12 +3,14 @@
 #   tools/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]
 # TARGET is a fuzz_<TARGET>.cpp name: config, safetensors, safetensors_index,
 # gguf, llama2c_checkpoint, tokenizer_llama2c, tokenizer_sentencepiece,
-# tokenizer_json, tokenizer_vocab_merges, tokenizer_roundtrip.
+# tokenizer_json, tokenizer_vocab_merges, tokenizer_roundtrip, mlir.
 #
 # Builds build-fuzz/ with clang 14 (libFuzzer, AddressSanitizer,
-# UndefinedBehaviorSanitizer; the runtime only), seeds the corpus from files
-# the project makes itself (tfm-weights on tiny configs, configs/) and the
-# tokenizer files in ../shared, then fuzzes. The corpus grows in
+# UndefinedBehaviorSanitizer; the runtime and the compiler's IR front end,
+# not its Halide half), seeds the corpus from files the project makes itself
+# (tfm-weights on tiny configs, configs/, the lit tests' modules, and
+# modules the main build's tfmc writes) and the tokenizer files in
+# ../shared, then fuzzes. The corpus grows in
 # build-fuzz/corpus/TARGET; a crash is written to build-fuzz/crashes/TARGET/.
 # Once fixed, copy the crashing input to tests/fuzz/regressions/TARGET/: the
 # test suite replays every file there (fuzz_regressions_TARGET).
@@ -78,6 +80,21 @@ JSON
   tokenizer_roundtrip)
     printf 'Hello world' > "$seeds/ascii"
     printf 'Once upon a time \xf0\x9f\x98\x80 \xe2\x96\x81 <s> <|endoftext|> \xff\xfe' > "$seeds/mixed" ;;
+  mlir)
+    # Every module of the lit tests (split at their '// -----'), and whole
+    # models as tfmc lowers them (the main build's tfmc, where built).
+    for test in $(find compiler -name '*.mlir'); do
+      awk -v out="$seeds/$(basename "$test" .mlir)" \
+        '/^\/\/ -----/ { n++; next } { print > (out "-" n+0 ".mlir") }' "$test"
+    done
+    if [ -x build/bin/tfmc ]; then
+      for config in configs/aidreams260k.json "$work/tiny_llama.json" "$work/tiny_gpt2.json"; do
+        build/bin/tfmc "$config" --target avx2 --emit mlir -o "$seeds/$(basename "$config" .json).mlir"
+        # and as the builder hands it to the passes
+        build/bin/tfmc "$config" --target avx2 --dump-ir-after-all -o "$work/dump" >/dev/null
+        cp "$work/dump/ir/input.mlir" "$seeds/$(basename "$config" .json)-input.mlir"
+      done
+    fi ;;
 esac
 
 # The loaders read paths, so each input is written to a file under TMPDIR

@@ -258,11 +258,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
     return llvm::createStringError("model '" + spec.name +
                                    "': the KV cache holds f32, f16 or bf16, not i32");
   std::vector<ModelTensor> tensors = modelTensors(spec);
-  for (const auto &[name, encoding] : weightTypes)
-    if (llvm::none_of(tensors, [&](const ModelTensor &t) { return t.name == name; }))
+  for (const auto &[name, encoding] : weightTypes) {
+    const std::string &tensor = name; // a lambda may not capture a structured binding in C++17
+    if (llvm::none_of(tensors, [&](const ModelTensor &t) { return t.name == tensor; }))
       return llvm::createStringError("model '" + spec.name + "': a weight type (" +
-                                     encoding.name() + ") is given for tensor '" + name +
+                                     encoding.name() + ") is given for tensor '" + tensor +
                                      "', which the model does not have");
+  }
   context.loadDialect<TfmDialect, func::FuncDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc(), spec.name);

@@ -3,6 +3,7 @@
 #include "tfm/Dialect/TfmOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/DialectImplementation.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -41,6 +42,13 @@ LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttr
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name << "' belongs on the module";
     return positiveInteger();
+  }
+  // An entry or a kernel is a function with a body: what the passes and
+  // the code generators walk.
+  if (name == attrs::kEntry || name == attrs::kKernel) {
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    if (!fn || fn.isExternal() || !llvm::hasSingleElement(fn.getFunctionBody()))
+      return op->emitError() << "'" << name << "' belongs on a function with a body of one block";
   }
   if (name == attrs::kEntry) {
     auto entry = dyn_cast<StringAttr>(attr.getValue());

@@ -685,7 +685,7 @@ module {
     %y = tfm.launch @k(%x, %c) : (tensor<1x8xf32>, memref<48x8xf32>) -> tensor<1x8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8xf32>, %c: memref<48x8xf32, strided<[1, 48]>>) -> tensor<1x8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8xf32>, %c: memref<48x8xf32, strided<[1, 48]>>) -> tensor<1x8xf32>
 }
 
 // -----
@@ -696,7 +696,7 @@ module {
     %y = tfm.launch @k(%x) : (tensor<1x8x2xf32>) -> tensor<1x8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8x2xf32>) -> tensor<1x8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8x2xf32>) -> tensor<1x8xf32>
 }
 
 // -----
@@ -707,7 +707,7 @@ module {
     %y = tfm.launch @k(%x) : (tensor<1x8xf32>) -> tensor<8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8xf32>) -> tensor<8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8xf32>) -> tensor<8xf32>
 }
 
 // -----
@@ -718,7 +718,7 @@ module {
     %y = tfm.launch @k(%x) {arena_offsets = array<i64: 0, 64>} : (tensor<1x8xf32>) -> tensor<1x8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32>
 }
 
 // -----
@@ -729,7 +729,7 @@ module {
     %y = tfm.launch @k(%x) {arena_offsets = array<i64: 32>} : (tensor<1x8xf32>) -> tensor<1x8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32>
 }
 
 // -----
@@ -740,7 +740,7 @@ module {
     %y = tfm.launch @k(%x) {arena_offsets = array<i64: -64>} : (tensor<1x8xf32>) -> tensor<1x8xf32>
     return
   }
-  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32> attributes {tfm.kernel}
+  func.func private @k(%x: tensor<1x8xf32>) -> tensor<1x8xf32>
 }
 
 // -----
@@ -805,7 +805,9 @@ module {
 
 module {
   // expected-error@+1 {{'tfm.schedule' must be a string, found @fast}}
-  func.func private @schedule_kind() attributes {tfm.kernel, tfm.schedule = @fast}
+  func.func private @schedule_kind() attributes {tfm.kernel, tfm.schedule = @fast} {
+    return
+  }
 }
 
 // -----
@@ -846,7 +848,9 @@ module {
 
 module {
   // expected-error@+1 {{'tfm.kernel' is a unit attribute, found 1 : i64}}
-  func.func private @kernel_not_unit() attributes {tfm.kernel = 1 : i64}
+  func.func private @kernel_not_unit() attributes {tfm.kernel = 1 : i64} {
+    return
+  }
 }
 
 // -----
@@ -912,4 +916,18 @@ func.func @activation_block_256_on_q8_0(%x: tensor<1x256xf32>, %w: tensor<16x256
   // expected-error@+1 {{'tfm.linear' op activation_block 256 is not supported with a q8_0 weight: expected 0 (f32 input), 32 or its block, 32}}
   %y = tfm.linear %x, %w {activation_block = 256 : i64} : tensor<1x256xf32>, tensor<16x256x!tfm.blocks<"q8_0">>
   return
+}
+
+// -----
+
+module {
+  // expected-error@+1 {{'tfm.kernel' belongs on a function with a body of one block}}
+  func.func private @kernel_without_body(%x: tensor<1x8xf32>) -> tensor<1x8xf32> attributes {tfm.kernel}
+}
+
+// -----
+
+module {
+  // expected-error@+1 {{'tfm.entry' belongs on a function with a body of one block}}
+  func.func private @entry_without_body(%t: tensor<1xi32>) -> tensor<1x8xf32> attributes {tfm.entry = "decode"}
 }

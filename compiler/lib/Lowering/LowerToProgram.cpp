@@ -48,26 +48,31 @@ llvm::Error writeModule(ModuleOp module, const std::string &path) {
   return file->commit();
 }
 
-/// The most diagnostics an error message repeats: a file of garbage makes
-/// one per line.
-constexpr int kMaxDiagnostics = 8;
+/// The most an error message repeats of MLIR's diagnostics: a file of
+/// garbage makes one per line, each quoting the file.
+constexpr size_t kMaxDiagnosticBytes = 2048;
 
 /// The context the MLIR half runs in, with its diagnostics collected for
-/// error messages: the first few, each bounded (they quote the file).
+/// error messages: the first ones, each bounded (boundedMessage), up to
+/// kMaxDiagnosticBytes in all.
 struct LoweringContext {
   MLIRContext context{MLIRContext::Threading::DISABLED};
   std::string diagnostics;
-  int diagnosticCount = 0;
+  bool leftOut = false;
   ScopedDiagnosticHandler handler{&context, [this](Diagnostic &diag) {
-                                    if (++diagnosticCount > kMaxDiagnostics)
+                                    if (leftOut)
                                       return success();
                                     std::string text;
                                     llvm::raw_string_ostream os(text);
                                     diag.getLocation().print(os);
                                     os << ": " << diag.str();
-                                    diagnostics += boundedMessage(text) + "\n";
-                                    if (diagnosticCount == kMaxDiagnostics)
+                                    std::string line = boundedMessage(text) + "\n";
+                                    if (diagnostics.size() + line.size() > kMaxDiagnosticBytes) {
                                       diagnostics += "(further diagnostics left out)\n";
+                                      leftOut = true;
+                                    } else {
+                                      diagnostics += line;
+                                    }
                                     return success();
                                   }};
   LoweringContext() {
@@ -149,12 +154,19 @@ llvm::Expected<Program> lowerMlirFile(const std::string &path, const LoweringOpt
   auto text = readIrFile(path);
   if (!text)
     return text.takeError();
+  return lowerMlirText((*text)->getBuffer(), path, options);
+}
+
+llvm::Expected<Program> lowerMlirText(llvm::StringRef text, const std::string &name,
+                                      const LoweringOptions &options) {
+  if (llvm::Error e = checkNestingDepth(text, name))
+    return std::move(e);
   LoweringContext lc;
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(std::move(*text), llvm::SMLoc());
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(text, name), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &lc.context);
   if (!module)
-    return llvm::createStringError("cannot read tfm IR from '" + path + "':\n" + lc.diagnostics);
+    return llvm::createStringError("cannot read tfm IR from '" + name + "':\n" + lc.diagnostics);
   return runPipeline(lc, *module, options);
 }
 

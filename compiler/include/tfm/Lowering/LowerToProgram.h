@@ -59,8 +59,14 @@ struct LoweringOptions {
 llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions &options);
 
 /// Parses tfm IR of any stage from `path`, runs the pipeline (which leaves
-/// what earlier passes did as it is) and reads the result.
+/// what earlier passes did as it is) and reads the result. The file is
+/// untrusted: read bounded (tfm/Lowering/IrFile.h), and the module checked
+/// as a whole before anything is generated from it.
 llvm::Expected<Program> lowerMlirFile(const std::string &path, const LoweringOptions &options);
+
+/// The same for IR text named `name` in messages.
+llvm::Expected<Program> lowerMlirText(llvm::StringRef text, const std::string &name,
+                                      const LoweringOptions &options);
 
 } // namespace tfm
 
