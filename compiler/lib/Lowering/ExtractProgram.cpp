@@ -44,11 +44,12 @@ ElementEncoding elemType(Type type) {
   return weightEncoding(element).value_or(ElementEncoding{});
 }
 
+/// A location, from the file: bounded as any text from a file.
 std::string locationText(Location loc) {
   std::string text;
   llvm::raw_string_ostream os(text);
   loc.print(os);
-  return text;
+  return boundedMessage(text);
 }
 
 class ProgramReader {
@@ -72,7 +73,7 @@ public:
     }
     for (auto decl : module.getOps<CacheDeclOp>()) {
       if (!decl.getOffset())
-        return fail("cache '" + decl.getSymName().str() +
+        return fail("cache " + quoted(decl.getSymName()) +
                     "' has no offset: memory was not planned (tfm-plan-memory)");
       auto type = cast<MemRefType>(decl.getType());
       cacheIndex[decl.getSymName()] = static_cast<int64_t>(out.caches.size());
@@ -98,8 +99,8 @@ public:
         continue;
       auto it = entries.find(entry.getValue().str());
       if (it == entries.end())
-        return fail("function '" + fn.getSymName().str() + "' has " + attrs::kEntry + " '" +
-                    entry.getValue().str() + "'; expected 'prefill', 'decode' or 'score'");
+        return fail("function " + quoted(fn.getSymName()) + " has " + attrs::kEntry + " " +
+                    quoted(entry.getValue()) + "; expected 'prefill', 'decode' or 'score'");
       if (!seen.insert(it->first).second)
         return fail("module has two '" + it->first + "' entries");
       if (llvm::Error e = readEntry(fn, it->first, *it->second))
@@ -194,7 +195,7 @@ private:
     auto schedule = fn->getAttrOfType<StringAttr>(attrs::kSchedule);
     kernel.schedule = schedule ? schedule.str() : kDefaultSchedule;
     if (!isScheduleName(kernel.schedule))
-      return fail("kernel '" + kernel.name + "' has unknown schedule '" + kernel.schedule + "'");
+      return fail("kernel '" + kernel.name + "' has unknown schedule " + quoted(kernel.schedule));
 
     Block &body = fn.getBody().front();
     unsigned numArgs = fn.getNumArguments();
@@ -292,7 +293,7 @@ private:
     std::string found;
     llvm::raw_string_ostream os(found);
     os << type;
-    return fail("entry '" + kind.str() + "' (function '" + fn.getSymName().str() + "'): type " +
+    return fail("entry '" + kind.str() + "' (function " + quoted(fn.getSymName()) + "): type " +
                 quoted(found) + ", expected " + expected + " (tfm.vocab_size " +
                 std::to_string(out.vocabSize) + ")");
   }
@@ -322,13 +323,13 @@ private:
       Launch out;
       auto kernel = kernelIndex.find(launch.getKernel());
       if (kernel == kernelIndex.end())
-        return fail("entry '" + entry.name + "' launches unknown kernel '" +
-                    launch.getKernel().str() + "'");
+        return fail("entry '" + entry.name + "' launches unknown kernel " +
+                    quoted(launch.getKernel()));
       out.kernel = kernel->second;
       std::optional<ArrayRef<int64_t>> offsets = launch.getArenaOffsets();
       if (!offsets)
-        return fail("entry '" + entry.name + "': launch of '" + launch.getKernel().str() +
-                    "' has no arena offsets (tfm-plan-memory)");
+        return fail("entry '" + entry.name + "': launch of " + quoted(launch.getKernel()) +
+                    " has no arena offsets (tfm-plan-memory)");
       for (auto [index, arg] : llvm::enumerate(launch.getArgs())) {
         Binding binding;
         if (llvm::Error e = bindInput(entry.name, arg, binding))
@@ -355,7 +356,7 @@ private:
     KernelParam &param = out.kernels[kernelIndex.lookup(launch.getKernel())].params[index];
     bool weight = binding.storage == Storage::Weight;
     if (weightSeen.insert({&param, weight}).first->second != weight)
-      return fail("entry '" + entry + "': kernel '" + launch.getKernel().str() + "' argument " +
+      return fail("entry '" + entry + "': kernel " + quoted(launch.getKernel()) + " argument " +
                   std::to_string(index) + " is a weight in one launch and not in another");
     param.isWeight = weight;
     return llvm::Error::success();

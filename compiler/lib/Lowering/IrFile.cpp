@@ -45,5 +45,7 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> tfm::readIrFile(llvm::String
     return text.takeError();
   if (llvm::Error e = checkNestingDepth((*text)->getBuffer(), path))
     return std::move(e);
-  return std::move(*text);
+  // Copied with a terminating NUL, which MLIR's lexer reads up to (a
+  // mapped file of a page's exact size has none).
+  return llvm::MemoryBuffer::getMemBufferCopy((*text)->getBuffer(), path);
 }

@@ -163,7 +163,8 @@ llvm::Expected<Program> lowerMlirText(llvm::StringRef text, const std::string &n
     return std::move(e);
   LoweringContext lc;
   llvm::SourceMgr sources;
-  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(text, name), llvm::SMLoc());
+  // A copy: MLIR's lexer reads to a terminating NUL, which `text` lacks.
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &lc.context);
   if (!module)
     return llvm::createStringError("cannot read tfm IR from '" + name + "':\n" + lc.diagnostics);

@@ -37,7 +37,8 @@ llvm::Error checkNestingDepth(llvm::StringRef text, llvm::StringRef path,
 
 /// The contents of the .mlir file `path` ("-": standard input), refused
 /// when it is not a regular file or a pipe, is larger than kMaxIrFileBytes,
-/// or nests deeper than kMaxIrNesting.
+/// or nests deeper than kMaxIrNesting; NUL-terminated, as MLIR's parser
+/// needs.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readIrFile(llvm::StringRef path);
 
 } // namespace tfm
