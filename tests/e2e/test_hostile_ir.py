@@ -175,7 +175,7 @@ def entry_type_not_the_abi():
     text = edited(base_module(), 'tfm.entry = "score"', 'tfm.entry = "swap"')
     text = edited(text, 'tfm.entry = "prefill"', 'tfm.entry = "score"')
     text = edited(text, 'tfm.entry = "swap"', 'tfm.entry = "prefill"')
-    refused(text, ["entry 'score' (function 'prefill')", "tensor<1x512xf32>",
+    refused(text, ["entry 'score' (function \"prefill\")", "tensor<1x512xf32>",
                    "expected (tensor<?xi32>) -> tensor<?x512xf32>"],
             "prefill's and score's functions swapped")
 
