@@ -1,6 +1,6 @@
 """Helpers shared by every scripted test (CTest runs them with TFM_TEST_ENV).
 
-Environment (set by tests/CMakeLists.txt):
+Environment (TFM_TEST_ENV in the top-level CMakeLists.txt):
   TFM_BIN_DIR     where the built tools are (tfmc, tfm-run, tfm-weights, tfm-logits)
   TFM_SOURCE_DIR  the repository root
   TFM_SHARED_DIR  real checkpoints, tokenizers and goldens (../shared)
@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 import sys
+import unittest
 
 SKIP_EXIT_CODE = 77
 DEFAULT_TIMEOUT_S = 600
@@ -25,7 +26,7 @@ def _env_dir(variable):
     if not value:
         raise RuntimeError(
             f"environment variable {variable} is not set; run this test through "
-            "ctest, or set it as tests/CMakeLists.txt's TFM_TEST_ENV does")
+            "ctest, or set it as the top-level CMakeLists.txt's TFM_TEST_ENV does")
     return value
 
 
@@ -205,17 +206,57 @@ def _compile_model_locked(config_path, out_dir, extra_args):
     return out_dir
 
 
-def run_case(doc, cases):
-    """The main of a script with one CTest test per case: `script.py CASE`
-    runs the function named CASE from the list `cases`; `script.py --list`
-    prints their names, one a line, for CMake to register each
-    (tfm_e2e_cases in tests/e2e/CMakeLists.txt)."""
-    by_name = {f.__name__: f for f in cases}
+# The cases of the running script by name, in the order they are defined
+# (see case and run_case).
+_CASES = {}
+
+
+def case(target=None, *, name=None):
+    """Decorator: registers a function, or a unittest.TestCase class, as one
+    case of its script, named `name` or else after itself; run_case runs it,
+    and CMake registers one test per case (tfm_e2e_cases in
+    tests/e2e/CMakeLists.txt). The script keeps no other list of its cases.
+
+        @testlib.case
+        def truncated_checkpoint(): ...
+
+        @testlib.case(name="hf")
+        class HuggingFaceFolder(unittest.TestCase): ...
+    """
+    def register(target):
+        key = name or target.__name__
+        if key in _CASES:
+            raise RuntimeError(f"two cases named {key!r}: {_CASES[key]!r} and {target!r}")
+        _CASES[key] = target
+        return target
+    return register if target is None else register(target)
+
+
+def run_case(doc, add_arguments=None, setup=None):
+    """The main of a script with one CTest test per case (each registered with
+    @case): `script.py CASE` runs the case named CASE, a function called with
+    no argument or every test of a unittest.TestCase class; `script.py --list`
+    prints the cases' names, one a line, for CMake to register each. A script
+    with options of its own passes add_arguments(parser), which adds them, and
+    setup(args), which takes the parsed arguments before the case runs."""
+    if not _CASES:
+        sys.exit(f"{sys.argv[0]}: no case registered; decorate each with @testlib.case")
     if sys.argv[1:] == ["--list"]:
-        print("\n".join(by_name))
+        print("\n".join(_CASES))
         return
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("case", choices=by_name)
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0],
+                                     epilog="--list alone prints the cases, one a line")
+    parser.add_argument("case", choices=_CASES)
+    if add_arguments:
+        add_arguments(parser)
     args = parser.parse_args()
-    by_name[args.case]()
+    if setup:
+        setup(args)
+    target = _CASES[args.case]
+    if isinstance(target, type) and issubclass(target, unittest.TestCase):
+        tests = unittest.defaultTestLoader.loadTestsFromTestCase(target)
+        if not unittest.TextTestRunner(verbosity=2).run(tests).wasSuccessful():
+            sys.exit(1)
+    else:
+        target()
     print(f"ok: {args.case}")

@@ -1,5 +1,6 @@
 //===- BoundedFile.cpp - Read a file a user names, within limits ----------===//
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -10,11 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using tfm::failure;
+
 namespace {
 
 llvm::Error cannotRead(llvm::StringRef path, llvm::StringRef what, const llvm::Twine &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 (path + ": cannot read the " + what + ": " + why).str());
+  return failure((path + ": cannot read the " + what + ": " + why).str());
 }
 
 /// Reads what is left of `fd` (a pipe or a terminal) up to `maxBytes`;
@@ -51,8 +53,7 @@ llvm::Expected<tfm::RegularFile> tfm::openRegularFile(llvm::StringRef path,
   // ignore the flag.
   int fd = ::open(path.str().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   (path + ": cannot open the " + what + ": " +
+    return failure((path + ": cannot open the " + what + ": " +
                                     std::strerror(errno)).str());
   RegularFile file(fd, 0); // closes it on a refusal
   struct stat status;

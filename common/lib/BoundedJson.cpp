@@ -1,5 +1,6 @@
 //===- BoundedJson.cpp - JSON from files, parsed within limits ------------===//
 #include "tfm/common/BoundedJson.h"
+#include "tfm/common/Failure.h"
 
 namespace {
 
@@ -42,16 +43,12 @@ llvm::Expected<llvm::json::Value> tfm::parseBoundedJson(llvm::StringRef text,
                                                         size_t maxDepth) {
   Nesting past = firstNestingPast(text, maxDepth);
   if (past.depth)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "%s: JSON nested more than %zu levels deep (at byte %zu); no file of this kind nests "
-        "that deep, so it is refused before parsing",
-        source.str().c_str(), maxDepth, past.offset);
+    return failure(source + ": JSON nested more than " + llvm::Twine(maxDepth) +
+                   " levels deep (at byte " + llvm::Twine(past.offset) +
+                   "); no file of this kind nests that deep, so it is refused before parsing");
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
   if (!value)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: not valid JSON: %s",
-                                   source.str().c_str(),
-                                   llvm::toString(value.takeError()).c_str());
+    return failure(source + ": not valid JSON: " + llvm::toString(value.takeError()));
   return value;
 }
 
@@ -62,7 +59,6 @@ llvm::Expected<llvm::json::Object> tfm::parseBoundedJsonObject(llvm::StringRef t
     return parsed.takeError();
   llvm::json::Object *obj = parsed->getAsObject();
   if (!obj)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   source + ": expected a JSON object at the top level");
+    return failure(source + ": expected a JSON object at the top level");
   return std::move(*obj);
 }

@@ -2,6 +2,7 @@
 #include "tfm/common/ChildProcess.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,5 +42,5 @@ llvm::Error tfm::runProgram(const std::vector<std::string> &args,
       llvm::consumeError(buffer.takeError());
     }
   }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return failure(message);
 }

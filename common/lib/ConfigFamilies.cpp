@@ -40,20 +40,39 @@ int64_t splitHeads(FieldReader &r, const ModelSpec &s, const char *dimField,
   return s.dim / s.nHeads;
 }
 
-/// Maps a Hugging Face activation name (ACT2FN's) onto ModelSpec's.
-std::string activationOf(FieldReader &r, const char *field, const std::string &fallback) {
+/// Hugging Face's activation names (ACT2FN's) and what each computes.
+struct HfActivation {
+  const char *name;
+  Activation activation;
+};
+const HfActivation kHfActivations[] = {
+    {"gelu", Activation::Gelu},          {"gelu_new", Activation::GeluTanh},
+    {"gelu_pytorch_tanh", Activation::GeluTanh}, {"gelu_fast", Activation::GeluTanh},
+    {"relu", Activation::Relu},          {"silu", Activation::Silu},
+    {"swish", Activation::Silu},
+};
+
+/// The activation a config's `field` names (`fallback` when absent).
+Activation activationOf(FieldReader &r, const char *field, const char *fallback) {
   std::string act = r.string(field, false, fallback);
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    return "gelu_tanh";
-  if (act == "gelu" || act == "relu" || act == "silu")
-    return act;
-  if (act == "swish")
-    return "silu";
+  for (const HfActivation &known : kHfActivations)
+    if (act == known.name)
+      return known.activation;
   if (!r.failed())
     r.fail(field, "found " + quoted(act) +
                       ", expected \"gelu\" (exact), \"gelu_new\", \"gelu_pytorch_tanh\" or "
-                      "\"gelu_fast\" (tanh GELU), \"relu\" or \"silu\"");
-  return act;
+                      "\"gelu_fast\" (tanh GELU), \"relu\", \"silu\" or \"swish\"");
+  return Activation::Silu;
+}
+
+/// tfm's own config spells each variant by its name; `fallback` when absent.
+template <typename Variant>
+Variant variantOf(FieldReader &r, const char *field, Variant fallback) {
+  std::string name = r.string(field, false, variantName(fallback));
+  std::optional<Variant> value = parseVariant<Variant>(name);
+  if (!value && !r.failed())
+    r.fail(field, "found " + quoted(name) + ", expected one of " + variantNameList<Variant>());
+  return value.value_or(fallback);
 }
 
 /// The first of several names a config may give one size (an attribute_map
@@ -79,11 +98,11 @@ int64_t rotaryColumns(FieldReader &r, const char *field, int64_t headDim, double
 } // namespace
 
 void config::parseLlama(FieldReader &r, ModelSpec &s) {
-  s.family = "llama";
-  s.norm = "rms_norm";
-  s.positions = "rope";
+  s.family = Family::Llama;
+  s.norm = Norm::RmsNorm;
+  s.positions = Positions::Rope;
   s.ropeInterleaved = true; // Hugging Face's q/k rows are permuted at load (TensorNames.h)
-  s.gatedFfn = true;
+  s.ffn = FfnKind::Gated;
   s.dim = r.positive("hidden_size", true);
   s.hiddenDim = r.positive("intermediate_size", true);
   s.nLayers = r.positive("num_hidden_layers", true);
@@ -120,12 +139,12 @@ void config::parseLlama(FieldReader &r, ModelSpec &s) {
 /// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
 /// only moves an upcast that f32 does not need.
 void config::parseGpt2(FieldReader &r, ModelSpec &s) {
-  s.family = "gpt2";
-  s.norm = "layer_norm";
+  s.family = Family::Gpt2;
+  s.norm = Norm::LayerNorm;
   s.normBias = true;
-  s.positions = "learned";
+  s.positions = Positions::Learned;
   s.ropeTheta = 0.0;
-  s.gatedFfn = false;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.qkvBias = s.attnOutBias = s.ffnBias = true;
   s.dim = r.positive("n_embd", true);
@@ -168,16 +187,16 @@ void config::parseGpt2(FieldReader &r, ModelSpec &s) {
 /// config names no context length: BLOOM trained on 2048 tokens, which
 /// `seq_length` or tfmc --context may change (ALiBi extrapolates).
 void config::parseBloom(FieldReader &r, ModelSpec &s) {
-  s.family = "bloom";
-  s.norm = "layer_norm";
+  s.family = Family::Bloom;
+  s.norm = Norm::LayerNorm;
   s.normBias = true;
-  s.positions = "none";
+  s.positions = Positions::None;
   s.ropeTheta = 0.0;
   s.alibi = true;
   s.alibiMaxBias = 8.0;
   s.embeddingNorm = true;
-  s.activation = "gelu_tanh";
-  s.gatedFfn = false;
+  s.activation = Activation::GeluTanh;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.qkvBias = s.attnOutBias = s.ffnBias = true;
   s.dim = positiveAlias(r, {"hidden_size", "n_embed"}, true);
@@ -203,12 +222,12 @@ void config::parseBloom(FieldReader &r, ModelSpec &s) {
 /// projections without biases under no_bias, exact GELU, one [3*d, d] Wqkv,
 /// q/k/v optionally clamped (attn_config.clip_qkv).
 void config::parseMpt(FieldReader &r, const std::string &path, ModelSpec &s) {
-  s.family = "mpt";
-  s.norm = "layer_norm";
-  s.positions = "none";
+  s.family = Family::Mpt;
+  s.norm = Norm::LayerNorm;
+  s.positions = Positions::None;
   s.ropeTheta = 0.0;
-  s.activation = "gelu";
-  s.gatedFfn = false;
+  s.activation = Activation::Gelu;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.dim = r.positive("d_model", true);
   s.nHeads = r.positive("n_heads", true);
@@ -256,7 +275,7 @@ void config::parseMpt(FieldReader &r, const std::string &path, ModelSpec &s) {
   if (!a.failed() && !s.alibi)
     a.fail("alibi", "found false, expected true (MPT's positions are ALiBi)");
   if (a.boolean("rope", false))
-    s.positions = "rope";
+    s.positions = Positions::Rope;
   s.alibiMaxBias = positiveNumber(a, "alibi_bias_max", 8.0);
   double clip = a.number("clip_qkv", 0.0);
   if (!a.failed() && !(std::isfinite(clip) && clip >= 0.0))
@@ -282,12 +301,12 @@ void config::parseMpt(FieldReader &r, const std::string &path, ModelSpec &s) {
 /// rotary_pct of each head, q/k/v fused per head, a parallel residual with
 /// two norms unless use_parallel_residual is false.
 void config::parseGptNeox(FieldReader &r, ModelSpec &s) {
-  s.family = "gpt_neox";
-  s.norm = "layer_norm";
+  s.family = Family::GptNeox;
+  s.norm = Norm::LayerNorm;
   s.normBias = true;
-  s.positions = "rope";
+  s.positions = Positions::Rope;
   s.ropeInterleaved = false;
-  s.gatedFfn = false;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.ffnBias = true;
   s.dim = r.positive("hidden_size", true);
@@ -326,10 +345,10 @@ void config::parseGptNeox(FieldReader &r, ModelSpec &s) {
 /// by kv group, rotate_half RoPE or ALiBi, a parallel block with one norm
 /// (7B) or two (the new decoder architecture of 40B and 180B).
 void config::parseFalcon(FieldReader &r, ModelSpec &s) {
-  s.family = "falcon";
-  s.norm = "layer_norm";
+  s.family = Family::Falcon;
+  s.norm = Norm::LayerNorm;
   s.normBias = true;
-  s.gatedFfn = false;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.dim = r.positive("hidden_size", true);
   s.nLayers = r.positive("num_hidden_layers", true);
@@ -344,11 +363,11 @@ void config::parseFalcon(FieldReader &r, ModelSpec &s) {
                                : (multiQuery ? 1 : s.nHeads);
   s.alibi = r.boolean("alibi", false);
   if (s.alibi) {
-    s.positions = "none";
+    s.positions = Positions::None;
     s.ropeTheta = 0.0;
     s.alibiMaxBias = 8.0;
   } else {
-    s.positions = "rope";
+    s.positions = Positions::Rope;
     s.ropeInterleaved = false;
     s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
     s.ropeScale = linearRopeScale(r, "rope_scaling");
@@ -367,7 +386,7 @@ void config::parseFalcon(FieldReader &r, ModelSpec &s) {
   s.bosTokenId = tokenId(r, "bos_token_id", 11, s.vocabSize);
   s.eosTokenId = tokenId(r, "eos_token_id", 11, s.vocabSize);
   s.headDim = splitHeads(r, s, "hidden_size", "num_attention_heads");
-  s.rotaryDim = s.positions == "rope" ? s.headDim : 0;
+  s.rotaryDim = s.positions == Positions::Rope ? s.headDim : 0;
   FieldNames names{"hidden_size",         "ffn_hidden_size",
                    "num_hidden_layers",   "num_attention_heads",
                    "num_kv_heads",        "hidden_size",
@@ -380,7 +399,7 @@ void config::parseFalcon(FieldReader &r, ModelSpec &s) {
 /// Transformer's choices as defaults (sinusoidal positions, post-LN is
 /// opt-in, ReLU, biases, a tied head).
 void config::parseTransformer(FieldReader &r, ModelSpec &s) {
-  s.family = "transformer";
+  s.family = Family::Transformer;
   s.dim = r.positive("d_model", true);
   s.nHeads = r.positive("n_heads", true);
   s.nKvHeads = r.positive("n_kv_heads", false, s.nHeads);
@@ -390,38 +409,30 @@ void config::parseTransformer(FieldReader &r, ModelSpec &s) {
   s.contextLength = r.positive("context_length", true);
   s.headDim = r.has("head_dim") ? r.positive("head_dim", true)
                                 : splitHeads(r, s, "d_model", "n_heads");
-  auto oneOf = [&](const char *field, const char *fallback,
-                   std::initializer_list<const char *> allowed) {
-    std::string value = r.string(field, false, fallback);
-    if (!r.failed() && llvm::none_of(allowed, [&](const char *a) { return value == a; })) {
-      std::string expected;
-      for (const char *a : allowed)
-        expected += (expected.empty() ? "" : ", ") + std::string("\"") + a + "\"";
-      r.fail(field, "found " + quoted(value) + ", expected one of " + expected);
-    }
-    return value;
-  };
-  s.positions = oneOf("positions", "sinusoidal", {"sinusoidal", "learned", "rope", "none"});
-  bool rope = s.positions == "rope";
+  s.positions = variantOf(r, "positions", Positions::Sinusoidal);
+  bool rope = s.positions == Positions::Rope;
   s.ropeTheta = rope ? positiveNumber(r, "rope_theta", 10000.0) : 0.0;
-  s.ropeInterleaved = oneOf("rope_pairs", "interleaved", {"interleaved", "half"}) == "interleaved";
+  std::string pairs = r.string("rope_pairs", false, "interleaved");
+  if (!r.failed() && pairs != "interleaved" && pairs != "half")
+    r.fail("rope_pairs", "found " + quoted(pairs) + ", expected \"interleaved\" or \"half\"");
+  s.ropeInterleaved = pairs == "interleaved";
   s.rotaryDim = rope ? r.positive("rotary_dim", false, s.headDim) : 0;
   s.ropeScale = rope ? positiveNumber(r, "rope_scale", 1.0) : 1.0;
   s.alibi = r.boolean("alibi", false);
   s.alibiMaxBias = s.alibi ? positiveNumber(r, "alibi_max_bias", 8.0) : 0.0;
-  s.norm = oneOf("norm", "layer_norm", {"layer_norm", "rms_norm"});
-  s.normBias = r.boolean("norm_bias", s.norm == "layer_norm");
-  if (!r.failed() && s.normBias && s.norm == "rms_norm")
+  s.norm = variantOf(r, "norm", Norm::LayerNorm);
+  s.normBias = r.boolean("norm_bias", s.norm == Norm::LayerNorm);
+  if (!r.failed() && s.normBias && s.norm == Norm::RmsNorm)
     r.fail("norm_bias", "found true with norm \"rms_norm\", expected false (RMSNorm has no bias)");
   s.normEps = positiveNumber(r, "norm_eps", 1e-5);
-  s.postNorm = oneOf("norm_position", "pre", {"pre", "post"}) == "post";
+  s.normPosition = variantOf(r, "norm_position", NormPosition::Pre);
   s.parallelResidual = r.boolean("parallel_residual", false);
   s.parallelNorms = s.parallelResidual ? r.positive("parallel_norms", false, 2) : 0;
   if (!r.failed() && s.parallelNorms > 2)
     r.fail("parallel_norms", "found " + std::to_string(s.parallelNorms) + ", expected 1 or 2");
   s.embeddingNorm = r.boolean("embedding_norm", false);
-  s.activation = oneOf("activation", "relu", {"relu", "gelu", "gelu_tanh", "silu"});
-  s.gatedFfn = r.boolean("gated_ffn", false);
+  s.activation = variantOf(r, "activation", Activation::Relu);
+  s.ffn = r.boolean("gated_ffn", false) ? FfnKind::Gated : FfnKind::Plain;
   s.fusedQkv = r.boolean("fused_qkv", false);
   s.qkvBias = r.boolean("qkv_bias", true);
   s.attnOutBias = r.boolean("attn_out_bias", true);
@@ -443,4 +454,23 @@ void config::parseTransformer(FieldReader &r, ModelSpec &s) {
   names.positions = "positions", names.alibi = "alibi", names.rotaryDim = "rotary_dim";
   names.parallelResidual = "parallel_residual", names.postNorm = "norm_position";
   checkSpec(r, s, names);
+}
+
+void config::parseFamily(Family family, FieldReader &r, const std::string &path, ModelSpec &s) {
+  switch (family) {
+  case Family::Llama:
+    return parseLlama(r, s);
+  case Family::Gpt2:
+    return parseGpt2(r, s);
+  case Family::Bloom:
+    return parseBloom(r, s);
+  case Family::Mpt:
+    return parseMpt(r, path, s);
+  case Family::GptNeox:
+    return parseGptNeox(r, s);
+  case Family::Falcon:
+    return parseFalcon(r, s);
+  case Family::Transformer:
+    return parseTransformer(r, s);
+  }
 }

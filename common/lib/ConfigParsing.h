@@ -44,6 +44,9 @@ double linearRopeScale(FieldReader &r, const char *field);
 /// of switches that have no meaning, sizes the kernels cannot index.
 void checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f);
 
+/// The parser of `family`'s config.json (below; an exhaustive switch).
+void parseFamily(Family family, FieldReader &r, const std::string &path, ModelSpec &s);
+
 // One parser per model_type (ConfigFamilies.cpp).
 void parseLlama(FieldReader &r, ModelSpec &s);
 void parseGpt2(FieldReader &r, ModelSpec &s);

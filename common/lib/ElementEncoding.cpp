@@ -1,6 +1,7 @@
 //===- ElementEncoding.cpp - f32 values as a weight file stores them ------===//
 #include "tfm/common/ElementEncoding.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/HalfFloat.h"
 
 #include "llvm/Support/SwapByteOrder.h"
@@ -90,7 +91,7 @@ llvm::Expected<std::vector<uint8_t>> tfm::encodeFiniteElements(const float *valu
       if (!std::isfinite(values[i]) || std::strtof(value, nullptr) == values[i])
         break;
     }
-    return llvm::createStringError("element " + std::to_string(i) + " is " + value + ", " + why);
+    return failure("element " + std::to_string(i) + " is " + value + ", " + why);
   };
   for (size_t i = 0; i < n; ++i)
     if (!std::isfinite(values[i]))

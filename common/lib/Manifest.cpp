@@ -1,4 +1,5 @@
 //===- Manifest.cpp - Read and write a generated model's manifest ---------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/Manifest.h"
 
 #include "tfm/common/BoundedFile.h"
@@ -15,10 +16,6 @@ namespace json = llvm::json;
 using namespace tfm;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// An optional array of tensor names.
 void readTensorNames(FieldReader &r, const char *field, std::vector<std::string> &names) {
@@ -126,9 +123,14 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
 
   if (llvm::Error e = readObjects(r, kernels, "kernels", source, [&](FieldReader &k) {
         m.kernels.push_back({k.string("kernel", true), k.string("schedule", true), {},
-                             k.string("tuning_key", false), k.string("products", false)});
-        if (m.kernels.back().products.empty()) // written before the field
-          m.kernels.back().products = "f32";
+                             k.string("tuning_key", false)});
+        // A manifest written before the field has none: f32.
+        std::string products = k.string("products", false, "f32");
+        if (std::optional<Products> parsed = parseVariant<Products>(products))
+          m.kernels.back().products = *parsed;
+        else
+          k.fail("products", "found " + quoted(products) + ", expected one of " +
+                                 variantNameList<Products>());
         readTensorNames(k, "weights", m.kernels.back().weights);
       }))
     return std::move(e);
@@ -148,7 +150,7 @@ std::string tfm::formatManifest(const Manifest &m) {
       weights.push_back(w);
     kernels.push_back(json::Object{
         {"kernel", k.kernel}, {"schedule", k.schedule}, {"weights", std::move(weights)},
-        {"tuning_key", k.tuningKey}, {"products", k.products}});
+        {"tuning_key", k.tuningKey}, {"products", variantName(k.products)}});
   }
   json::Array tensors;
   for (const TensorSpec &t : m.tensors) {

@@ -1,4 +1,5 @@
 //===- ModelSpec.cpp - Parse and validate a model config ------------------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/ModelSpec.h"
 #include "ConfigParsing.h"
 #include "tfm/common/BoundedFile.h"
@@ -148,11 +149,11 @@ void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const FieldNames &f
 void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
   if (r.failed())
     return;
-  if (s.alibi && s.positions == "rope")
+  if (s.alibi && s.positions == Positions::Rope)
     r.fail(f.alibi, std::string("found true together with RoPE (") +
                         (f.positions ? f.positions : "the family's positions") +
                         "), expected one of them: ALiBi and RoPE both encode positions");
-  if (s.positions == "rope" && !r.failed()) {
+  if (s.positions == Positions::Rope && !r.failed()) {
     const char *rotary = f.rotaryDim ? f.rotaryDim : f.headDim;
     if (s.rotaryDim <= 0 || s.rotaryDim > s.headDim)
       r.fail(rotary, "gives a rotary width of " + std::to_string(s.rotaryDim) +
@@ -166,7 +167,7 @@ void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
   if (!r.failed() && (s.nKvHeads > s.nHeads || s.nHeads % s.nKvHeads != 0))
     r.fail(f.nKvHeads, "found " + std::to_string(s.nKvHeads) + ", expected a divisor of " +
                            f.nHeads + " (" + std::to_string(s.nHeads) + ")");
-  if (!r.failed() && s.parallelResidual && s.postNorm)
+  if (!r.failed() && s.parallelResidual && s.normPosition == NormPosition::Post)
     r.fail(f.parallelResidual, std::string("found true together with post-LN (") +
                                    (f.postNorm ? f.postNorm : "the family's blocks") +
                                    "), expected one of them: a parallel block adds both "
@@ -216,7 +217,8 @@ std::vector<float> tfm::alibiSlopes(const ModelSpec &spec) {
   while (n2 * 2 <= n)
     n2 *= 2;
   std::vector<float> slopes;
-  double scale = spec.family == "falcon" ? 1.0 / std::sqrt(double(spec.headDim)) : 1.0;
+  // Falcon adds the bias before scaling the scores.
+  double scale = spec.family == Family::Falcon ? 1.0 / std::sqrt(double(spec.headDim)) : 1.0;
   for (int64_t h = 0; h < n; ++h) {
     double exponent = h < n2 ? (h + 1) * spec.alibiMaxBias / n2
                              : (2 * (h - n2) + 1) * spec.alibiMaxBias / (2 * n2);
@@ -251,12 +253,12 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("norm", s.norm, false);
   visit("norm_bias", s.normBias, false);
   visit("norm_eps", s.normEps, false);
-  visit("post_norm", s.postNorm, false);
+  visit("post_norm", s.normPosition, false);
   visit("parallel_residual", s.parallelResidual, false);
   visit("parallel_norms", s.parallelNorms, false);
   visit("embedding_norm", s.embeddingNorm, false);
   visit("activation", s.activation, false);
-  visit("gated_ffn", s.gatedFfn, false);
+  visit("gated_ffn", s.ffn, false);
   visit("fused_qkv", s.fusedQkv, false);
   visit("qkv_bias", s.qkvBias, false);
   visit("attn_out_bias", s.attnOutBias, false);
@@ -289,14 +291,47 @@ struct CanonicalFieldReader {
       r.fail(key, "missing, expected true or false");
     value = r.boolean(key, value);
   }
+  /// A variant spelled by its name.
+  template <typename Variant> void operator()(const char *key, Variant &value, bool) {
+    std::string name = r.string(key, true);
+    if (r.failed())
+      return;
+    if (std::optional<Variant> parsed = parseVariant<Variant>(name))
+      value = *parsed;
+    else
+      r.fail(key, "found " + quoted(name) + ", expected one of " + variantNameList<Variant>());
+  }
+  // The two variants the canonical form spells as switches.
+  void operator()(const char *key, NormPosition &value, bool) {
+    bool post = false;
+    (*this)(key, post, false);
+    value = post ? NormPosition::Post : NormPosition::Pre;
+  }
+  void operator()(const char *key, FfnKind &value, bool) {
+    bool gated = false;
+    (*this)(key, gated, false);
+    value = gated ? FfnKind::Gated : FfnKind::Plain;
+  }
 };
+
+/// A field as the canonical JSON holds it: numbers, switches and strings as
+/// they are, variants by name, except the norm position and the
+/// feed-forward kind, which it holds as the switches post_norm and
+/// gated_ffn.
+template <typename Value> json::Value canonicalValue(const Value &value) { return value; }
+json::Value canonicalValue(Family value) { return variantName(value); }
+json::Value canonicalValue(Positions value) { return variantName(value); }
+json::Value canonicalValue(Norm value) { return variantName(value); }
+json::Value canonicalValue(Activation value) { return variantName(value); }
+json::Value canonicalValue(NormPosition value) { return value == NormPosition::Post; }
+json::Value canonicalValue(FfnKind value) { return value == FfnKind::Gated; }
 
 } // namespace
 
 std::string ModelSpec::canonicalJson() const {
   json::Object o;
   forEachCanonicalField(*this, [&](const char *key, const auto &value, bool) {
-    o[key] = value;
+    o[key] = canonicalValue(value);
   });
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -305,9 +340,6 @@ std::string ModelSpec::canonicalJson() const {
 }
 
 namespace {
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 } // namespace
 
 llvm::Expected<ModelSpec> tfm::parseCanonicalSpec(llvm::StringRef jsonText,
@@ -350,24 +382,12 @@ llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const st
   std::string type = r.string("model_type", true);
   if (r.failed())
     return failure(r.message());
-  if (type == "llama")
-    config::parseLlama(r, s);
-  else if (type == "gpt2")
-    config::parseGpt2(r, s);
-  else if (type == "bloom")
-    config::parseBloom(r, s);
-  else if (type == "mpt")
-    config::parseMpt(r, path, s);
-  else if (type == "gpt_neox")
-    config::parseGptNeox(r, s);
-  else if (type == "falcon")
-    config::parseFalcon(r, s);
-  else if (type == "transformer")
-    config::parseTransformer(r, s);
+  std::optional<Family> family = parseVariant<Family>(type);
+  if (!family)
+    r.fail("model_type", "found " + quoted(type) + ", expected one of " +
+                             variantNameList<Family>());
   else
-    r.fail("model_type", "found " + quoted(type) +
-                             ", expected one of: \"llama\", \"gpt2\", \"bloom\", \"mpt\", "
-                             "\"gpt_neox\", \"falcon\", \"transformer\"");
+    config::parseFamily(*family, r, path, s);
 
   std::string name = r.string("name", false);
   if (name.empty())

@@ -1,4 +1,5 @@
 //===- OutputFile.cpp - Write an output whole or not at all ---------------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 
 #include "llvm/Support/Path.h"
@@ -11,7 +12,7 @@ llvm::Error tfm::closeOutput(llvm::raw_fd_ostream &os, llvm::StringRef path) {
     return llvm::Error::success();
   std::error_code error = os.error();
   os.clear_error();
-  return llvm::createStringError(error, (path + ": write failed: " + error.message()).str());
+  return failure((path + ": write failed: " + error.message()).str());
 }
 
 llvm::Error tfm::refuseInputAsOutput(llvm::StringRef output,
@@ -19,7 +20,7 @@ llvm::Error tfm::refuseInputAsOutput(llvm::StringRef output,
   for (const std::string &input : inputs) {
     bool same = false;
     if (!input.empty() && !fs::equivalent(output, input, same) && same)
-      return llvm::createStringError(
+      return failure(
           (output + ": refusing to write the output over " +
            (output == input ? llvm::Twine("an input") : "the input " + input) +
            " (the same file): it would be destroyed while it is read; name another output")
@@ -53,16 +54,16 @@ llvm::Expected<tfm::AtomicOutputFile> tfm::AtomicOutputFile::create(llvm::String
   fs::file_status status;
   if (!fs::status(path, status) && fs::exists(status) && !fs::is_regular_file(status)) {
     if (fs::is_directory(status))
-      return llvm::createStringError((path + ": cannot write: it is a folder").str());
+      return failure((path + ": cannot write: it is a folder").str());
     std::error_code ec;
     auto stream = std::make_unique<llvm::raw_fd_ostream>(path, ec, fs::OF_None);
     if (ec)
-      return llvm::createStringError(ec, (path + ": cannot write: " + ec.message()).str());
+      return failure((path + ": cannot write: " + ec.message()).str());
     return AtomicOutputFile(path.str(), std::nullopt, std::move(stream));
   }
   llvm::Expected<fs::TempFile> file = fs::TempFile::create(path + ".tmp-%%%%%%%%");
   if (!file)
-    return llvm::createStringError(
+    return failure(
         (path + ": cannot write: " + llvm::toString(file.takeError())).str());
   auto stream = std::make_unique<llvm::raw_fd_ostream>(file->FD, /*shouldClose=*/false);
   return AtomicOutputFile(path.str(), std::move(*file), std::move(stream));
@@ -82,12 +83,12 @@ llvm::Error tfm::AtomicOutputFile::commit() {
   if (failed) {
     llvm::consumeError(file->discard());
     file.reset();
-    return llvm::createStringError(error, path + ": write failed: " + error.message());
+    return failure(path + ": write failed: " + error.message());
   }
   llvm::Error kept = file->keep(path);
   file.reset();
   if (kept)
-    return llvm::createStringError(path + ": cannot move the output into place: " +
+    return failure(path + ": cannot move the output into place: " +
                                    llvm::toString(std::move(kept)));
   return llvm::Error::success();
 }

@@ -1,4 +1,5 @@
 //===- PrivateFiles.cpp - Folders and files only this user can change -----===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/PrivateFiles.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -10,10 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using tfm::failure;
+
 namespace {
 
 llvm::Error refuse(llvm::StringRef path, llvm::StringRef what, const std::string &why) {
-  return llvm::createStringError(
+  return failure(
       (path + ": refusing the " + what + ": " + why +
        "; a cache another user can change could run their code in this process (remove it, "
        "or name a folder of your own with --cache-dir / --kernel-cache)")
@@ -46,7 +49,7 @@ llvm::Error tfm::checkPrivate(llvm::StringRef path, llvm::StringRef what) {
   std::string name = path.str();
   struct stat s;
   if (::lstat(name.c_str(), &s) != 0)
-    return llvm::createStringError((path + ": cannot check the " + what + ": " +
+    return failure((path + ": cannot check the " + what + ": " +
                                     std::strerror(errno))
                                        .str());
   if (S_ISLNK(s.st_mode)) {
@@ -55,7 +58,7 @@ llvm::Error tfm::checkPrivate(llvm::StringRef path, llvm::StringRef what) {
     if (llvm::Error e = checkStatus(path, what, s, "the link"))
       return e;
     if (::stat(name.c_str(), &s) != 0)
-      return llvm::createStringError((path + ": cannot check what the " + what + " links to: " +
+      return failure((path + ": cannot check what the " + what + " links to: " +
                                       std::strerror(errno))
                                          .str());
     return checkStatus(path, what, s, "what it links to");
@@ -66,7 +69,7 @@ llvm::Error tfm::checkPrivate(llvm::StringRef path, llvm::StringRef what) {
 llvm::Error tfm::makePrivateDir(llvm::StringRef dir, llvm::StringRef what) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir, /*IgnoreExisting=*/true,
                                                              llvm::sys::fs::owner_all))
-    return llvm::createStringError((dir + ": cannot create the " + what + ": " + ec.message())
+    return failure((dir + ": cannot create the " + what + ": " + ec.message())
                                        .str());
   return checkPrivate(dir, what);
 }

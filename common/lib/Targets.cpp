@@ -1,4 +1,5 @@
 //===- Targets.cpp - CPU targets, named explicitly ------------------------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/Targets.h"
 #include "tfm/common/AmxTiles.h"
 #include "tfm/common/UntrustedText.h"
@@ -12,10 +13,6 @@
 using namespace tfm;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// A CPU feature of Halide's target strings and the LLVM features
 /// (-mattr names, as llvm::sys::getHostCPUFeatures reports them) whose

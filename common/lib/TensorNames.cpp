@@ -1,4 +1,5 @@
 //===- TensorNames.cpp - The one table of weight tensor names -------------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/TensorNames.h"
 
 #include <iterator>
@@ -7,23 +8,19 @@ using namespace tfm;
 
 namespace {
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// The families with Hugging Face names, in the order of RoleRow::hf.
 struct FamilyNames {
-  const char *family;
+  Family family;
   const char *layerPrefix;    // "h." for "h.N.<module>"
   const char *optionalPrefix; // also accepted in front of every name, or ""
 };
 constexpr FamilyNames kFamilies[] = {
-    {"llama", "model.layers.", ""},
-    {"gpt2", "h.", "transformer."},
-    {"bloom", "h.", "transformer."},
-    {"mpt", "transformer.blocks.", ""},
-    {"gpt_neox", "gpt_neox.layers.", ""},
-    {"falcon", "transformer.h.", ""},
+    {Family::Llama, "model.layers.", ""},
+    {Family::Gpt2, "h.", "transformer."},
+    {Family::Bloom, "h.", "transformer."},
+    {Family::Mpt, "transformer.blocks.", ""},
+    {Family::GptNeox, "gpt_neox.layers.", ""},
+    {Family::Falcon, "transformer.h.", ""},
 };
 constexpr size_t kFamilyCount = std::size(kFamilies);
 
@@ -170,7 +167,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   add(TensorRole::TokenEmbedding, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
   if (spec.embeddingNorm)
     norm(TensorRole::TokenEmbeddingNorm, -1);
-  if (spec.positions == "learned")
+  if (spec.positions == Positions::Learned)
     add(TensorRole::PositionEmbedding, -1, TensorPart::Weight, {spec.contextLength, spec.dim});
   for (int64_t l = 0; l < spec.nLayers; ++l) {
     norm(attnNormRole(spec), l);
@@ -186,7 +183,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
     projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
     if (!spec.parallelResidual)
       norm(TensorRole::FfnNorm, l);
-    if (spec.gatedFfn)
+    if (spec.ffn == FfnKind::Gated)
       projection(TensorRole::FfnGate, l, spec.hiddenDim, spec.dim, spec.ffnBias);
     projection(TensorRole::FfnUp, l, spec.hiddenDim, spec.dim, spec.ffnBias);
     projection(TensorRole::FfnDown, l, spec.dim, spec.hiddenDim, spec.ffnBias);
@@ -201,7 +198,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
 /// llama.cpp's Falcon graph normalises the attention's input with
 /// attn_norm_2 when a block has one, and the feed-forward's with attn_norm.
 static bool falconTwoNorms(const ModelSpec &spec) {
-  return spec.family == "falcon" && spec.parallelNorms == 2;
+  return spec.family == Family::Falcon && spec.parallelNorms == 2;
 }
 
 TensorRole tfm::attnNormRole(const ModelSpec &spec) {
@@ -223,24 +220,28 @@ llvm::ArrayRef<TensorRole> tfm::llama2cLayerOrder() {
 
 llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
                                                llvm::StringRef manifestName) {
-  // tfm's own family has no other names: its files use the manifest's.
-  if (config.family == "transformer") {
+  switch (config.family) {
+  case Family::Transformer: // tfm's own: its files use the manifest's names
     if (!parseTensorName(manifestName))
       return failure("tensor '" + manifestName.str() + "' is not a manifest tensor name");
     return HfTensorName{{manifestName.str()}, HfLayout::Same};
+  case Family::Llama:
+  case Family::Gpt2:
+  case Family::Bloom:
+  case Family::Mpt:
+  case Family::GptNeox:
+  case Family::Falcon:
+    break;
   }
   size_t family = 0;
   while (family < kFamilyCount && config.family != kFamilies[family].family)
     ++family;
-  if (family == kFamilyCount)
-    return failure("model family '" + config.family +
-                   "' has no Hugging Face tensor names here (known: llama, gpt2, bloom, mpt, "
-                   "gpt_neox, falcon, transformer)");
   std::optional<TensorId> id = parseTensorName(manifestName);
-  const HfModule *module = id ? &row(id->role).hf[family] : nullptr;
+  const HfModule *module =
+      id && family < kFamilyCount ? &row(id->role).hf[family] : nullptr;
   if (!module || !module->module)
     return failure("tensor '" + manifestName.str() + "' has no Hugging Face name in the " +
-                   config.family + " table");
+                   variantName(config.family) + " table");
   const FamilyNames &names = kFamilies[family];
   std::vector<const char *> modules{module->module};
   if (module->alias) // Falcon's two-norm blocks name the feed-forward norm ln_mlp

@@ -1,4 +1,5 @@
 //===- TuningFile.cpp - Read and write tfmc --tune's records --------------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/TuningFile.h"
 
 #include "tfm/common/BoundedFile.h"
@@ -19,10 +20,6 @@ namespace {
 
 constexpr const char kFormat[] = "tfmc-tuning";
 constexpr int64_t kVersion = 1;
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 } // namespace
 

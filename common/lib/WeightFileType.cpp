@@ -1,4 +1,5 @@
 //===- WeightFileType.cpp - What a file type means for each tensor --------===//
+#include "tfm/common/Failure.h"
 #include "tfm/common/WeightFileType.h"
 
 #include "tfm/common/TensorNames.h"
@@ -100,7 +101,7 @@ llvm::Expected<WeightTypes> tfm::compiledWeightTypes(const ModelSpec &spec,
     ElementEncoding encoding =
         tensorEncoding(type, t.name, t.shape, spec.nLayers, spec.tiedEmbeddings, fallback);
     if (!fallback.empty())
-      return llvm::createStringError("--dtype " + type.name + ": " + fallback +
+      return failure("--dtype " + type.name + ": " + fallback +
                                      "; compile for a type whose blocks fit (q8_0 and q4_0 "
                                      "take rows of 32), or for the types of a weight file "
                                      "that has them (--weights-like FILE)");

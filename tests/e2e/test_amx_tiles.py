@@ -1,5 +1,5 @@
 """Prefill's products with 8-bit activations multiply in AMX tiles on a
-target with amx_int8 (CpuFastSchedule.cpp, scheduleAmxTileDot), each block
+target with amx_int8 (Schedules/CpuFast/PrefillProducts.cpp, scheduleAmxTileDot), each block
 of 32 values in one tdpbssd: Halide 14 writes 8 of 4 bytes, and the back end
 folds them (compiler/lib/Codegen/AmxTileProducts.cpp), so each tile
 product's sums are stored once per tdpbssd. q8_0's weights are read in

@@ -1,7 +1,6 @@
 """tfm-run refuses bad input with a clear message and a non-zero exit,
 never a crash. One CTest test per case: test_bad_input.py CASE."""
 
-import argparse
 import json
 import os
 import sys
@@ -32,6 +31,7 @@ def aidreams_config_with(file_stem, **changes):
     return path
 
 
+@testlib.case
 def truncated_checkpoint():
     whole = random_checkpoint(aidreams.config(), "aidreams-random.bin")
     # The random checkpoint of the right shape runs; cut, it must not.
@@ -47,6 +47,7 @@ def truncated_checkpoint():
     testlib.assert_clean_failure(result, [cut, "tensor", "truncated"], "truncated checkpoint")
 
 
+@testlib.case
 def other_shape_checkpoint():
     other = random_checkpoint(aidreams_config_with("wider", hidden_size=96, name="wider"),
                               "wider-random.bin")
@@ -55,18 +56,21 @@ def other_shape_checkpoint():
         result, [other, "header field dim is 96", "expects 64"], "checkpoint of another shape")
 
 
+@testlib.case
 def missing_checkpoint():
     missing = scratch("no-such-model.bin")
     result = aidreams.tfm_run("-p", "hello", "-n", "4", weights=missing)
     testlib.assert_clean_failure(result, [missing], "missing checkpoint")
 
 
+@testlib.case
 def missing_tokenizer():
     missing = scratch("no-such-tokenizer.bin")
     result = aidreams.tfm_run("-p", "hello", "-n", "4", tok=missing)
     testlib.assert_clean_failure(result, [missing], "missing tokenizer")
 
 
+@testlib.case
 def foreign_tokenizer():
     foreign = testlib.shared_path("models/llama2-tokenizer/tokenizer.bin")
     result = aidreams.tfm_run("-p", "hello", "-n", "4", tok=foreign)
@@ -74,11 +78,13 @@ def foreign_tokenizer():
                                  "foreign tokenizer")
 
 
+@testlib.case
 def empty_prompt():
     result = aidreams.tfm_run("-p", "", "-n", "4")
     testlib.assert_clean_failure(result, ["empty prompt", "--from-bos"], "empty prompt")
 
 
+@testlib.case
 def prompt_past_context():
     long_prompt = " ".join(["whispers of vectors"] * 60)
     result = aidreams.tfm_run("-p", long_prompt, "-n", "1")
@@ -86,12 +92,14 @@ def prompt_past_context():
                                  "prompt past the context")
 
 
+@testlib.case
 def steps_past_context():
     result = aidreams.tfm_run("-p", "Echoes of", "-n", "200")
     testlib.assert_clean_failure(result, ["-n asks for 200", "the context is 128"],
                                  "-n past the context")
 
 
+@testlib.case
 def model_dir_without_library():
     empty = scratch("empty-model-dir")
     os.makedirs(empty, exist_ok=True)
@@ -99,6 +107,7 @@ def model_dir_without_library():
     testlib.assert_clean_failure(result, [empty, "lib<name>.so"], "model folder without a library")
 
 
+@testlib.case
 def kquant_rows_not_whole_blocks():
     # aidreams260k's rows are 64 values: no whole q4_k block of 256.
     result = testlib.run([testlib.bin("tfmc"), aidreams.config(), "--dtype", "q4_k",
@@ -108,6 +117,7 @@ def kquant_rows_not_whole_blocks():
                  "--weights-like"], "k-quant compile of rows without whole blocks")
 
 
+@testlib.case
 def weights_of_another_type():
     # A library compiled to read q8_0 in place takes a q8_0 file, not an f16 one.
     config = testlib.source_path("tests/reference/configs/mha-hd128-untied-oddvocab.json")
@@ -122,18 +132,14 @@ def weights_of_another_type():
                  "--weights-like"], "weights of another type")
 
 
-CASES = {f.__name__: f for f in [
-    kquant_rows_not_whole_blocks, weights_of_another_type,
-    truncated_checkpoint, other_shape_checkpoint, missing_checkpoint, missing_tokenizer,
-    foreign_tokenizer, empty_prompt, prompt_past_context, steps_past_context,
-    model_dir_without_library]}
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=CASES)
+def model_option(parser):
     parser.add_argument("--model", help="a model folder to use instead of compiling "
                         "configs/aidreams260k.json with tfmc")
-    args = parser.parse_args()
+
+
+def use_model(args):
     aidreams.model_override = args.model
-    CASES[args.case]()
-    print(f"ok: {args.case} refused cleanly")
+
+
+if __name__ == "__main__":
+    testlib.run_case(__doc__, add_arguments=model_option, setup=use_model)

@@ -76,6 +76,7 @@ def edited_safetensors(name, edit):
     return write(name, join_safetensors(header, body))
 
 
+@testlib.case
 def safetensors_header_past_eof():
     data = read(valid_weights("safetensors", "header-past-eof"))
     path = write("header-past-eof.safetensors", struct.pack("<Q", len(data)) + data[8:])
@@ -83,6 +84,7 @@ def safetensors_header_past_eof():
                    "safetensors header length past the end")
 
 
+@testlib.case
 def safetensors_overlapping_offsets():
     names = []
 
@@ -98,6 +100,7 @@ def safetensors_overlapping_offsets():
                    "safetensors tensors sharing bytes")
 
 
+@testlib.case
 def safetensors_offsets_out_of_range():
     names = []
 
@@ -112,6 +115,7 @@ def safetensors_offsets_out_of_range():
                    "safetensors data_offsets out of range")
 
 
+@testlib.case
 def safetensors_unknown_dtype():
     def f17(header, body):
         header["model.norm.weight"]["dtype"] = "F17"
@@ -121,6 +125,7 @@ def safetensors_unknown_dtype():
                    "safetensors unknown dtype")
 
 
+@testlib.case
 def safetensors_missing_tensor():
     def drop(header, body):
         del header["model.layers.1.mlp.up_proj.weight"]
@@ -131,6 +136,7 @@ def safetensors_missing_tensor():
                    "safetensors missing tensor")
 
 
+@testlib.case
 def safetensors_wrong_shape():
     def reshape(header, body):
         (dim,) = header["model.norm.weight"]["shape"]
@@ -144,18 +150,21 @@ def safetensors_wrong_shape():
 
 # GGUF: "GGUF", version, counts, metadata, tensor infos, aligned data.
 
+@testlib.case
 def gguf_bad_magic():
     data = read(valid_weights("gguf", "magic"))
     path = write("magic.gguf", b"GGML" + data[4:])
     expect_refusal(path, ['bad magic "GGML"', 'magic "GGUF"'], "GGUF with a bad magic")
 
 
+@testlib.case
 def gguf_unsupported_version():
     data = read(valid_weights("gguf", "v2"))
     path = write("v2.gguf", data[:4] + struct.pack("<I", 2) + data[8:])
     expect_refusal(path, ["GGUF version 2", "version 3 only"], "GGUF version 2")
 
 
+@testlib.case
 def gguf_truncated_metadata():
     data = read(valid_weights("gguf", "cut-metadata"))
     cut = data.index(b"general.name") + len("general.name") + 6  # inside its value
@@ -164,6 +173,7 @@ def gguf_truncated_metadata():
                    "GGUF cut in its metadata")
 
 
+@testlib.case
 def gguf_truncated_tensor_data():
     data = read(valid_weights("gguf", "cut-data"))
     # The last tensor, output_norm.weight (64 f32), loses its end.
@@ -172,6 +182,7 @@ def gguf_truncated_tensor_data():
                    "GGUF cut in its tensor data")
 
 
+@testlib.case
 def gguf_quantized_tensor():
     data = bytearray(read(valid_weights("gguf", "q8_0")))
     name = b"token_embd.weight"
@@ -186,6 +197,7 @@ def gguf_quantized_tensor():
                    "GGUF with a tensor type tfm does not read")
 
 
+@testlib.case
 def pytorch_zip():
     path = scratch("pytorch_model.bin")
     torch.save({"model.norm.weight": torch.ones(64)}, path)
@@ -193,6 +205,7 @@ def pytorch_zip():
                    "PyTorch zip checkpoint")
 
 
+@testlib.case
 def pytorch_legacy_pickle():
     path = scratch("legacy.pt")
     torch.save({"model.norm.weight": torch.ones(64)}, path, _use_new_zipfile_serialization=False)
@@ -200,8 +213,4 @@ def pytorch_legacy_pickle():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [
-        safetensors_header_past_eof, safetensors_overlapping_offsets,
-        safetensors_offsets_out_of_range, safetensors_unknown_dtype, safetensors_missing_tensor,
-        safetensors_wrong_shape, gguf_bad_magic, gguf_unsupported_version, gguf_truncated_metadata,
-        gguf_truncated_tensor_data, gguf_quantized_tensor, pytorch_zip, pytorch_legacy_pickle])
+    testlib.run_case(__doc__)

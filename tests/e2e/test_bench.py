@@ -35,6 +35,7 @@ ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+
                  r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)\s+([0-9.]+)\s+([0-9]+)%$")
 
 
+@testlib.case
 def models():
     work = testlib.work_dir("e2e-bench")
     models = {}
@@ -78,6 +79,7 @@ def models():
           "a run past the context refused")
 
 
+@testlib.case
 def config():
     out = os.path.join(testlib.work_dir("e2e-bench"), "compare")
     text = testlib.check_run([testlib.bin("tfm-bench"), "--config", aidreams.config(),
@@ -112,4 +114,4 @@ def config():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [models, config])
+    testlib.run_case(__doc__)

@@ -1,5 +1,5 @@
 """A kernel's single-row projection outputs share one parallel loop
-(CpuFastSchedule.cpp, compute_with): decode_attn_in forks the threads once
+(Schedules/CpuFast/Dispatch.cpp, compute_with): decode_attn_in forks the threads once
 for its query, key and value, not once each. Halide names each parallel
 loop's closure after the output whose loop it runs, with `fused` where
 several outputs share it; the 15M Llama's decode_attn_in, compiled for

@@ -7,7 +7,7 @@ never changed, byte for byte.
 Tiny Llama models (vocab 512, aidreams260k's tokenizer from
 TFM_SHARED_DIR), compiled by tfmc, with random weights from tfm-weights.
 
-usage: test_hostile_files.py CASE   (environment as in tests/CMakeLists.txt)
+usage: test_hostile_files.py CASE   (environment as in the top-level CMakeLists.txt)
        test_hostile_files.py --list
 """
 
@@ -126,6 +126,7 @@ def compiled_entry(name):
 
 # --- 5. cache poisoning -------------------------------------------------------
 
+@testlib.case
 def same_named_ggufs_at_once():
     # Two different models, each in a file named model.gguf, compiled at once
     # into one cache: each run must give its own model's logits.
@@ -175,6 +176,7 @@ def as_another_user(path):
     return "writable by its group or others"
 
 
+@testlib.case
 def planted_library():
     cache, entry, gguf = compiled_entry("planted library")
     library = glob.glob(os.path.join(entry, "lib*.so"))[0]
@@ -184,6 +186,7 @@ def planted_library():
                    "a cached library not this user's")
 
 
+@testlib.case
 def world_writable_cache_entry():
     cache, entry, gguf = compiled_entry("world-writable entry")
     os.chmod(entry, 0o777)
@@ -192,6 +195,7 @@ def world_writable_cache_entry():
                    "a world-writable cache entry")
 
 
+@testlib.case
 def planted_kernel_object():
     config, _ = tiny_model("kernel-cache")
     kernels = fresh("kernels")
@@ -208,6 +212,7 @@ def planted_kernel_object():
                    "a cached kernel object not this user's")
 
 
+@testlib.case
 def cache_folders_are_private():
     cache, entry, _ = compiled_entry("private folders")
     for folder in (cache, entry, os.path.join(cache, "locks")):
@@ -218,6 +223,7 @@ def cache_folders_are_private():
 
 # --- 7. no tool destroys an input ---------------------------------------------
 
+@testlib.case
 def quantize_onto_its_input():
     gguf = tiny_gguf(scratch("in", "model.gguf"))
     link = scratch("in", "link.gguf")
@@ -232,6 +238,7 @@ def quantize_onto_its_input():
         assert_unchanged(gguf, before, "tfm-quantize onto its input")
 
 
+@testlib.case
 def logits_onto_the_weights():
     gguf = tiny_gguf(scratch("in", "model.gguf"))
     _, model = tiny_model("tiny")
@@ -243,6 +250,7 @@ def logits_onto_the_weights():
     assert_unchanged(gguf, before, "tfm-run --logits over its weights")
 
 
+@testlib.case
 def weights_onto_the_config():
     config, _ = tiny_model("tiny")
     before = digest(config)
@@ -252,6 +260,7 @@ def weights_onto_the_config():
     assert_unchanged(config, before, "tfm-weights -o its config")
 
 
+@testlib.case
 def mlir_onto_itself():
     config, _ = tiny_model("tiny")
     mlir = scratch("model.mlir")
@@ -262,6 +271,7 @@ def mlir_onto_itself():
     assert_unchanged(mlir, before, "tfmc --emit mlir onto its input")
 
 
+@testlib.case
 def killed_quantize_keeps_the_output():
     # A model large enough that converting it takes a while: killed as soon
     # as its output's temporary appears, the old output must stay whole.
@@ -293,6 +303,7 @@ def killed_quantize_keeps_the_output():
         print(f"{sig.name}: the output is whole; left beside it: {left}")
 
 
+@testlib.case
 def no_scratch_folder_left():
     gguf = tiny_gguf(scratch("in", "model.gguf"))
     tmp = fresh("tmp")
@@ -313,6 +324,7 @@ def child_peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+@testlib.case
 def sparse_manifest_in_the_cache():
     cache, entry, gguf = compiled_entry("sparse manifest")
     manifest = os.path.join(entry, "manifest.json")
@@ -325,6 +337,7 @@ def sparse_manifest_in_the_cache():
         raise AssertionError(f"reading it took {child_peak_rss_mb():.0f} MB")
 
 
+@testlib.case
 def fifo_manifest_in_the_cache():
     cache, entry, gguf = compiled_entry("fifo manifest")
     manifest = os.path.join(entry, "manifest.json")
@@ -334,6 +347,7 @@ def fifo_manifest_in_the_cache():
     assert_refused(result, [manifest, "not a regular file"], "a FIFO as the manifest")
 
 
+@testlib.case
 def fifo_tuning_file():
     gguf = tiny_gguf(scratch("weights", "model.gguf"))
     cache = fresh("cache")
@@ -347,6 +361,7 @@ def fifo_tuning_file():
 
 # --- 9. smaller ones ---------------------------------------------------------------
 
+@testlib.case
 def quantize_non_finite():
     for value, what in ((float("nan"), "nan"), (3.4e38, "3.4e+38")):
         source = tiny_gguf(scratch("in", "model.gguf"))
@@ -369,6 +384,7 @@ def quantize_non_finite():
             raise AssertionError(f"quantizing {what}: an output was written")
 
 
+@testlib.case
 def gguf_overlapping_tensors():
     source = tiny_gguf(scratch("in", "model.gguf"))
     gguf = gguf_edit.GgufEdit.read(source)
@@ -382,6 +398,7 @@ def gguf_overlapping_tensors():
                    "a GGUF whose tensors share bytes")
 
 
+@testlib.case
 def gguf_rope_dimension_count():
     source = tiny_gguf(scratch("in", "model.gguf"))
     gguf = gguf_edit.GgufEdit.read(source)
@@ -397,6 +414,7 @@ def gguf_rope_dimension_count():
         raise AssertionError(f"llama.rope.dimension_count 8 compiled with rotary_dim {rotary}")
 
 
+@testlib.case
 def gguf_metadata_error_names_the_key():
     source = tiny_gguf(scratch("in", "model.gguf"))
     gguf = gguf_edit.GgufEdit.read(source)
@@ -411,6 +429,7 @@ def gguf_metadata_error_names_the_key():
             raise AssertionError(f"the message says {hidden!r}:\n{result[2]}")
 
 
+@testlib.case
 def steps_int64_max():
     _, model = tiny_model("tiny")
     gguf = tiny_gguf(scratch("in", "model.gguf"))
@@ -420,6 +439,7 @@ def steps_int64_max():
                    "-n 2^63-1")
 
 
+@testlib.case
 def perplexity_chunk_of_two():
     _, model = tiny_model("tiny")
     gguf = tiny_gguf(scratch("in", "model.gguf"))
@@ -434,6 +454,7 @@ def perplexity_chunk_of_two():
         raise AssertionError(f"printed nan:\n{result[1]}")
 
 
+@testlib.case
 def cache_entry_without_manifest():
     cache, entry, gguf = compiled_entry("entry without manifest")
     os.remove(os.path.join(entry, "manifest.json"))
@@ -446,6 +467,7 @@ def cache_entry_without_manifest():
         raise AssertionError("the dead compile's folder was left")
 
 
+@testlib.case
 def full_standard_output():
     _, model = tiny_model("tiny")
     gguf = tiny_gguf(scratch("in", "model.gguf"))
@@ -461,6 +483,7 @@ def full_standard_output():
                        f"{what} > /dev/full")
 
 
+@testlib.case
 def tokenizer_beside_a_folder():
     # A Hugging Face folder with no tokenizer of its own, and --tokenizer.
     _, model = tiny_model("tiny")
@@ -474,12 +497,4 @@ def tokenizer_beside_a_folder():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [
-        same_named_ggufs_at_once, planted_library, world_writable_cache_entry,
-        planted_kernel_object, cache_folders_are_private, quantize_onto_its_input,
-        logits_onto_the_weights, weights_onto_the_config, mlir_onto_itself,
-        killed_quantize_keeps_the_output, no_scratch_folder_left, sparse_manifest_in_the_cache,
-        fifo_manifest_in_the_cache, fifo_tuning_file, quantize_non_finite,
-        gguf_overlapping_tensors, gguf_rope_dimension_count, gguf_metadata_error_names_the_key,
-        steps_int64_max, perplexity_chunk_of_two, cache_entry_without_manifest,
-        full_standard_output, tokenizer_beside_a_folder])
+    testlib.run_case(__doc__)

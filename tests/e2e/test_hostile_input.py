@@ -5,7 +5,7 @@ changes behaviour (a literal '@' prompt, tokenizing without a model, the
 tokenizer a GGUF embeds) must work. Plus determinism across seeds and thread
 counts, and two runs on a cold model cache compiling once.
 
-usage: test_hostile_input.py CASE   (environment as in tests/CMakeLists.txt)
+usage: test_hostile_input.py CASE   (environment as in the top-level CMakeLists.txt)
 """
 
 import json
@@ -68,6 +68,7 @@ def tokenize(tokenizer, *args):
 
 # --- 1. nested JSON in every JSON input ------------------------------------
 
+@testlib.case
 def deep_json_config():
     path = write("deep/config.json", deep_json())
     assert_refused(tfmc(path, "-o", scratch("deep-out")), [path, "nested"], "deep config.json")
@@ -78,23 +79,27 @@ def safetensors_bytes(header_text, body=b""):
     return struct.pack("<Q", len(header)) + header + body
 
 
+@testlib.case
 def deep_json_safetensors_header():
     path = write("deep/model.safetensors", safetensors_bytes(deep_json()))
     result = aidreams.tfm_run("-p", "hello", "-n", "2", weights=path)
     assert_refused(result, [path, "nested"], "deep safetensors header")
 
 
+@testlib.case
 def deep_json_index():
     path = write("deep-index/model.safetensors.index.json", deep_json())
     result = aidreams.tfm_run("-p", "hello", "-n", "2", weights=path)
     assert_refused(result, [path, "nested"], "deep safetensors index")
 
 
+@testlib.case
 def deep_json_tokenizer_json():
     path = write("deep-tokenizer/tokenizer.json", deep_json())
     assert_refused(tokenize(path, "-p", "hi"), [path, "nested"], "deep tokenizer.json")
 
 
+@testlib.case
 def deep_json_vocab_json():
     path = write("deep-vocab/vocab.json", deep_json())
     write("deep-vocab/merges.txt", "#version: 0.2\n")
@@ -116,29 +121,35 @@ def refused_config(name, field, what, **changes):
     assert_refused(tfmc(path, "-o", scratch(f"sizes/{name}-out")), [path, f"'{field}'"], what)
 
 
+@testlib.case
 def huge_vocab_times_dim():
     refused_config("vocab-times-dim", "vocab_size", "vocab_size x hidden_size past int32",
                    vocab_size=1 << 20, hidden_size=1 << 12, intermediate_size=64)
 
 
+@testlib.case
 def huge_layer_count():
     refused_config("layers", "num_hidden_layers", "2^31 layers", num_hidden_layers=1 << 31)
 
 
+@testlib.case
 def huge_context():
     refused_config("context", "max_position_embeddings", "a context of 2^31 positions",
                    max_position_embeddings=1 << 31)
 
 
+@testlib.case
 def huge_ffn():
     refused_config("ffn", "intermediate_size", "an FFN of 2^31", intermediate_size=1 << 31)
 
 
+@testlib.case
 def huge_dims_2_40():
     refused_config("dims-2-40", "vocab_size", "sizes near 2^40",
                    hidden_size=1 << 40, intermediate_size=1 << 40, vocab_size=1 << 40)
 
 
+@testlib.case
 def eos_list_past_vocab():
     refused_config("eos-list", "eos_token_id", "an eos list with an id past the vocabulary",
                    eos_token_id=[2, 100000])
@@ -156,6 +167,7 @@ def gguf_with_bad_key(key):
     return b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + gguf_string(key) + struct.pack("<I", 99)
 
 
+@testlib.case
 def gguf_escape_key_name():
     key = b"\x1b]0;owned\x07\x1b[31mred"
     path = write("escape.gguf", gguf_with_bad_key(key))
@@ -163,6 +175,7 @@ def gguf_escape_key_name():
     assert_refused(result, [path, "\\x1b]0;owned"], "GGUF key with escape sequences")
 
 
+@testlib.case
 def gguf_huge_key_name():
     path = write("huge-key.gguf", gguf_with_bad_key(b"k" * (16 << 20)))
     result = aidreams.tfm_run("-p", "hello", "-n", "2", weights=path)
@@ -171,6 +184,7 @@ def gguf_huge_key_name():
 
 # --- 4. the llama2.c tokenizer on a long text -------------------------------
 
+@testlib.case
 def llama2c_tokenizer_1mb():
     # Quadratic merging took most of an hour on 1 MB; n log n takes seconds.
     # The timeout only guards against a hang; speed is tools/bench_tokenizers.py's.
@@ -186,6 +200,7 @@ def llama2c_tokenizer_1mb():
 
 # --- 5. prompts are not response files --------------------------------------
 
+@testlib.case
 def response_file_prompt():
     notes = write("notes.txt", "x --weights=/nonexistent/other.bin")
     literal = write("literal-prompt.txt", "@" + notes)
@@ -203,6 +218,7 @@ def response_file_prompt():
                        "-p", "@" + notes, "-n", "2", "--threads", "1"])
 
 
+@testlib.case
 def literal_at_prompt():
     stdout = testlib.check_run([testlib.bin("tfm-run"), "--model", aidreams.model_dir(),
                                 "--weights", aidreams.checkpoint(), "--tokenizer",
@@ -223,6 +239,7 @@ def random_checkpoint(name):
     return out
 
 
+@testlib.case
 def non_finite_weights():
     data = bytearray(open(random_checkpoint("nan-source.bin"), "rb").read())
     dim, _, _, _, _, vocab, _ = struct.unpack_from("<7i", data, 0)
@@ -233,12 +250,14 @@ def non_finite_weights():
     assert_refused(result, [path, "blk.0.attn_norm.weight", "nan"], "a NaN weight")
 
 
+@testlib.case
 def logits_to_full_device():
     result = aidreams.tfm_run("-p", "hello", "--logits", "/dev/full")
     assert_refused(result, ["/dev/full", "write failed"], "--logits /dev/full",
                    absent=["LLVM ERROR"])
 
 
+@testlib.case
 def shard_path_escapes_folder():
     folder = scratch("escaping-index")
     os.makedirs(folder, exist_ok=True)
@@ -249,6 +268,7 @@ def shard_path_escapes_folder():
                    "a shard outside the folder")
 
 
+@testlib.case
 def checkpoint_vocab_int_min():
     data = bytearray(open(random_checkpoint("int-min-source.bin"), "rb").read())
     struct.pack_into("<i", data, 5 * 4, -(1 << 31))  # vocab_size
@@ -258,6 +278,7 @@ def checkpoint_vocab_int_min():
                    absent=["bad magic"])
 
 
+@testlib.case
 def negative_top_k():
     result = aidreams.tfm_run("-p", "hello", "-n", "2", "--top-k", "-5")
     assert_refused(result, ["--top-k is -5,"], "--top-k -5", absent=["-5.0"])
@@ -265,6 +286,7 @@ def negative_top_k():
 
 # --- 7. usability -------------------------------------------------------------
 
+@testlib.case
 def tokenize_without_model():
     text = "Once upon a time, a girl named Lily"
     alone = json.loads(testlib.check_run(
@@ -290,6 +312,7 @@ def tiny_gpt2_gguf(name):
     return model, gguf
 
 
+@testlib.case
 def gguf_embedded_tokenizer():
     model, gguf = tiny_gpt2_gguf("embedded-tokenizer")
     stdout = testlib.check_run([testlib.bin("tfm-run"), "--model", model, "--weights", gguf,
@@ -304,6 +327,7 @@ def generate(*args):
     return aidreams.tfm_run("-p", "Once upon a time", "-n", "40", "--ids", *args)
 
 
+@testlib.case
 def deterministic_seed_and_threads():
     runs = {}
     for name, args in {"seed 7": ["--temp", "0.8", "--seed", "7", "--threads", "1"],
@@ -333,6 +357,7 @@ def deterministic_seed_and_threads():
     print(f"logits across thread counts: max relative difference {error:.2e}")
 
 
+@testlib.case
 def concurrent_cold_cache():
     _, gguf = tiny_gpt2_gguf("cold-cache")
     cache = scratch("cold-cache/cache")
@@ -360,11 +385,4 @@ def concurrent_cold_cache():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [
-        deep_json_config, deep_json_safetensors_header, deep_json_index, deep_json_tokenizer_json,
-        deep_json_vocab_json, huge_vocab_times_dim, huge_layer_count, huge_context, huge_ffn,
-        huge_dims_2_40, eos_list_past_vocab, gguf_escape_key_name, gguf_huge_key_name,
-        llama2c_tokenizer_1mb, response_file_prompt, literal_at_prompt, non_finite_weights,
-        logits_to_full_device, shard_path_escapes_folder, checkpoint_vocab_int_min,
-        negative_top_k, tokenize_without_model, gguf_embedded_tokenizer,
-        deterministic_seed_and_threads, concurrent_cold_cache])
+    testlib.run_case(__doc__)

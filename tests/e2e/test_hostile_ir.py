@@ -4,7 +4,7 @@ hand. Each edit of aidreams260k's lowered module must be refused cleanly
 and both values, before anything is written: no file appears outside the
 output folder, and no library inside it.
 
-usage: test_hostile_ir.py CASE   (environment as in tests/CMakeLists.txt)
+usage: test_hostile_ir.py CASE   (environment as in the top-level CMakeLists.txt)
        test_hostile_ir.py --list
 """
 
@@ -111,28 +111,33 @@ PLANTED = ('\\22;\\0a__attribute__((constructor)) static void planted(void) '
            '{ system(\\22touch PLANTED\\22); }\\0astatic const char *rest = \\22')
 
 
+@testlib.case
 def module_name_with_c_code():
     text = edited(base_module(), "module @aidreams260k", f'module @"m{PLANTED}"')
     refused(text, ["module name", "\\\"", "expected a C identifier"],
             "a module name holding a quote, newlines and C")
 
 
+@testlib.case
 def kernel_name_with_a_path():
     text = edited(base_module(), "@decode_logits", '@"../../../escaped"', count=0)
     refused(text, ["kernel name", '"../../../escaped"', "expected prefill_, decode_ or score_"],
             "a kernel named ../../../escaped")
 
 
+@testlib.case
 def kernel_name_of_a_libc_function():
     text = edited(base_module(), "@decode_logits", "@memset", count=0)
     refused(text, ["kernel name", '"memset"'], "a kernel named memset")
 
 
+@testlib.case
 def empty_module_name():
     text = edited(base_module(), "module @aidreams260k", 'module @""')
     refused(text, ["module name", '""', "expected a C identifier"], "an empty module name")
 
 
+@testlib.case
 def entry_name_with_c_code():
     text = edited(base_module(), "func.func @prefill(", f'func.func @"p{PLANTED}"(')
     refused(text, ["entry function name", "expected a C identifier"],
@@ -149,6 +154,7 @@ def config_field(text, field, value):
     return pattern.sub(lambda m: f"\\22{field}\\22:{value}", text, count=1)
 
 
+@testlib.case
 def context_past_the_cache_rows():
     text = edited(base_module(), "tfm.context_length = 128", "tfm.context_length = 256")
     text = config_field(text, "context_length", 256)
@@ -156,12 +162,14 @@ def context_past_the_cache_rows():
             "a context longer than the caches' rows")
 
 
+@testlib.case
 def cache_rows_below_the_context():
     text = edited(base_module(), "memref<128x64xf32", "memref<64x64xf32", count=0)
     text = edited(text, "strided<[1, 128]>", "strided<[1, 64]>", count=0)
     refused(text, ["64 rows", "tfm.context_length is 128"], "caches shorter than the context")
 
 
+@testlib.case
 def vocabulary_unlike_the_logits():
     text = edited(base_module(), "tfm.vocab_size = 512", "tfm.vocab_size = 1000")
     text = config_field(text, "vocab_size", 1000)
@@ -169,6 +177,7 @@ def vocabulary_unlike_the_logits():
                    "tfm.vocab_size 1000"], "a vocabulary wider than the logits kernels write")
 
 
+@testlib.case
 def entry_type_not_the_abi():
     # prefill's function (logits of the last row) made the score entry,
     # whose caller holds a row of logits per token, and the other way round.
@@ -180,12 +189,14 @@ def entry_type_not_the_abi():
             "prefill's and score's functions swapped")
 
 
+@testlib.case
 def prefill_chunk_2_62():
     text = edited(base_module(), "tfm.prefill_chunk = 128", "tfm.prefill_chunk = 4611686018427387904")
     refused(text, ["tfm.prefill_chunk: found 4611686018427387904", "tfm.context_length (128)"],
             "a prefill chunk of 2^62")
 
 
+@testlib.case
 def overlapping_caches_under_pass_pipeline():
     text = edited(base_module(), "@blk.0.value offset 32768", "@blk.0.value offset 64")
     refused(text, ['cache "blk.0.key" (bytes 0..32768) and cache "blk.0.value" (from byte 64) '
@@ -193,6 +204,7 @@ def overlapping_caches_under_pass_pipeline():
             "--pass-pipeline", "builtin.module(tfm-deduplicate-kernels)")
 
 
+@testlib.case
 def arena_offset_past_the_arena_under_pass_pipeline():
     text = base_module()
     match = re.search(r"arena_offsets = array<i64: (\d+)>", text)
@@ -204,6 +216,7 @@ def arena_offset_past_the_arena_under_pass_pipeline():
 
 # --- 3. nesting past MLIR's stack --------------------------------------------
 
+@testlib.case
 def deep_nesting():
     for brackets, what in (("[", "attributes"), ("{", "regions"), ("tensor<", "types")):
         text = "module {\n  %x = \"t.op\"() {a = " + brackets * 100_000 + "\n"
@@ -215,6 +228,7 @@ def deep_nesting():
 
 # --- 4. compile time ---------------------------------------------------------
 
+@testlib.case
 def fusion_of_2000_ops():
     # Written as one region: refused at once (the guard below is no timing:
     # it only keeps a hang from stalling the suite).
@@ -223,6 +237,7 @@ def fusion_of_2000_ops():
             "2000 elementwise ops in one fusion")
 
 
+@testlib.case
 def chain_of_2000_ops():
     # Left to the fusion pass: the first 63 join the embedding's kernel, the
     # rest are one kernel (deduplicated), compiled once.
@@ -238,6 +253,7 @@ def chain_of_2000_ops():
 
 # --- 9. smaller ones -----------------------------------------------------------
 
+@testlib.case
 def target_host_in_the_module():
     text = edited(base_module(), re.search(r'tfm.target = "[^"]*"', base_module()).group(0),
                   'tfm.target = "host"')
@@ -246,6 +262,7 @@ def target_host_in_the_module():
                    "tfm.target \"host\"")
 
 
+@testlib.case
 def target_string_of_25_kb():
     target = "x86-64-linux-" + "-".join(["sse41"] * 5000)
     text = edited(base_module(), re.search(r'tfm.target = "[^"]*"', base_module()).group(0),
@@ -254,6 +271,7 @@ def target_string_of_25_kb():
     assert_refused(result, [path, "tfm.target", "bytes)"], "a 25 KB target string")
 
 
+@testlib.case
 def arm_target():
     result, path = tfmc_sandboxed(base_module(), "--target", "arm-64-linux-arm_dot_prod")
     assert_refused(result, ["arm-64-linux-arm_dot_prod", "its architecture is arm",
@@ -263,10 +281,4 @@ def arm_target():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [
-        module_name_with_c_code, kernel_name_with_a_path, kernel_name_of_a_libc_function,
-        empty_module_name, entry_name_with_c_code, context_past_the_cache_rows,
-        cache_rows_below_the_context, vocabulary_unlike_the_logits, entry_type_not_the_abi,
-        prefill_chunk_2_62, overlapping_caches_under_pass_pipeline,
-        arena_offset_past_the_arena_under_pass_pipeline, deep_nesting, fusion_of_2000_ops,
-        chain_of_2000_ops, target_host_in_the_module, target_string_of_25_kb, arm_target])
+    testlib.run_case(__doc__)

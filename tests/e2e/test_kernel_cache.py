@@ -61,6 +61,7 @@ def fresh_work(case):
     return work, cache
 
 
+@testlib.case
 def same_config():
     work, cache = fresh_work("same_config")
     reused, first = compile_into(aidreams.config(), os.path.join(work, "first"), cache)
@@ -75,6 +76,7 @@ def same_config():
     print(f"ok: {len(first)} kernels and the runtime reused; same tokens")
 
 
+@testlib.case
 def shared_kernels():
     work, cache = fresh_work("shared_kernels")
     _, four = compile_into(aidreams.config(), os.path.join(work, "four"), cache)
@@ -91,6 +93,7 @@ def shared_kernels():
     print(f"ok: 2 layers reused all {len(four)} kernels; 2 heads compiled {sorted(compiled)}")
 
 
+@testlib.case
 def unwritable():
     work, _ = fresh_work("unwritable")
     blocker = os.path.join(work, "a-file")
@@ -104,4 +107,4 @@ def unwritable():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [same_config, shared_kernels, unwritable])
+    testlib.run_case(__doc__)

@@ -1,9 +1,9 @@
 """tfm-run on downloaded-style models, each holding a random-weight GPT-2
-Small with the real GPT-2 tokenizer:
-  HuggingFaceFolder  a Hugging Face folder (config.json, model.safetensors,
-                     vocab.json + merges.txt)
-  GgufFile           one .gguf (tfm-weights --vocab: llama.cpp's GPT-2
-                     vocabulary, hyperparameters and tensors in one file)
+Small with the real GPT-2 tokenizer, one case each:
+  hf    HuggingFaceFolder: a Hugging Face folder (config.json,
+        model.safetensors, vocab.json + merges.txt)
+  gguf  GgufFile: one .gguf (tfm-weights --vocab: llama.cpp's GPT-2
+        vocabulary, hyperparameters and tensors in one file)
 
 Checks, each against the independent float64 oracle (tests/reference) reading
 the model's own weight file:
@@ -16,8 +16,8 @@ the GGUF also: the config derived from its metadata compiles to the same
 config (and hash) as the JSON it was made from, and a vocabulary-only GGUF
 is refused naming the file and the missing tensor.
 
-usage: test_model_dir.py [HuggingFaceFolder|GgufFile]
-       (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_model_dir.py hf|gguf   (environment as in the top-level CMakeLists.txt)
+       test_model_dir.py --list
 """
 
 import json
@@ -132,6 +132,7 @@ class ModelDirChecks:
         self.assertTrue(os.path.exists(os.path.join(self.cache, compiled[0], "manifest.json")))
 
 
+@testlib.case(name="hf")
 class HuggingFaceFolder(ModelDirChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -157,6 +158,7 @@ class HuggingFaceFolder(ModelDirChecks, unittest.TestCase):
             weight_files.read_safetensors(os.path.join(cls.model, "model.safetensors")))
 
 
+@testlib.case(name="gguf")
 class GgufFile(ModelDirChecks, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -236,4 +238,4 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    testlib.run_case(__doc__)

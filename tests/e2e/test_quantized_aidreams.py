@@ -12,7 +12,6 @@ the measured values are printed for the record.
 usage: test_quantized_aidreams.py perplexity|greedy
 """
 
-import argparse
 import json
 import math
 import os
@@ -56,6 +55,7 @@ def perplexity_of(weights):
     return float(found.group(1))
 
 
+@testlib.case
 def perplexity():
     values = {dtype: perplexity_of(quantized(dtype)) for dtype in TYPES}
     base = values["f32"]
@@ -72,6 +72,7 @@ def perplexity():
         raise AssertionError("\n".join(failures))
 
 
+@testlib.case
 def greedy():
     with open(testlib.shared_path("goldens/aidreams260k-greedy.jsonl")) as f:
         prompts = [json.loads(line)["prompt"] for line in f if line.strip()]
@@ -89,7 +90,4 @@ def greedy():
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=["perplexity", "greedy"])
-    args = parser.parse_args()
-    {"perplexity": perplexity, "greedy": greedy}[args.case]()
+    testlib.run_case(__doc__)

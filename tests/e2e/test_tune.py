@@ -42,6 +42,7 @@ def compile_with(env, config, out, *args):
     return stderr
 
 
+@testlib.case
 def tune():
     work = testlib.work_dir("e2e-tune")
     cache = os.path.join(work, "cache")
@@ -102,4 +103,4 @@ def tune():
 
 
 if __name__ == "__main__":
-    testlib.run_case(__doc__, [tune])
+    testlib.run_case(__doc__)

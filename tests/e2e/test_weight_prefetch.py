@@ -1,5 +1,5 @@
 """Decode's matrix-vector products prefetch their weights a few KiB ahead
-(CpuFastSchedule.cpp, prefetchWeightAhead), and the back end issues those
+(Schedules/CpuFast/Loops.cpp, prefetchWeightAhead), and the back end issues those
 prefetches as prefetcht0 (compiler/lib/Codegen/PrefetchLocality.cpp):
 Halide 14's own runtime would issue prefetchnta, which made decode slower
 than no prefetch at all. The 15M Llama (its rows whole q8_0 blocks) is

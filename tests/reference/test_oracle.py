@@ -3,7 +3,7 @@ its parts against values worked out by hand, and its incremental decoding
 against its full-sequence pass. test_oracle_goldens.py checks the whole model
 against llama2.c on a real checkpoint.
 
-usage: test_oracle.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_oracle.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import math

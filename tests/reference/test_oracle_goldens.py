@@ -2,7 +2,7 @@
 checkpoint: from the first position past the prompt on, the oracle's argmax
 must be the next golden id. Skips (77) without ../shared, fails under CI.
 
-usage: test_oracle_goldens.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_oracle_goldens.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import json

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
@@ -26,10 +27,6 @@ using namespace tfm::rt;
 namespace cl = llvm::cl;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 llvm::Expected<std::vector<int32_t>> parseTokens(llvm::StringRef list) {
   std::vector<int32_t> tokens;

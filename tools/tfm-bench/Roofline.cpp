@@ -395,11 +395,14 @@ Roofline tfm::bench::measureRoofline(int threads) {
   return r;
 }
 
-double Roofline::computeGops(const std::string &products, bool manyRows) const {
-  double best = fmaGflops;
-  if (products == "int8")
-    best = std::max({best, int8DotGops, manyRows ? amxInt8Gops : 0.0});
-  else if (products == "bf16")
-    best = std::max({best, bf16DotGflops, manyRows ? amxBf16Gflops : 0.0});
-  return best;
+double Roofline::computeGops(tfm::Products products, bool manyRows) const {
+  switch (products) {
+  case tfm::Products::F32:
+    return fmaGflops;
+  case tfm::Products::Int8:
+    return std::max({fmaGflops, int8DotGops, manyRows ? amxInt8Gops : 0.0});
+  case tfm::Products::Bf16:
+    return std::max({fmaGflops, bf16DotGflops, manyRows ? amxBf16Gflops : 0.0});
+  }
+  return fmaGflops; // unreachable: the switch names every kind
 }

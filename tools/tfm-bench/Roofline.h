@@ -13,6 +13,8 @@
 #ifndef TFM_BENCH_ROOFLINE_H
 #define TFM_BENCH_ROOFLINE_H
 
+#include "tfm/common/Variants.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -49,7 +51,7 @@ struct Roofline {
   /// them): f32 FMAs, or the fastest dot product this CPU has for the
   /// inputs. AMX's tiles count for many rows only (`manyRows`): a tile
   /// product of one row does a sixteenth of its work.
-  double computeGops(const std::string &products, bool manyRows) const;
+  double computeGops(tfm::Products products, bool manyRows) const;
 };
 
 /// Measures the ceilings with `threads` threads (a few seconds).

@@ -24,17 +24,17 @@ Roofline sapphireRapids() {
 
 TEST(Roofline, ProductsAreHeldAgainstTheFastestMultiplyForTheirInputs) {
   Roofline r = sapphireRapids();
-  EXPECT_EQ(r.computeGops("f32", true), 484);
-  EXPECT_EQ(r.computeGops("int8", true), 15068);
-  EXPECT_EQ(r.computeGops("bf16", true), 6928);
+  EXPECT_EQ(r.computeGops(tfm::Products::F32, true), 484);
+  EXPECT_EQ(r.computeGops(tfm::Products::Int8, true), 15068);
+  EXPECT_EQ(r.computeGops(tfm::Products::Bf16, true), 6928);
   // One row: a tile product does a sixteenth of its work.
-  EXPECT_EQ(r.computeGops("int8", false), 1904);
+  EXPECT_EQ(r.computeGops(tfm::Products::Int8, false), 1904);
   // vdpbf16ps measured below the FMAs: a product is never held lower.
-  EXPECT_EQ(r.computeGops("bf16", false), 484);
+  EXPECT_EQ(r.computeGops(tfm::Products::Bf16, false), 484);
   Roofline zen4 = r; // AVX-512 VNNI and BF16, no AMX
   zen4.amxInt8Gops = zen4.amxBf16Gflops = 0;
-  EXPECT_EQ(zen4.computeGops("int8", true), 1904);
-  EXPECT_EQ(zen4.computeGops("bf16", true), 484);
+  EXPECT_EQ(zen4.computeGops(tfm::Products::Int8, true), 1904);
+  EXPECT_EQ(zen4.computeGops(tfm::Products::Bf16, true), 484);
 }
 
 // The rows of a call decide whether AMX's tiles count: decode's kernels and
@@ -43,7 +43,7 @@ TEST(KernelCosts, RowsOfACall) {
   Manifest m;
   m.tensors = {{"w", {64, 32}, ElementEncoding{}}};
   for (const char *kernel : {"decode_ffn_in", "prefill_ffn_in", "prefill_logits"})
-    m.kernels.push_back({kernel, "fast", {"w"}, "", "bf16"});
+    m.kernels.push_back({kernel, "fast", {"w"}, "", tfm::Products::Bf16});
   tfm_model model{};
   model.prefill_chunk = 512;
   CallSite site{128, 160};

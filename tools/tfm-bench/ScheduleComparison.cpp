@@ -4,6 +4,7 @@
 #include "KernelCosts.h"
 
 #include "tfm/common/ChildProcess.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/TuningFile.h"
 
 #include "tfm/runtime/ModelCache.h"
@@ -11,11 +12,11 @@
 #include "tfm/runtime/Session.h"
 #include "tfm/runtime/WeightLoader.h"
 
+#include "tfm/common/BoundedFile.h"
+#include "tfm/common/OutputFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "tfm/common/BoundedFile.h"
-#include "tfm/common/OutputFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -31,6 +32,10 @@ using namespace tfm::bench;
 
 namespace {
 
+/// What every other schedule is checked against: tfmc's plain schedule
+/// (tfm-bench runs tfmc, and builds without the compiler's headers).
+const std::string kReference = "plain";
+
 /// Decode steps whose logits the check compares, after the prefill's.
 constexpr int kCheckedDecodeSteps = 8;
 /// Largest difference from plain's logits, relative to plain's largest
@@ -40,12 +45,22 @@ constexpr int kCheckedDecodeSteps = 8;
 /// reassociated sum lands across a rounding step, which the layers amplify
 /// (110M Llama, fast against plain: 3.3e-4 in bf16, 1.3e-2 in int8); a
 /// wrong schedule is still off by far more.
+double productsTolerance(tfm::Products products) {
+  switch (products) {
+  case tfm::Products::F32:
+    return 1e-4;
+  case tfm::Products::Int8:
+    return 5e-2;
+  case tfm::Products::Bf16:
+    return 5e-3;
+  }
+  return 1e-4; // unreachable: the switch names every kind
+}
+
 double checkTolerance(const tfm::Manifest &manifest) {
   double tolerance = 1e-4;
   for (const tfm::KernelSchedule &k : manifest.kernels)
-    tolerance = std::max(tolerance, k.products == "int8"   ? 5e-2
-                                    : k.products == "bf16" ? 5e-3
-                                                           : 1e-4);
+    tolerance = std::max(tolerance, productsTolerance(k.products));
   return tolerance;
 }
 
@@ -216,253 +231,298 @@ bool shown(const std::string &kernel, const std::vector<std::string> &filters) {
          });
 }
 
-} // namespace
-
-int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &before) {
-  std::vector<std::string> schedules = opt.schedules;
-  if (std::find(schedules.begin(), schedules.end(), "plain") == schedules.end())
-    schedules.insert(schedules.begin(), "plain"); // the reference, checked against, not timed
-  bool timePlain =
-      std::find(opt.schedules.begin(), opt.schedules.end(), "plain") != opt.schedules.end();
-  if (std::error_code ec = sys::fs::create_directories(opt.outDir)) {
-    errs() << "tfm-bench: error: " << opt.outDir << ": cannot create: " << ec.message() << "\n";
-    return 1;
+/// One comparison, step by step: compile a library per schedule, check
+/// each against plain, time them in alternating rounds, report.
+class Comparison {
+public:
+  explicit Comparison(const ComparisonOptions &opt) : opt(opt), schedules(opt.schedules) {
+    if (std::find(schedules.begin(), schedules.end(), kReference) == schedules.end())
+      schedules.insert(schedules.begin(), kReference); // checked against, not timed
+    timePlain =
+        std::find(opt.schedules.begin(), opt.schedules.end(), kReference) != opt.schedules.end();
   }
 
-  // A schedule that fails to compile or to match plain: an error, or with
-  // leaveOutFailing (tfmc --tune) a note, and the others go on.
-  int status = 0;
-  auto failed = [&](const std::string &s, const std::string &message) {
-    if (opt.leaveOutFailing && s != "plain" && s != opt.schedules.front()) {
+  /// Runs every step; the comparison's status (leaveOut's) unless a step
+  /// fails outright.
+  Expected<int> run(const Roofline &before) {
+    if (std::error_code ec = sys::fs::create_directories(opt.outDir))
+      return tfm::failure(opt.outDir + ": cannot create: " + ec.message());
+    if (Error e = compileLibraries())
+      return std::move(e);
+    auto lib = tfm::rt::ModelLibrary::open(dirs[kReference]);
+    if (!lib)
+      return lib.takeError();
+    if (Error e = checkAgainstPlain((*lib)->manifest()))
+      return std::move(e);
+    if (Error e = timeRounds())
+      return std::move(e);
+    // The ceilings again, now that the rounds are over: each kernel is held
+    // against the higher of the two measurements.
+    Roofline roof = higherOf(before, measureRoofline(opt.threads));
+    outs() << formatv("roofline after the rounds: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA "
+                      "{2:f1} GFLOP/s (the higher of before and after)\n",
+                      roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
+    if (Error e = report(**lib, roof))
+      return std::move(e);
+    if (!opt.tuningFile.empty() && status == 0 && !timed.empty())
+      if (Error e = recordWinners(opt, (*lib)->manifest(), timed, dirs, timings))
+        return std::move(e);
+    return status;
+  }
+
+private:
+  /// Whether a schedule that fails to compile or to match plain is left
+  /// out with a note (leaveOutFailing, tfmc --tune), the others going on.
+  bool leftOutOnFailure(const std::string &s) const {
+    return opt.leaveOutFailing && s != kReference && s != opt.schedules.front();
+  }
+
+  /// A schedule that failed to match plain: an error, or a note.
+  void leaveOut(const std::string &s, const std::string &message) {
+    if (leftOutOnFailure(s)) {
       outs() << "tfm-bench: " << s << " left out: " << message << "\n";
       return;
     }
     errs() << "tfm-bench: error: " << message << "\n";
     status = 1;
-  };
-
-  // Compile: one library per schedule, with the profiler.
-  std::string tfmc = tfm::rt::compilerPath();
-  std::map<std::string, std::string> dirs;
-  for (const std::string &s : schedules) {
-    std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log";
-    // Progress on stdout with the tables: stderr also carries the
-    // profiler's report of every library the check loads (tfmc --tune
-    // keeps it in a log).
-    outs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
-    outs().flush();
-    std::vector<std::string> args = {tfmc, opt.config, "--schedule", s, "--profile", "-o", dir};
-    args.insert(args.end(), opt.tfmcArgs.begin(), opt.tfmcArgs.end());
-    if (Error e = tfm::runProgram(args, log, log)) {
-      failed(s, toString(std::move(e)));
-      if (s == "plain" || status)
-        return 1;
-      continue;
-    }
-    dirs[s] = dir;
   }
 
-  auto lib = tfm::rt::ModelLibrary::open(dirs["plain"]);
-  if (!lib) {
-    errs() << "tfm-bench: error: " << toString(lib.takeError()) << "\n";
-    return 1;
-  }
-
-  // Check: every schedule computes what plain computes.
-  std::map<std::string, double> differences;
-  Expected<std::vector<float>> reference =
-      checkLogits(dirs["plain"], opt.weights, opt.promptTokens);
-  if (!reference) {
-    errs() << "tfm-bench: error: plain: " << toString(reference.takeError()) << "\n";
-    return 1;
-  }
-  std::vector<std::string> timed;
-  double tolerance = checkTolerance((*lib)->manifest());
-  for (const std::string &s : schedules) {
-    if (!dirs.count(s))
-      continue; // left out
-    Expected<std::vector<float>> logits = checkLogits(dirs[s], opt.weights, opt.promptTokens);
-    if (!logits) {
-      failed(s, s + ": " + toString(logits.takeError()));
-      continue;
-    }
-    differences[s] = relativeDifference(*logits, *reference);
-    if (differences[s] > tolerance) {
-      failed(s, formatv("{0} computes other logits than plain (relative difference {1:e2}, "
-                        "expected at most {2:e1}); not timed",
-                        s, differences[s], tolerance)
-                    .str());
-      continue;
-    }
-    if (s != "plain" || timePlain)
-      timed.push_back(s);
-  }
-
-  // Time: rounds of every schedule once each, alternating, so that the
-  // machine's noise falls on all alike.
-  std::map<std::string, Timings> timings;
-  for (int round = 0; round < opt.repeats; ++round)
-    for (const std::string &s : timed) {
-      outs() << formatv("tfm-bench: round {0}/{1}: {2}\n", round + 1, opt.repeats, s);
+  /// One library per schedule, with the profiler.
+  Error compileLibraries() {
+    std::string tfmc = tfm::rt::compilerPath();
+    for (const std::string &s : schedules) {
+      std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log";
+      // Progress on stdout with the tables: stderr also carries the
+      // profiler's report of every library the check loads (tfmc --tune
+      // keeps it in a log).
+      outs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
       outs().flush();
-      std::string out = dirs[s] + ".out", err = dirs[s] + ".err";
-      if (Error e = tfm::runProgram({opt.self, "--rates", "--weights", opt.weights, "--threads",
-                                     std::to_string(opt.threads), "--prompt",
-                                     std::to_string(opt.promptTokens), "--decode",
-                                     std::to_string(opt.decodeTokens), "--repeat", "3", dirs[s]},
-                                    out, err)) {
-        errs() << "tfm-bench: error: " << s << ": " << toString(std::move(e)) << "\n";
-        return 1;
-      }
-      Timings &t = timings[s];
-      double prefill = 0, decode = 0;
-      if (sscanf(readFile(out).c_str(), "rates %lf %lf", &prefill, &decode) == 2) {
-        t.prefill.push_back(prefill);
-        t.decode.push_back(decode);
-      }
-      for (auto &[kernel, time] : kernelTimes(readFile(err))) {
-        t.kernelMs[kernel].push_back(time.first);
-        t.samples[kernel] = time.second;
-      }
-    }
-
-  // The ceilings again, now that the rounds are over: each kernel is held
-  // against the higher of the two measurements.
-  Roofline roof = higherOf(before, measureRoofline(opt.threads));
-  outs() << formatv("roofline after the rounds: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA {2:f1} "
-                    "GFLOP/s (the higher of before and after)\n",
-                    roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
-
-  // Report.
-  CallSite site{opt.promptTokens, opt.promptTokens + opt.decodeTokens / 2};
-  outs() << formatv("\n{0}: medians of {1} rounds (prefill {2} tokens, {3} decode steps)\n",
-                    opt.config, opt.repeats, opt.promptTokens, opt.decodeTokens);
-  outs() << formatv("{0,-14} {1,14} {2,13} {3,16}\n", "schedule", "prefill tok/s", "decode tok/s",
-                    "vs plain (rel)");
-  json::Array modelRows, kernelRows;
-  for (const std::string &s : schedules) {
-    bool ran = timings.count(s) && !timings[s].prefill.empty();
-    double prefill = ran ? median(timings[s].prefill) : 0,
-           decode = ran ? median(timings[s].decode) : 0;
-    outs() << formatv("{0,-14} {1,14} {2,13} {3,16:e1}\n", s,
-                      ran ? formatv("{0:f1}", prefill).str() : "-",
-                      ran ? formatv("{0:f1}", decode).str() : "-", differences[s]);
-    modelRows.push_back(json::Object{{"schedule", s},
-                                     {"prefill_tok_s", prefill},
-                                     {"decode_tok_s", decode},
-                                     {"relative_difference_to_plain", differences[s]}});
-  }
-
-  std::string csvPath = pathJoin(opt.outDir, "kernels.csv");
-  Expected<tfm::AtomicOutputFile> csvFile = tfm::AtomicOutputFile::create(csvPath);
-  if (!csvFile) {
-    errs() << "tfm-bench: error: " << toString(csvFile.takeError()) << "\n";
-    return 1;
-  }
-  raw_ostream &csv = csvFile->os();
-  csv << "kernel,schedule,median_ms,min_ms,max_ms,gflop_s,gb_s,roofline_pct,samples\n";
-  for (const KernelSchedule &k : (*lib)->manifest().kernels) {
-    if (!shown(k.kernel, opt.kernels))
-      continue;
-    std::optional<CallCost> cost =
-        kernelCallCost(k.kernel, (*lib)->manifest(), (*lib)->model(), site);
-    // Each kernel is held against the read rate for a working set of its own
-    // bytes: the best this machine allows it, reached when the rest of the
-    // step leaves its weights in cache. A decode kernel whose layer streams
-    // from memory between calls reads a low per cent.
-    double rooflineMs = 0;
-    if (cost)
-      rooflineMs =
-          1e3 * std::max(cost->flops / (roof.computeGops(k.products, cost->rows > 1) * 1e9),
-                         cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
-    bool ran = std::any_of(timed.begin(), timed.end(), [&](const std::string &s) {
-      return timings[s].kernelMs.count(k.kernel) > 0;
-    });
-    if (!ran)
-      continue; // score's kernels: tfm-bench runs prefill and decode
-    outs() << "\n" << k.kernel;
-    if (cost)
-      outs() << formatv(" (a call: {0:f2} MFLOP, {1:f2} MB; roofline {2:f4} ms)", cost->flops / 1e6,
-                        cost->bytes / 1e6, rooflineMs);
-    outs() << formatv("\n  {0,-14} {1,10} {2,17} {3,9} {4,8} {5,11} {6,8}\n", "schedule",
-                      "median ms", "spread ms", "GFLOP/s", "GB/s", "% roofline", "samples");
-    for (const std::string &s : timed) {
-      auto found = timings[s].kernelMs.find(k.kernel);
-      if (found == timings[s].kernelMs.end())
+      std::vector<std::string> args = {tfmc, opt.config, "--schedule", s, "--profile", "-o", dir};
+      args.insert(args.end(), opt.tfmcArgs.begin(), opt.tfmcArgs.end());
+      if (Error e = tfm::runProgram(args, log, log)) {
+        if (!leftOutOnFailure(s))
+          return e;
+        leaveOut(s, toString(std::move(e)));
         continue;
-      const std::vector<double> &ms = found->second;
-      double med = median(ms), lo = *std::min_element(ms.begin(), ms.end()),
-             hi = *std::max_element(ms.begin(), ms.end());
-      int samples = timings[s].samples[k.kernel];
-      // Under kTuningSamples a kernel's time is a few of the profiler's
-      // 1 ms ticks spread over all its calls, and no rate is given for it
-      // (the 110M Llama's prefill embedding, one sample, read 1212% of
-      // the roofline).
-      bool rated = cost && med > 0 && samples >= kTuningSamples;
-      double gflops = rated ? cost->flops / (med * 1e6) : 0;
-      double gbs = rated ? cost->bytes / (med * 1e6) : 0;
-      double pct = rated ? 100.0 * rooflineMs / med : 0;
-      auto rate = [&](double value, const char *format, const char *unrated) {
-        return rated ? formatv(format, value).str() : std::string(unrated);
-      };
-      // The first schedule's code under another name: their difference is
-      // this machine's noise.
-      std::string sameAs =
-          s != timed.front() && sameCode(dirs, s, timed.front(), k.kernel) ? timed.front() : "";
-      outs() << formatv("  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9} {5,8} {6,11} {7,8}{8}{9}\n", s,
-                        med, lo, hi, rate(gflops, "{0:f1}", "-"), rate(gbs, "{0:f1}", "-"),
-                        rate(pct, "{0:f0}%", "-"), samples,
-                        rated || !cost ? "" : "  (too few samples to rate)",
-                        sameAs.empty() ? "" : "  (same code as " + sameAs + ")");
-      csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5},{6},{7},{8}\n", k.kernel, s, med, lo, hi,
-                     rate(gflops, "{0:f2}", ""), rate(gbs, "{0:f2}", ""),
-                     rate(pct, "{0:f1}", ""), samples);
-      kernelRows.push_back(json::Object{{"kernel", k.kernel},
-                                        {"schedule", s},
-                                        {"median_ms", med},
-                                        {"min_ms", lo},
-                                        {"max_ms", hi},
-                                        {"gflop_s", rated ? json::Value(gflops) : nullptr},
-                                        {"gb_s", rated ? json::Value(gbs) : nullptr},
-                                        {"flops_per_call", cost ? cost->flops : 0},
-                                        {"bytes_per_call", cost ? cost->bytes : 0},
-                                        {"roofline_ms", rooflineMs},
-                                        {"roofline_pct", rated ? json::Value(pct) : nullptr},
-                                        {"samples", samples},
-                                        {"same_code_as", sameAs}});
+      }
+      dirs[s] = dir;
     }
+    return Error::success();
   }
-  json::Array reads;
-  for (const ReadRate &r : roof.reads)
-    reads.push_back(json::Object{{"bytes", int64_t(r.bytes)}, {"gb_s", r.gbs}});
-  json::Object results{{"config", opt.config},
-                       {"threads", opt.threads},
-                       {"prompt_tokens", opt.promptTokens},
-                       {"decode_tokens", opt.decodeTokens},
-                       {"rounds", opt.repeats},
-                       {"roofline", json::Object{{"fma_gflop_s", roof.fmaGflops},
-                                                 {"int8_dot_gop_s", roof.int8DotGops},
-                                                 {"bf16_dot_gflop_s", roof.bf16DotGflops},
-                                                 {"amx_int8_gop_s", roof.amxInt8Gops},
-                                                 {"amx_bf16_gflop_s", roof.amxBf16Gflops},
-                                                 {"vector_isa", roof.vectorIsa},
-                                                 {"cache_bytes", int64_t(roof.cacheBytes)},
-                                                 {"reads", std::move(reads)}}},
-                       {"models", std::move(modelRows)},
-                       {"kernels", std::move(kernelRows)}};
-  std::string jsonPath = pathJoin(opt.outDir, "results.json");
-  Error written = joinErrors(
-      csvFile->commit(),
-      tfm::writeTextFile(jsonPath, formatv("{0:2}", json::Value(std::move(results))).str() + "\n"));
-  if (written) {
-    errs() << "tfm-bench: error: " << toString(std::move(written)) << "\n";
+
+  /// Every schedule computes what plain computes; those that do are timed.
+  Error checkAgainstPlain(const tfm::Manifest &manifest) {
+    Expected<std::vector<float>> reference =
+        checkLogits(dirs[kReference], opt.weights, opt.promptTokens);
+    if (!reference)
+      return tfm::failure("plain: " + toString(reference.takeError()));
+    double tolerance = checkTolerance(manifest);
+    for (const std::string &s : schedules) {
+      if (!dirs.count(s))
+        continue; // left out
+      Expected<std::vector<float>> logits = checkLogits(dirs[s], opt.weights, opt.promptTokens);
+      if (!logits) {
+        leaveOut(s, s + ": " + toString(logits.takeError()));
+        continue;
+      }
+      differences[s] = relativeDifference(*logits, *reference);
+      if (differences[s] > tolerance) {
+        leaveOut(s, formatv("{0} computes other logits than plain (relative difference {1:e2}, "
+                            "expected at most {2:e1}); not timed",
+                            s, differences[s], tolerance)
+                        .str());
+        continue;
+      }
+      if (s != kReference || timePlain)
+        timed.push_back(s);
+    }
+    return Error::success();
+  }
+
+  /// Rounds of every schedule once each, alternating, so that the
+  /// machine's noise falls on all alike.
+  Error timeRounds() {
+    for (int round = 0; round < opt.repeats; ++round)
+      for (const std::string &s : timed) {
+        outs() << formatv("tfm-bench: round {0}/{1}: {2}\n", round + 1, opt.repeats, s);
+        outs().flush();
+        std::string out = dirs[s] + ".out", err = dirs[s] + ".err";
+        if (Error e = tfm::runProgram({opt.self, "--rates", "--weights", opt.weights, "--threads",
+                                       std::to_string(opt.threads), "--prompt",
+                                       std::to_string(opt.promptTokens), "--decode",
+                                       std::to_string(opt.decodeTokens), "--repeat", "3", dirs[s]},
+                                      out, err))
+          return tfm::failure(s + ": " + toString(std::move(e)));
+        Timings &t = timings[s];
+        double prefill = 0, decode = 0;
+        if (sscanf(readFile(out).c_str(), "rates %lf %lf", &prefill, &decode) == 2) {
+          t.prefill.push_back(prefill);
+          t.decode.push_back(decode);
+        }
+        for (auto &[kernel, time] : kernelTimes(readFile(err))) {
+          t.kernelMs[kernel].push_back(time.first);
+          t.samples[kernel] = time.second;
+        }
+      }
+    return Error::success();
+  }
+
+  /// Each schedule's whole-model rates, printed and as JSON rows.
+  json::Array reportModels() {
+    outs() << formatv("\n{0}: medians of {1} rounds (prefill {2} tokens, {3} decode steps)\n",
+                      opt.config, opt.repeats, opt.promptTokens, opt.decodeTokens);
+    outs() << formatv("{0,-14} {1,14} {2,13} {3,16}\n", "schedule", "prefill tok/s", "decode tok/s",
+                      "vs plain (rel)");
+    json::Array rows;
+    for (const std::string &s : schedules) {
+      bool ran = timings.count(s) && !timings[s].prefill.empty();
+      double prefill = ran ? median(timings[s].prefill) : 0,
+             decode = ran ? median(timings[s].decode) : 0;
+      outs() << formatv("{0,-14} {1,14} {2,13} {3,16:e1}\n", s,
+                        ran ? formatv("{0:f1}", prefill).str() : "-",
+                        ran ? formatv("{0:f1}", decode).str() : "-", differences[s]);
+      rows.push_back(json::Object{{"schedule", s},
+                                  {"prefill_tok_s", prefill},
+                                  {"decode_tok_s", decode},
+                                  {"relative_difference_to_plain", differences[s]}});
+    }
+    return rows;
+  }
+
+  /// Each shown kernel's times under each timed schedule against the
+  /// roofline: printed, as CSV lines to `csv` and as JSON rows.
+  json::Array reportKernels(const tfm::rt::ModelLibrary &lib, const Roofline &roof,
+                            raw_ostream &csv) {
+    CallSite site{opt.promptTokens, opt.promptTokens + opt.decodeTokens / 2};
+    csv << "kernel,schedule,median_ms,min_ms,max_ms,gflop_s,gb_s,roofline_pct,samples\n";
+    json::Array rows;
+    for (const tfm::KernelSchedule &k : lib.manifest().kernels) {
+      if (!shown(k.kernel, opt.kernels))
+        continue;
+      std::optional<CallCost> cost = kernelCallCost(k.kernel, lib.manifest(), lib.model(), site);
+      // Each kernel is held against the read rate for a working set of its
+      // own bytes: the best this machine allows it, reached when the rest of
+      // the step leaves its weights in cache. A decode kernel whose layer
+      // streams from memory between calls reads a low per cent.
+      double rooflineMs = 0;
+      if (cost)
+        rooflineMs =
+            1e3 * std::max(cost->flops / (roof.computeGops(k.products, cost->rows > 1) * 1e9),
+                           cost->bytes / (roof.readGBs(cost->bytes) * 1e9));
+      bool ran = std::any_of(timed.begin(), timed.end(), [&](const std::string &s) {
+        return timings[s].kernelMs.count(k.kernel) > 0;
+      });
+      if (!ran)
+        continue; // score's kernels: tfm-bench runs prefill and decode
+      outs() << "\n" << k.kernel;
+      if (cost)
+        outs() << formatv(" (a call: {0:f2} MFLOP, {1:f2} MB; roofline {2:f4} ms)",
+                          cost->flops / 1e6, cost->bytes / 1e6, rooflineMs);
+      outs() << formatv("\n  {0,-14} {1,10} {2,17} {3,9} {4,8} {5,11} {6,8}\n", "schedule",
+                        "median ms", "spread ms", "GFLOP/s", "GB/s", "% roofline", "samples");
+      for (const std::string &s : timed) {
+        auto found = timings[s].kernelMs.find(k.kernel);
+        if (found == timings[s].kernelMs.end())
+          continue;
+        const std::vector<double> &ms = found->second;
+        double med = median(ms), lo = *std::min_element(ms.begin(), ms.end()),
+               hi = *std::max_element(ms.begin(), ms.end());
+        int samples = timings[s].samples[k.kernel];
+        // Under kTuningSamples a kernel's time is a few of the profiler's
+        // 1 ms ticks spread over all its calls, and no rate is given for it
+        // (the 110M Llama's prefill embedding, one sample, read 1212% of
+        // the roofline).
+        bool rated = cost && med > 0 && samples >= kTuningSamples;
+        double gflops = rated ? cost->flops / (med * 1e6) : 0;
+        double gbs = rated ? cost->bytes / (med * 1e6) : 0;
+        double pct = rated ? 100.0 * rooflineMs / med : 0;
+        auto rate = [&](double value, const char *format, const char *unrated) {
+          return rated ? formatv(format, value).str() : std::string(unrated);
+        };
+        // The first schedule's code under another name: their difference is
+        // this machine's noise.
+        std::string sameAs =
+            s != timed.front() && sameCode(dirs, s, timed.front(), k.kernel) ? timed.front() : "";
+        outs() << formatv("  {0,-14} {1,10:f3} {2,8:f3}-{3,-8:f3} {4,9} {5,8} {6,11} {7,8}{8}{9}\n",
+                          s, med, lo, hi, rate(gflops, "{0:f1}", "-"), rate(gbs, "{0:f1}", "-"),
+                          rate(pct, "{0:f0}%", "-"), samples,
+                          rated || !cost ? "" : "  (too few samples to rate)",
+                          sameAs.empty() ? "" : "  (same code as " + sameAs + ")");
+        csv << formatv("{0},{1},{2:f4},{3:f4},{4:f4},{5},{6},{7},{8}\n", k.kernel, s, med, lo, hi,
+                       rate(gflops, "{0:f2}", ""), rate(gbs, "{0:f2}", ""), rate(pct, "{0:f1}", ""),
+                       samples);
+        rows.push_back(json::Object{{"kernel", k.kernel},
+                                    {"schedule", s},
+                                    {"median_ms", med},
+                                    {"min_ms", lo},
+                                    {"max_ms", hi},
+                                    {"gflop_s", rated ? json::Value(gflops) : nullptr},
+                                    {"gb_s", rated ? json::Value(gbs) : nullptr},
+                                    {"flops_per_call", cost ? cost->flops : 0},
+                                    {"bytes_per_call", cost ? cost->bytes : 0},
+                                    {"roofline_ms", rooflineMs},
+                                    {"roofline_pct", rated ? json::Value(pct) : nullptr},
+                                    {"samples", samples},
+                                    {"same_code_as", sameAs}});
+      }
+    }
+    return rows;
+  }
+
+  /// The reports: the tables on stdout, kernels.csv and results.json in
+  /// the output folder.
+  Error report(const tfm::rt::ModelLibrary &lib, const Roofline &roof) {
+    json::Array modelRows = reportModels();
+    std::string csvPath = pathJoin(opt.outDir, "kernels.csv");
+    Expected<tfm::AtomicOutputFile> csvFile = tfm::AtomicOutputFile::create(csvPath);
+    if (!csvFile)
+      return csvFile.takeError();
+    json::Array kernelRows = reportKernels(lib, roof, csvFile->os());
+    json::Array reads;
+    for (const ReadRate &r : roof.reads)
+      reads.push_back(json::Object{{"bytes", int64_t(r.bytes)}, {"gb_s", r.gbs}});
+    json::Object results{{"config", opt.config},
+                         {"threads", opt.threads},
+                         {"prompt_tokens", opt.promptTokens},
+                         {"decode_tokens", opt.decodeTokens},
+                         {"rounds", opt.repeats},
+                         {"roofline", json::Object{{"fma_gflop_s", roof.fmaGflops},
+                                                   {"int8_dot_gop_s", roof.int8DotGops},
+                                                   {"bf16_dot_gflop_s", roof.bf16DotGflops},
+                                                   {"amx_int8_gop_s", roof.amxInt8Gops},
+                                                   {"amx_bf16_gflop_s", roof.amxBf16Gflops},
+                                                   {"vector_isa", roof.vectorIsa},
+                                                   {"cache_bytes", int64_t(roof.cacheBytes)},
+                                                   {"reads", std::move(reads)}}},
+                         {"models", std::move(modelRows)},
+                         {"kernels", std::move(kernelRows)}};
+    std::string jsonPath = pathJoin(opt.outDir, "results.json");
+    if (Error written = joinErrors(
+            csvFile->commit(),
+            tfm::writeTextFile(jsonPath,
+                               formatv("{0:2}", json::Value(std::move(results))).str() + "\n")))
+      return written;
+    outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
+    return Error::success();
+  }
+
+  const ComparisonOptions &opt;
+  std::vector<std::string> schedules;        // as asked, plain first where not asked for
+  bool timePlain = false;                    // plain asked for: timed as well as checked against
+  int status = 0;                            // 1 once a schedule failed (leaveOut)
+  std::map<std::string, std::string> dirs;   // each compiled schedule's library
+  std::map<std::string, double> differences; // from plain's logits
+  std::vector<std::string> timed;            // checked, in order
+  std::map<std::string, Timings> timings;
+};
+
+} // namespace
+
+int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &before) {
+  Expected<int> status = Comparison(opt).run(before);
+  if (!status) {
+    errs() << "tfm-bench: error: " << toString(status.takeError()) << "\n";
     return 1;
   }
-  outs() << "\nwritten: " << csvPath << ", " << jsonPath << "\n";
-  if (!opt.tuningFile.empty() && status == 0 && !timed.empty())
-    if (Error e = recordWinners(opt, (*lib)->manifest(), timed, dirs, timings)) {
-      errs() << "tfm-bench: error: " << toString(std::move(e)) << "\n";
-      return 1;
-    }
-  return status;
+  return *status;
 }

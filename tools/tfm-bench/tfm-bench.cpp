@@ -16,6 +16,7 @@
 #include "ScheduleComparison.h"
 
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
@@ -37,6 +38,8 @@
 
 using namespace llvm;
 using Clock = std::chrono::steady_clock;
+
+using tfm::failure;
 
 namespace {
 
@@ -82,7 +85,7 @@ struct Result {
   double decodeBytes = 0;         // read by each decode step: weights and KV cache
   double weightsReadGBs = 0;      // reading those weights where they lie (Roofline.h)
   std::string schedule;
-  std::string products = "f32"; // what prefill's products multiply (Manifest.h)
+  tfm::Products products = tfm::Products::F32; // what prefill's products multiply
 };
 
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
@@ -99,7 +102,7 @@ Expected<Result> bench(const std::string &dir, int depth) {
   Result result;
   result.schedule = (*lib)->manifest().scheduleSummary();
   for (const tfm::KernelSchedule &k : (*lib)->manifest().kernels)
-    if (StringRef(k.kernel).starts_with("prefill_") && k.products != "f32")
+    if (StringRef(k.kernel).starts_with("prefill_") && k.products != tfm::Products::F32)
       result.products = k.products;
   const tfm::ModelSpec &spec = (*lib)->manifest().config;
   result.prefillFlops = prefillFlops(spec, opt.promptTokens, depth);
@@ -119,9 +122,9 @@ Expected<Result> bench(const std::string &dir, int depth) {
   result.decodeBytes +=
       double(model.kv_cache_bytes) * positions / double(model.context_length);
   if (depth + opt.promptTokens + opt.decodeTokens > int(model.context_length))
-    return createStringError(inconvertibleErrorCode(),
-                             "depth %d + --prompt + --decode = %d exceeds the context (%u)", depth,
-                             depth + opt.promptTokens + opt.decodeTokens, model.context_length);
+    return failure("depth " + llvm::Twine(depth) + " + --prompt + --decode = " +
+                   llvm::Twine(depth + opt.promptTokens + opt.decodeTokens) +
+                   " exceeds the context (" + llvm::Twine(model.context_length) + ")");
   model.set_num_threads(opt.threads);
 
   std::vector<int32_t> context = tfm::bench::benchPrompt(depth + opt.promptTokens, model.vocab_size);

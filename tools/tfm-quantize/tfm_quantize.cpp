@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Manifest.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/OutputFile.h"
@@ -71,8 +72,7 @@ Expected<Input> findInput() {
     if (!format)
       return format.takeError();
     if (*format != rt::WeightFormat::Gguf)
-      return createStringError(inconvertibleErrorCode(),
-                               inputPath + ": holds no model config (only a GGUF or a Hugging "
+      return failure(inputPath + ": holds no model config (only a GGUF or a Hugging "
                                            "Face folder does); give it with --config FILE");
   }
   Expected<rt::ModelSource> source = rt::findModelSource(inputPath, /*needTokenizer=*/false);
@@ -165,8 +165,7 @@ Error quantize(const WeightFileType &type) {
         encodeFiniteElements(static_cast<const float *>(values->get()),
                              static_cast<size_t>(t.elementCount()), encodings[i]);
     if (!bytes)
-      return createStringError(inconvertibleErrorCode(),
-                               input->weights + ": tensor '" + t.name + "': " +
+      return failure(input->weights + ": tensor '" + t.name + "': " +
                                    toString(bytes.takeError()));
     out.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
     progress.advance(bytes->size());

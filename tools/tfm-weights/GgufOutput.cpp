@@ -1,6 +1,7 @@
 //===- GgufOutput.cpp - Weights as a GGUF v3 file -------------------------===//
 #include "GgufOutput.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 
 #include "RandomValues.h"
@@ -66,17 +67,14 @@ tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::s
     return file.takeError();
   const char *key = "tokenizer.ggml.tokens";
   if (!(*file)->has(key))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + ": metadata key '" + key +
+    return failure(path + ": metadata key '" + key +
                                        "' is missing, expected a vocabulary GGUF (a token "
                                        "list, as llama.cpp's models/ggml-vocab-*.gguf hold)");
   llvm::Expected<std::vector<std::string>> tokens = (*file)->getStringArray(key);
   if (!tokens)
     return tokens.takeError();
   if (static_cast<int64_t>(tokens->size()) > spec.vocabSize)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        path + ": metadata key '" + key + "' holds " + std::to_string(tokens->size()) +
+    return failure(path + ": metadata key '" + key + "' holds " + std::to_string(tokens->size()) +
             " tokens, expected at most the model's vocab_size " +
             std::to_string(spec.vocabSize) + " (" + source + ")");
   return std::move(*file);

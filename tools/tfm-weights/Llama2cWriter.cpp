@@ -74,8 +74,8 @@ void writeRopeTable(const ModelSpec &s, bool imaginary, llvm::raw_ostream &os,
 } // namespace
 
 std::string tfm::llama2cUnsupportedReason(const ModelSpec &s, const std::string &configPath) {
-  if (s.family != "llama")
-    return configPath + ": model_type '" + s.family +
+  if (s.family != Family::Llama)
+    return configPath + ": model_type '" + variantName(s.family) +
            "' cannot be written in the llama2c format, which holds Llama-family models only";
   if (s.headDim * s.nHeads != s.dim)
     return configPath + ": field 'head_dim': found " + std::to_string(s.headDim) +

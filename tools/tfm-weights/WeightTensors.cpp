@@ -1,6 +1,7 @@
 //===- WeightTensors.cpp - The tensors of a model and their init ----------===//
 #include "WeightTensors.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/TensorNames.h"
 
 #include <cmath>
@@ -19,8 +20,7 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
   std::optional<TensorId> id = parseTensorName(name);
   WeightTensor t{name, shape, InitKind::Uniform, 0.0};
   if (!id)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '" + name +
+    return failure("tensor '" + name +
                                        "': not a tensor name tfm knows (expected llama.cpp's "
                                        "names, e.g. blk.0.attn_q.weight)");
   bool matrix = shape.size() == 2;
@@ -35,8 +35,7 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));
   else
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '" + name + "': a projection weight of shape [" +
+    return failure("tensor '" + name + "': a projection weight of shape [" +
                                        std::to_string(shape.front()) +
                                        "], expected a matrix [out, in]");
   return t;

@@ -20,6 +20,7 @@
 #include "WeightTensors.h"
 
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/Manifest.h"
@@ -30,6 +31,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+
+using tfm::failure;
 
 namespace {
 
@@ -97,15 +100,13 @@ Expected<Model> loadModel() {
   m.source = path.str().str();
   Expected<tfm::Manifest> manifest = tfm::readManifestFile(m.source);
   if (!manifest)
-    return createStringError(inconvertibleErrorCode(),
-                             toString(manifest.takeError()) + " (is " + modelDir +
+    return failure(toString(manifest.takeError()) + " (is " + modelDir +
                                  " a model folder written by tfmc?)");
   m.spec = manifest->config;
   for (const tfm::TensorSpec &t : manifest->tensors) {
     Expected<tfm::WeightTensor> tensor = tfm::weightTensorFor(t.name, t.shape);
     if (!tensor)
-      return createStringError(inconvertibleErrorCode(),
-                               m.source + ": " + toString(tensor.takeError()));
+      return failure(m.source + ": " + toString(tensor.takeError()));
     // Without --dtype, each tensor as the compiled model reads it.
     if (!dtypeName.getNumOccurrences())
       tensor->encoding = t.dtype;

@@ -3,6 +3,7 @@
 
 #include "tfm/Program/ScheduleNames.h"
 #include "tfm/common/ChildProcess.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,16 +42,16 @@ std::string pathJoin(StringRef a, StringRef b) {
 } // namespace
 
 std::vector<std::string> tfm::defaultTuneCandidates() {
-  std::vector<std::string> names = {"fast"};
+  std::vector<std::string> names = {scheduleName(Schedule::Fast)};
   for (const ScheduleName &s : kScheduleNames)
-    if (std::string(s.name) != "fast" && std::string(s.name) != "plain")
+    if (s.schedule != Schedule::Fast && s.schedule != Schedule::Plain)
       names.push_back(s.name);
   return names;
 }
 
 Error tfm::tuneSchedules(const TuneRequest &request) {
   if (std::error_code ec = sys::fs::create_directories(request.workDir))
-    return createStringError(ec, request.workDir + ": cannot create: " + ec.message());
+    return failure(request.workDir + ": cannot create: " + ec.message());
   std::string weights = request.weightsLike;
   if (weights.empty()) {
     weights = pathJoin(request.workDir, "random-weights.gguf");

@@ -17,6 +17,7 @@
 #include "tfm/Lowering/LowerToProgram.h"
 #include "tfm/Program/ScheduleNames.h"
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/PrivateFiles.h"
@@ -38,12 +39,13 @@
 #include <optional>
 
 using namespace llvm;
+using tfm::Positions;
 
 namespace {
 
 cl::OptionCategory category("tfmc options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::Required, cl::desc("<config.json | model.mlir>"),
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<config.json | model.mlir>"),
                                cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default: generated/<name>)"),
                             cl::value_desc("dir"), cl::cat(category));
@@ -56,14 +58,23 @@ cl::opt<bool> profile("profile",
                       cl::desc("Compile the kernels with Halide's profiler: the library prints "
                                "each kernel's calls and time per call when its process exits"),
                       cl::cat(category));
-cl::opt<std::string> scheduleOverrides(
-    "schedule",
-    cl::desc("Schedule overrides: one schedule for every kernel (fast, its variants fast-mv32, "
-             "fast-mv64, fast-c4, fast-c8, fast-attn8, fast-attn32, fast-k128, fast-k256, "
-             "fast-pf0, fast-pf8k, fast-pf16-4k, plain, adams2019, li2018, mullapudi2016), or "
-             "kernel=schedule,... "
-             "(default: the tuning file's choice, else the target's default)"),
-    cl::cat(category));
+/// --schedule's help, naming every schedule of the one list.
+const std::string &scheduleHelp() {
+  static const std::string help = [] {
+    std::vector<std::string> names;
+    for (const tfm::ScheduleName &s : tfm::kScheduleNames)
+      names.push_back(s.name);
+    return "Schedule overrides: one schedule for every kernel (" + join(names, ", ") +
+           "; --list-schedules says what each does), or kernel=schedule,... (default: the "
+           "tuning file's choice, else the target's default)";
+  }();
+  return help;
+}
+
+cl::opt<std::string> scheduleOverrides("schedule", cl::desc(scheduleHelp()), cl::cat(category));
+cl::opt<bool> listSchedules("list-schedules",
+                            cl::desc("Print every schedule's name and what it does, then exit"),
+                            cl::cat(category));
 cl::opt<std::string> attention(
     "attention",
     cl::desc("Attention's algorithm: direct (one softmax over all the keys of a row) or "
@@ -74,9 +85,9 @@ cl::opt<std::string> activations(
     "activations",
     cl::desc("What the matrix products multiply: f32 (the input as it is; default), int8 "
              "(for block-format weights: the input quantized to 8 bits in blocks of 32, or "
-             "of 256 for the k-quants, as llama.cpp does, for integer dot products) or bf16 (for bf16 weights: the input "
-             "rounded to bf16, for AMX's bf16 tiles); the last two are faster, and no longer "
-             "exact"),
+             "of 256 for the k-quants, as llama.cpp does, for integer dot products) or bf16 "
+             "(for bf16 weights: the input rounded to bf16, for AMX's bf16 tiles); the last "
+             "two are faster, and no longer exact"),
     cl::value_desc("f32|int8|bf16"), cl::cat(category));
 cl::opt<bool> tune("tune",
                    cl::desc("Before compiling, time each kernel under every candidate schedule "
@@ -106,12 +117,16 @@ cl::opt<std::string> passPipeline("pass-pipeline",
                                            "e.g. 'builtin.module(tfm-outline-kernels,"
                                            "tfm-plan-memory)'"),
                                   cl::cat(category));
-cl::opt<std::string> emitKind("emit",
-                              cl::desc("lib: lib<name>.so (default); exe: also a standalone "
-                                       "executable with the runtime linked in; mlir: only the "
-                                       "lowered tfm IR, to -o (default: standard output), "
-                                       "with no kernel compiled"),
-                              cl::init("lib"), cl::cat(category));
+enum class EmitKind { Lib, Exe, Mlir };
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What tfmc writes"),
+    cl::values(clEnumValN(EmitKind::Lib, "lib", "lib<name>.so (default)"),
+               clEnumValN(EmitKind::Exe, "exe",
+                          "also a standalone executable with the runtime linked in"),
+               clEnumValN(EmitKind::Mlir, "mlir",
+                          "only the lowered tfm IR, to -o (default: standard output), with no "
+                          "kernel compiled")),
+    cl::init(EmitKind::Lib), cl::cat(category));
 cl::opt<int64_t> contextOverride(
     "context",
     cl::desc("Positions the KV cache holds, instead of the config's context length: ALiBi, "
@@ -152,11 +167,6 @@ cl::opt<std::string> kernelCache(
     cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Report every step"), cl::cat(category));
 
-int fail(const std::string &message) {
-  errs() << "tfmc: error: " << message << "\n";
-  return 1;
-}
-
 int64_t parameterCount(const tfm::ModelSpec &spec) {
   int64_t count = 0;
   for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
@@ -168,177 +178,82 @@ int64_t parameterCount(const tfm::ModelSpec &spec) {
   return count;
 }
 
-
 std::string pathJoin(StringRef a, StringRef b) {
   SmallString<256> p(a);
   sys::path::append(p, b);
   return std::string(p);
 }
 
-} // namespace
+bool fromIr() { return StringRef(inputPath).ends_with(".mlir"); }
 
-int compile(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  tfm::parseCommandLine(argc, argv, "tfmc: compile a transformer to a native library\n");
-  auto start = std::chrono::steady_clock::now();
+/// The config, with --context applied; none for a .mlir input.
+Expected<std::optional<tfm::ModelSpec>> loadSpec() {
+  if (fromIr()) {
+    if (contextOverride != 0)
+      return tfm::failure("--context applies to configs; a .mlir module's cache_decl shapes say "
+                          "what its cache holds");
+    return std::nullopt;
+  }
+  Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(inputPath);
+  if (!spec)
+    return spec.takeError();
+  if (contextOverride == 0)
+    return std::optional<tfm::ModelSpec>(std::move(*spec));
+  // A learned table's rows are the context: the tensor's shape.
+  if (spec->positions == Positions::Learned)
+    return tfm::failure("--context: " + inputPath +
+                        " has learned positions, whose table fixes the context at " +
+                        std::to_string(spec->contextLength) + " positions");
+  // Checked as a config's context is: the cache must stay indexable.
+  spec->contextLength = contextOverride;
+  Expected<tfm::ModelSpec> checked =
+      tfm::parseCanonicalSpec(spec->canonicalJson(), inputPath + " with --context", "");
+  if (!checked)
+    return checked.takeError();
+  return std::optional<tfm::ModelSpec>(std::move(*spec));
+}
 
-  if (emitKind != "lib" && emitKind != "exe" && emitKind != "mlir")
-    return fail("--emit: found '" + emitKind + "', expected lib, exe or mlir");
+/// The lowering options that make the matrix products multiply `products`.
+void setProductInputs(tfm::Products products, tfm::LoweringOptions &lowering) {
+  switch (products) {
+  case tfm::Products::F32:
+    lowering.activationBlock = 0;
+    lowering.bf16Activations = false;
+    return;
+  case tfm::Products::Int8: // the k-quants' 256 is tfm-quantize-activations' choice
+    lowering.activationBlock = 32;
+    lowering.bf16Activations = false;
+    return;
+  case tfm::Products::Bf16:
+    lowering.activationBlock = 0;
+    lowering.bf16Activations = true;
+    return;
+  }
+}
+
+/// The target, the profiler, and what the passes are told.
+Error setPipelineOptions(tfm::LoweringOptions &lowering) {
   if (prefillChunk < 0)
-    return fail("--prefill-chunk: found " + std::to_string(prefillChunk) + ", expected >= 0");
-  bool fromIr = StringRef(inputPath).ends_with(".mlir");
-
-  tfm::LoweringOptions lowering;
-  if (!targetName.empty() || !fromIr) {
+    return tfm::failure("--prefill-chunk: found " + std::to_string(prefillChunk) +
+                        ", expected >= 0");
+  if (!targetName.empty() || !fromIr()) {
     Expected<std::string> target =
         tfm::resolveTarget(targetName.empty() ? std::string("host") : targetName.getValue());
     if (!target)
-      return fail("--target: " + toString(target.takeError()));
+      return tfm::failure("--target: " + toString(target.takeError()));
     lowering.target = *target;
   }
   if (profile && lowering.target.empty())
-    return fail("--profile: with a .mlir input, give --target too");
+    return tfm::failure("--profile: with a .mlir input, give --target too");
   if (profile && !tfm::targetHasFeature(lowering.target, "profile"))
     lowering.target += "-profile";
   lowering.scheduleOverrides = scheduleOverrides;
   lowering.skipPasses.assign(skipPasses.begin(), skipPasses.end());
   lowering.passPipeline = passPipeline;
   lowering.prefillChunk = prefillChunk;
-  lowering.emitMlirPath = emitMlir;
-
-  std::optional<tfm::ModelSpec> spec;
-  if (!fromIr) {
-    Expected<tfm::ModelSpec> loaded = tfm::loadModelSpec(inputPath);
-    if (!loaded)
-      return fail(toString(loaded.takeError()));
-    spec = std::move(*loaded);
-  }
-  if (contextOverride != 0) {
-    if (!spec)
-      return fail("--context applies to configs; a .mlir module's cache_decl shapes say what "
-                  "its cache holds");
-    // A learned table's rows are the context: the tensor's shape.
-    if (spec->positions == "learned")
-      return fail("--context: " + inputPath +
-                  " has learned positions, whose table fixes the context at " +
-                  std::to_string(spec->contextLength) + " positions");
-    // Checked as a config's context is: the cache must stay indexable.
-    spec->contextLength = contextOverride;
-    Expected<tfm::ModelSpec> checked =
-        tfm::parseCanonicalSpec(spec->canonicalJson(), inputPath + " with --context", "");
-    if (!checked)
-      return fail(toString(checked.takeError()));
-  }
-  if (!weightType.empty() && !weightsLike.empty())
-    return fail("--dtype and --weights-like both say what the weights are; pass one");
-  if (fromIr && (!weightType.empty() || !weightsLike.empty()))
-    return fail(std::string(weightType.empty() ? "--weights-like" : "--dtype") +
-                " applies to configs; a .mlir module's weight_decl types say how it reads "
-                "its weights");
-  if (fromIr && !kvType.empty())
-    return fail("--kv-dtype applies to configs; a .mlir module's cache_decl types say what "
-                "its cache holds");
-  if (!kvType.empty()) {
-    std::optional<tfm::DType> type = tfm::parseDType(kvType);
-    if (!type || *type == tfm::DType::I32)
-      return fail("--kv-dtype: found '" + kvType + "', expected f32, f16 or bf16");
-    lowering.cacheType = *type;
-  } else if (spec && parameterCount(*spec) > 1'000'000'000) {
-    lowering.cacheType = tfm::DType::F16; // halves the cache's memory and bandwidth
-  }
-  if (!weightType.empty()) {
-    std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(weightType);
-    if (!type)
-      return fail("--dtype: found '" + weightType + "', expected one of " +
-                  tfm::kWeightFileTypeNames);
-    Expected<tfm::WeightTypes> types = tfm::compiledWeightTypes(*spec, *type);
-    if (!types)
-      return fail(inputPath + ": " + toString(types.takeError()));
-    lowering.weightTypes = std::move(*types);
-  }
-  if (!weightsLike.empty()) {
-    Expected<tfm::WeightTypes> types = tfm::rt::weightFileTypes(weightsLike, *spec);
-    if (!types)
-      return fail("--weights-like: " + toString(types.takeError()));
-    lowering.weightTypes = std::move(*types);
-  }
-  std::string name = spec ? spec->name : sys::path::stem(inputPath).str();
-  tfm::LibraryOptions lib;
-  lib.outDir = outDir.empty() ? "generated/" + name : std::string(outDir);
-  lib.verbose = verbose;
-  if (kernelCache != "none") {
-    static int anchor;
-    Expected<std::string> identity =
-        tfm::rt::compilerIdentity(sys::fs::getMainExecutable(argv[0], &anchor));
-    if (!identity)
-      return fail(toString(identity.takeError()));
-    lib.compilerId = *identity;
-    if (kernelCache.empty()) {
-      Expected<std::string> cacheDir = tfm::rt::defaultCacheDir();
-      if (!cacheDir)
-        return fail(toString(cacheDir.takeError()));
-      lib.kernelCacheDir = pathJoin(*cacheDir, "kernels");
-    } else {
-      lib.kernelCacheDir = kernelCache;
-    }
-  }
-  if (emitKind == "exe") {
-    SmallVector<StringRef> parts;
-    StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
-    for (StringRef part : parts)
-      lib.exeLinkLine.push_back(part.str());
-  }
-  if (dumpIr)
-    lowering.dumpIrDir = pathJoin(lib.outDir, "ir");
-
-  std::string tuning = tuningFile;
-  if (tuning.empty()) { // the cache's: this user's alone, as the cache is
-    Expected<std::string> defaultTuning = tfm::rt::defaultTuningFile();
-    if (!defaultTuning)
-      return fail(toString(defaultTuning.takeError()));
-    tuning = *defaultTuning;
-    if (sys::fs::exists(tuning))
-      if (Error e = tfm::checkPrivate(tuning, "tuning file"))
-        return fail(toString(std::move(e)));
-  }
-  if (tuning == "none") {
-    if (tune)
-      return fail("--tune records its choices in a tuning file; --tuning-file is 'none'");
-    tuning.clear();
-  }
-  if (tune) {
-    if (!spec || emitKind == "mlir")
-      return fail("--tune compiles and runs a config: give a config.json and a library output");
-    if (!scheduleOverrides.empty())
-      return fail("--tune chooses the schedules; --schedule overrides them: pass one");
-    tfm::TuneRequest request{inputPath, tuning, pathJoin(lib.outDir, "tune")};
-    request.schedules =
-        tuneSchedules.empty() ? tfm::defaultTuneCandidates() : tfm::splitCommaList(tuneSchedules);
-    for (const std::string &s : request.schedules)
-      if (!tfm::isScheduleName(s))
-        return fail("--tune-schedules: unknown schedule '" + s + "'");
-    // What the kernels depend on, for every compile of the comparison.
-    auto forward = [&](const char *option, const std::string &value) {
-      if (!value.empty())
-        request.compileArgs.push_back(std::string("--") + option + "=" + value);
-    };
-    forward("target", targetName);
-    forward("dtype", weightType);
-    forward("weights-like", weightsLike);
-    forward("kv-dtype", kvType);
-    forward("context", contextOverride ? std::to_string(contextOverride) : "");
-    forward("prefill-chunk", prefillChunk ? std::to_string(prefillChunk) : "");
-    forward("attention", attention);
-    forward("activations", activations);
-    request.weightsLike = weightsLike;
-    request.weightType = weightType;
-    request.threads = tuneThreads;
-    request.contextLength = spec->contextLength;
-    if (Error e = tfm::tuneSchedules(request))
-      return fail("--tune: " + toString(std::move(e)));
-  }
-  lowering.tuningFile = tuning;
-
+  lowering.emitMlirPath = emitKind == EmitKind::Mlir
+                              ? (outDir.empty() ? std::string("-") : std::string(outDir))
+                              : std::string(emitMlir);
   if (!attention.empty()) {
     auto [algorithm, tile] = StringRef(attention).split('=');
     int64_t keyTile = 64;
@@ -346,50 +261,241 @@ int compile(int argc, char **argv) {
       keyTile = 0;
     else if (algorithm != "flash" ||
              (!tile.empty() && (tile.getAsInteger(10, keyTile) || keyTile <= 0)))
-      return fail("--attention: found '" + attention +
-                  "', expected direct, flash or flash=N (N > 0)");
+      return tfm::failure("--attention: found '" + attention +
+                          "', expected direct, flash or flash=N (N > 0)");
     lowering.attentionKeyTile = keyTile;
   }
-
   if (!activations.empty()) {
-    if (activations != "f32" && activations != "int8" && activations != "bf16")
-      return fail("--activations: found '" + activations + "', expected f32, int8 or bf16");
-    lowering.activationBlock = activations == "int8" ? 32 : 0;
-    lowering.bf16Activations = activations == "bf16";
+    std::optional<tfm::Products> products = tfm::parseVariant<tfm::Products>(activations);
+    if (!products)
+      return tfm::failure("--activations: found '" + activations + "', expected one of " +
+                          tfm::variantNameList<tfm::Products>());
+    setProductInputs(*products, lowering);
   }
+  return Error::success();
+}
 
-  if (emitKind == "mlir")
-    lowering.emitMlirPath = outDir.empty() ? std::string("-") : std::string(outDir);
+/// What the weights and the KV cache are stored as (configs only).
+Error setStorageTypes(const std::optional<tfm::ModelSpec> &spec,
+                      tfm::LoweringOptions &lowering) {
+  if (!weightType.empty() && !weightsLike.empty())
+    return tfm::failure("--dtype and --weights-like both say what the weights are; pass one");
+  if (!spec && (!weightType.empty() || !weightsLike.empty()))
+    return tfm::failure(std::string(weightType.empty() ? "--weights-like" : "--dtype") +
+                        " applies to configs; a .mlir module's weight_decl types say how it "
+                        "reads its weights");
+  if (!spec && !kvType.empty())
+    return tfm::failure("--kv-dtype applies to configs; a .mlir module's cache_decl types say "
+                        "what its cache holds");
+  if (!kvType.empty()) {
+    std::optional<tfm::DType> type = tfm::parseDType(kvType);
+    if (!type || *type == tfm::DType::I32)
+      return tfm::failure("--kv-dtype: found '" + kvType + "', expected f32, f16 or bf16");
+    lowering.cacheType = *type;
+  } else if (spec && parameterCount(*spec) > 1'000'000'000) {
+    lowering.cacheType = tfm::DType::F16; // halves the cache's memory and bandwidth
+  }
+  if (!weightType.empty()) {
+    std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(weightType);
+    if (!type)
+      return tfm::failure("--dtype: found '" + weightType + "', expected one of " +
+                          tfm::kWeightFileTypeNames);
+    Expected<tfm::WeightTypes> types = tfm::compiledWeightTypes(*spec, *type);
+    if (!types)
+      return tfm::failure(inputPath + ": " + toString(types.takeError()));
+    lowering.weightTypes = std::move(*types);
+  }
+  if (!weightsLike.empty()) {
+    Expected<tfm::WeightTypes> types = tfm::rt::weightFileTypes(weightsLike, *spec);
+    if (!types)
+      return tfm::failure("--weights-like: " + toString(types.takeError()));
+    lowering.weightTypes = std::move(*types);
+  }
+  return Error::success();
+}
+
+/// Where the library goes, the kernel cache, and the executable's link line.
+Expected<tfm::LibraryOptions> libraryOptions(const std::string &name, const char *argv0) {
+  tfm::LibraryOptions lib;
+  lib.outDir = outDir.empty() ? "generated/" + name : std::string(outDir);
+  lib.verbose = verbose;
+  if (kernelCache != "none") {
+    static int anchor;
+    Expected<std::string> identity =
+        tfm::rt::compilerIdentity(sys::fs::getMainExecutable(argv0, &anchor));
+    if (!identity)
+      return identity.takeError();
+    lib.compilerId = *identity;
+    if (kernelCache.empty()) {
+      Expected<std::string> cacheDir = tfm::rt::defaultCacheDir();
+      if (!cacheDir)
+        return cacheDir.takeError();
+      lib.kernelCacheDir = pathJoin(*cacheDir, "kernels");
+    } else {
+      lib.kernelCacheDir = kernelCache;
+    }
+  }
+  if (emitKind == EmitKind::Exe) {
+    SmallVector<StringRef> parts;
+    StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
+    for (StringRef part : parts)
+      lib.exeLinkLine.push_back(part.str());
+  }
+  return lib;
+}
+
+/// The tuning file the schedules are read from (and --tune writes): the
+/// cache's, this user's alone as the cache is, unless given; "" for none.
+Expected<std::string> tuningFilePath() {
+  std::string tuning = tuningFile;
+  if (tuning.empty()) {
+    Expected<std::string> defaultTuning = tfm::rt::defaultTuningFile();
+    if (!defaultTuning)
+      return defaultTuning.takeError();
+    tuning = *defaultTuning;
+    if (sys::fs::exists(tuning))
+      if (Error e = tfm::checkPrivate(tuning, "tuning file"))
+        return std::move(e);
+  }
+  if (tuning != "none")
+    return tuning;
+  if (tune)
+    return tfm::failure("--tune records its choices in a tuning file; --tuning-file is 'none'");
+  return "";
+}
+
+/// --tune: times the candidates on this machine and records the winners.
+Error tuneHere(const std::optional<tfm::ModelSpec> &spec, const std::string &tuning,
+               const tfm::LibraryOptions &lib) {
+  if (!spec || emitKind == EmitKind::Mlir)
+    return tfm::failure(
+        "--tune compiles and runs a config: give a config.json and a library output");
+  if (!scheduleOverrides.empty())
+    return tfm::failure("--tune chooses the schedules; --schedule overrides them: pass one");
+  tfm::TuneRequest request{inputPath, tuning, pathJoin(lib.outDir, "tune")};
+  request.schedules =
+      tuneSchedules.empty() ? tfm::defaultTuneCandidates() : tfm::splitCommaList(tuneSchedules);
+  for (const std::string &s : request.schedules)
+    if (!tfm::isScheduleName(s))
+      return tfm::failure("--tune-schedules: unknown schedule '" + s + "'");
+  // What the kernels depend on, for every compile of the comparison.
+  auto forward = [&](const char *option, const std::string &value) {
+    if (!value.empty())
+      request.compileArgs.push_back(std::string("--") + option + "=" + value);
+  };
+  forward("target", targetName);
+  forward("dtype", weightType);
+  forward("weights-like", weightsLike);
+  forward("kv-dtype", kvType);
+  forward("context", contextOverride ? std::to_string(contextOverride) : "");
+  forward("prefill-chunk", prefillChunk ? std::to_string(prefillChunk) : "");
+  forward("attention", attention);
+  forward("activations", activations);
+  request.weightsLike = weightsLike;
+  request.weightType = weightType;
+  request.threads = tuneThreads;
+  request.contextLength = spec->contextLength;
+  if (Error e = tfm::tuneSchedules(request))
+    return tfm::failure("--tune: " + toString(std::move(e)));
+  return Error::success();
+}
+
+/// Lowers the config or the IR; with --emit mlir, that is all.
+Expected<tfm::Program> lower(const std::optional<tfm::ModelSpec> &spec,
+                             const tfm::LoweringOptions &lowering,
+                             const std::vector<std::string> &inputs) {
   // No output may be written over what this compile reads.
-  std::vector<std::string> inputs{inputPath, weightsLike, tuning};
   if (Error e = tfm::refuseInputAsOutput(lowering.emitMlirPath, inputs))
-    return fail(toString(std::move(e)));
+    return std::move(e);
   Expected<tfm::Program> program =
       spec ? tfm::lowerConfig(*spec, lowering) : tfm::lowerMlirFile(inputPath, lowering);
   if (!program)
-    return fail(inputPath + ": " + toString(program.takeError()));
-  if (emitKind == "mlir")
-    return 0;
-  for (const std::string &output : {std::string("manifest.json"), program->name + ".h",
-                                    "lib" + program->name + ".so", program->name})
-    if (Error e = tfm::refuseInputAsOutput(pathJoin(lib.outDir, output), inputs))
-      return fail(toString(std::move(e)));
-  if (Error e = tfm::writeLibrary(*program, lib))
-    return fail(toString(std::move(e)));
+    return tfm::failure(inputPath + ": " + toString(program.takeError()));
+  return program;
+}
 
+/// The library, its manifest and header (and the executable).
+Error writeOutputs(const tfm::Program &program, const tfm::LibraryOptions &lib,
+                   const std::vector<std::string> &inputs) {
+  for (const std::string &output : {std::string("manifest.json"), program.name + ".h",
+                                    "lib" + program.name + ".so", program.name})
+    if (Error e = tfm::refuseInputAsOutput(pathJoin(lib.outDir, output), inputs))
+      return e;
+  return tfm::writeLibrary(program, lib);
+}
+
+/// One line: the kernels by schedule, the target, the time taken.
+void reportCompiled(const tfm::Program &program, const tfm::LibraryOptions &lib,
+                    std::chrono::steady_clock::time_point start) {
   std::map<std::string, int> schedules;
-  for (const tfm::Kernel &k : program->kernels)
+  for (const tfm::Kernel &k : program.kernels)
     ++schedules[k.schedule];
   std::vector<std::string> scheduleText;
   for (auto &[schedule, count] : schedules)
     scheduleText.push_back(std::to_string(count) + " " + schedule);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  errs() << formatv("tfmc: {0}: {1} kernels ({2}) for {3} in {4:f1} s -> {5}\n", program->name,
-                    program->kernels.size(), join(scheduleText, ", "), program->target, seconds,
+  errs() << formatv("tfmc: {0}: {1} kernels ({2}) for {3} in {4:f1} s -> {5}\n", program.name,
+                    program.kernels.size(), join(scheduleText, ", "), program.target, seconds,
                     lib.outDir);
-  return 0;
 }
 
+void printSchedules() {
+  for (const tfm::ScheduleName &s : tfm::kScheduleNames)
+    outs() << formatv("{0,-14} {1}\n", s.name, s.summary);
+}
+
+/// tfmc's steps, in order.
+Error compile(const char *argv0) {
+  auto start = std::chrono::steady_clock::now();
+  if (inputPath.empty())
+    return tfm::failure("no input: give a config.json or a .mlir file (tfmc --help)");
+  Expected<std::optional<tfm::ModelSpec>> spec = loadSpec();
+  if (!spec)
+    return spec.takeError();
+  tfm::LoweringOptions lowering;
+  if (Error e = setPipelineOptions(lowering))
+    return e;
+  if (Error e = setStorageTypes(*spec, lowering))
+    return e;
+  std::string name = *spec ? (*spec)->name : sys::path::stem(inputPath).str();
+  Expected<tfm::LibraryOptions> lib = libraryOptions(name, argv0);
+  if (!lib)
+    return lib.takeError();
+  if (dumpIr)
+    lowering.dumpIrDir = pathJoin(lib->outDir, "ir");
+  Expected<std::string> tuning = tuningFilePath();
+  if (!tuning)
+    return tuning.takeError();
+  if (tune)
+    if (Error e = tuneHere(*spec, *tuning, *lib))
+      return e;
+  lowering.tuningFile = *tuning;
+
+  std::vector<std::string> inputs{inputPath, weightsLike, *tuning};
+  Expected<tfm::Program> program = lower(*spec, lowering, inputs);
+  if (!program)
+    return program.takeError();
+  if (emitKind == EmitKind::Mlir)
+    return Error::success();
+  if (Error e = writeOutputs(*program, *lib, inputs))
+    return e;
+  reportCompiled(*program, *lib, start);
+  return Error::success();
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
-  return tfm::finishStandardOutput(compile(argc, argv), "tfmc");
+  cl::HideUnrelatedOptions(category);
+  tfm::parseCommandLine(argc, argv, "tfmc: compile a transformer to a native library\n");
+  if (listSchedules) {
+    printSchedules();
+    return tfm::finishStandardOutput(0, "tfmc");
+  }
+  int status = 0;
+  if (Error e = compile(argv[0])) {
+    errs() << "tfmc: error: " << toString(std::move(e)) << "\n";
+    status = 1;
+  }
+  return tfm::finishStandardOutput(status, "tfmc");
 }

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Builder/ModelBuilder.h"
 #include "tfm/Dialect/TfmOps.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Manifest.h"
 #include "tfm/common/TensorNames.h"
 
@@ -63,10 +64,7 @@ public:
     at("embedding");
     Value x = EmbeddingOp::create(b, loc, weight(TensorRole::TokenEmbedding), fn.getArgument(0),
                                   b.getF64FloatAttr(spec.embeddingScale));
-    if (spec.positions == "learned")
-      x = AddPositionsOp::create(b, loc, x, weight(TensorRole::PositionEmbedding));
-    else if (spec.positions == "sinusoidal")
-      x = AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0));
+    x = addPositions(x);
     if (spec.embeddingNorm)
       x = norm(x, TensorRole::TokenEmbeddingNorm);
     for (int64_t i = 0; i < spec.nLayers; ++i)
@@ -91,7 +89,8 @@ private:
   Value layer(Value x, int64_t i) {
     std::string blk = "blk." + std::to_string(i);
     at(blk + ".attn");
-    Value attnIn = spec.postNorm ? x : norm(x, attnNormRole(spec), i);
+    bool post = spec.normPosition == NormPosition::Post;
+    Value attnIn = post ? x : norm(x, attnNormRole(spec), i);
     Value attended = attention(attnIn, i);
     if (spec.parallelResidual) {
       at(blk + ".ffn");
@@ -100,12 +99,12 @@ private:
       return AddOp::create(b, loc, sum, feedForward(ffnIn, i));
     }
     x = AddOp::create(b, loc, x, attended);
-    if (spec.postNorm)
+    if (post)
       x = norm(x, TensorRole::AttnNorm, i);
     at(blk + ".ffn");
-    Value ffnIn = spec.postNorm ? x : norm(x, TensorRole::FfnNorm, i);
+    Value ffnIn = post ? x : norm(x, TensorRole::FfnNorm, i);
     x = AddOp::create(b, loc, x, feedForward(ffnIn, i));
-    return spec.postNorm ? norm(x, TensorRole::FfnNorm, i) : x;
+    return post ? norm(x, TensorRole::FfnNorm, i) : x;
   }
 
   /// The attention sublayer, its output projection included.
@@ -121,7 +120,7 @@ private:
       k = clip(project(h, TensorRole::AttnK, i, spec.qkvBias));
       v = clip(project(h, TensorRole::AttnV, i, spec.qkvBias));
     }
-    if (spec.positions == "rope") {
+    if (spec.positions == Positions::Rope) {
       q = rope(q);
       k = rope(k);
     }
@@ -139,13 +138,31 @@ private:
 
   Value feedForward(Value h, int64_t i) {
     Value hidden;
-    if (spec.gatedFfn) { // silu(gate) * up (SwiGLU), gelu(gate) * up (GeGLU)
+    switch (spec.ffn) {
+    case FfnKind::Gated: { // silu(gate) * up (SwiGLU), gelu(gate) * up (GeGLU)
       Value gate = activate(project(h, TensorRole::FfnGate, i, spec.ffnBias));
       hidden = MulOp::create(b, loc, gate, project(h, TensorRole::FfnUp, i, spec.ffnBias));
-    } else {
+      break;
+    }
+    case FfnKind::Plain:
       hidden = activate(project(h, TensorRole::FfnUp, i, spec.ffnBias));
+      break;
     }
     return project(hidden, TensorRole::FfnDown, i, spec.ffnBias);
+  }
+
+  /// The embedding's positions: RoPE and ALiBi models add none here.
+  Value addPositions(Value x) {
+    switch (spec.positions) {
+    case Positions::Learned:
+      return AddPositionsOp::create(b, loc, x, weight(TensorRole::PositionEmbedding));
+    case Positions::Sinusoidal:
+      return AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0));
+    case Positions::Rope:
+    case Positions::None:
+      break;
+    }
+    return x;
   }
 
   Value weight(TensorRole role, int64_t layer = -1, TensorPart part = TensorPart::Weight) {
@@ -160,9 +177,13 @@ private:
   Value norm(Value x, TensorRole role, int64_t layer = -1) {
     FloatAttr eps = b.getF64FloatAttr(spec.normEps);
     Value w = weight(role, layer);
-    if (spec.norm == "layer_norm")
+    switch (spec.norm) {
+    case Norm::LayerNorm:
       return LayerNormOp::create(
           b, loc, x, w, spec.normBias ? weight(role, layer, TensorPart::Bias) : Value(), eps);
+    case Norm::RmsNorm:
+      break;
+    }
     return RmsNormOp::create(b, loc, x, w, eps);
   }
 
@@ -189,11 +210,16 @@ private:
   }
 
   Value activate(Value x) {
-    if (spec.activation == "silu")
+    switch (spec.activation) {
+    case Activation::Silu:
       return SiluOp::create(b, loc, x);
-    if (spec.activation == "relu")
+    case Activation::Relu:
       return ReluOp::create(b, loc, x);
-    return GeluOp::create(b, loc, x, b.getBoolAttr(spec.activation == "gelu_tanh"));
+    case Activation::Gelu:
+    case Activation::GeluTanh:
+      break;
+    }
+    return GeluOp::create(b, loc, x, b.getBoolAttr(spec.activation == Activation::GeluTanh));
   }
 
   OpBuilder &b;
@@ -205,42 +231,18 @@ private:
   Type f32;
 };
 
-/// Refuses a feature value with no lowering; names the field.
-llvm::Error checkFeature(const ModelSpec &spec, const char *field, const std::string &value,
-                         std::initializer_list<const char *> known) {
-  for (const char *k : known)
-    if (value == k)
-      return llvm::Error::success();
-  std::string message = "model '" + spec.name + "': " + field + " '" + value +
-                        "' has no tfm lowering; expected one of:";
-  for (const char *k : known)
-    message += std::string(" '") + k + "'";
-  return llvm::createStringError(message);
-}
-
-/// The builder trusts ModelSpec's validation for sizes; it refuses what it
-/// has no lowering for.
+/// The builder trusts ModelSpec's validation for sizes and has a lowering
+/// for every variant (exhaustive switches above); it refuses a spec no
+/// parser would have made.
 llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
-  if (llvm::Error e = checkFeature(spec, "family", spec.family,
-                                   {"llama", "gpt2", "bloom", "mpt", "gpt_neox", "falcon",
-                                    "transformer"}))
-    return e;
-  if (llvm::Error e = checkFeature(spec, "norm", spec.norm, {"rms_norm", "layer_norm"}))
-    return e;
-  if (llvm::Error e = checkFeature(spec, "activation", spec.activation,
-                                   {"silu", "gelu_tanh", "gelu", "relu"}))
-    return e;
-  if (llvm::Error e = checkFeature(spec, "positions", spec.positions,
-                                   {"rope", "learned", "sinusoidal", "none"}))
-    return e;
   if (spec.dim <= 0 || spec.hiddenDim <= 0 || spec.nLayers <= 0 || spec.nHeads <= 0 ||
       spec.nKvHeads <= 0 || spec.headDim <= 0 || spec.vocabSize <= 0 ||
       spec.contextLength <= 0 || spec.nHeads % spec.nKvHeads != 0)
-    return llvm::createStringError("model '" + spec.name +
+    return failure("model '" + spec.name +
                                    "': sizes must be positive and n_heads a multiple of "
                                    "n_kv_heads");
   if (prefillChunk < 1 || prefillChunk > spec.contextLength)
-    return llvm::createStringError("model '" + spec.name + "': prefill chunk " +
+    return failure("model '" + spec.name + "': prefill chunk " +
                                    std::to_string(prefillChunk) + " must be in [1, " +
                                    std::to_string(spec.contextLength) +
                                    "] (the context length)");
@@ -255,13 +257,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
   if (llvm::Error e = checkSupported(spec, prefillChunk))
     return std::move(e);
   if (cacheType == DType::I32)
-    return llvm::createStringError("model '" + spec.name +
+    return failure("model '" + spec.name +
                                    "': the KV cache holds f32, f16 or bf16, not i32");
   std::vector<ModelTensor> tensors = modelTensors(spec);
   for (const auto &[name, encoding] : weightTypes) {
     const std::string &tensor = name; // a lambda may not capture a structured binding in C++17
     if (llvm::none_of(tensors, [&](const ModelTensor &t) { return t.name == tensor; }))
-      return llvm::createStringError("model '" + spec.name + "': a weight type (" +
+      return failure("model '" + spec.name + "': a weight type (" +
                                      encoding.name() + ") is given for tensor '" + tensor +
                                      "', which the model does not have");
   }
@@ -284,7 +286,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
     auto type =
         RankedTensorType::get(tensor.shape, weightElementType(b.getContext(), encoding));
     if (!isStaticTensorType(type, static_cast<int64_t>(tensor.shape.size())))
-      return llvm::createStringError("model '" + spec.name + "': tensor '" + tensor.name +
+      return failure("model '" + spec.name + "': tensor '" + tensor.name +
                                      "' of shape " + formatShape(tensor.shape) + " cannot be " +
                                      encoding.name() +
                                      " (block formats are for matrices whose rows hold whole "

@@ -1,7 +1,7 @@
 //===- AmxTileProductsTest.cpp - AMX chains folded only where they may ---===//
 //
 // A q8_0 unit's product as Halide 14 leaves it in a prefill kernel's
-// bitcode (CpuFastSchedule.cpp, scheduleAmxTileDot): 8 tdpbssd of 4 bytes,
+// bitcode (Schedules/CpuFast/PrefillProducts.cpp, scheduleAmxTileDot): 8 tdpbssd of 4 bytes,
 // each loading a 16 x 4 tile of weights at a 32-bit index sign-extended
 // into the address and a 1 x 64 tile of activation quads at `(8 * unit |
 // j) * stride`. Folded, it is one tdpbssd of 32 bytes; on a CPU with AMX

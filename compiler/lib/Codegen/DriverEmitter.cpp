@@ -166,7 +166,7 @@ void emitLaunches(std::ostringstream &c, const Program &p, const std::string &na
 
 /// run_<entry>: the entry's launches, in parts of kLaunchesPerFunction.
 void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry) {
-  std::string name = "run_" + entry.name;
+  std::string name = std::string("run_") + entryName(entry.kind);
   llvm::ArrayRef<Launch> launches = entry.launches;
   if (launches.size() <= kLaunchesPerFunction) {
     emitLaunches(c, p, name, launches);

@@ -5,6 +5,7 @@
 #include "tfm/Codegen/HalfWidening.h"
 #include "tfm/Codegen/PrefetchLocality.h"
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -26,9 +27,8 @@ using namespace tfm;
 
 namespace {
 
-llvm::Error failure(llvm::StringRef bitcodePath, const llvm::Twine &what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "kernel bitcode " + bitcodePath + ": " + what);
+llvm::Error bitcodeFailure(llvm::StringRef bitcodePath, const llvm::Twine &what) {
+  return tfm::failure("kernel bitcode " + bitcodePath + ": " + what);
 }
 
 /// The options Halide's own back end compiles its modules with (its
@@ -69,13 +69,13 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
       llvm::parseBitcodeFile((*bitcode)->getMemBufferRef(), context);
   if (!module)
-    return failure(bitcodePath, llvm::toString(module.takeError()));
+    return bitcodeFailure(bitcodePath, llvm::toString(module.takeError()));
 
   const llvm::Triple &triple = (*module)->getTargetTriple();
   std::string error;
   const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget)
-    return failure(bitcodePath, "no LLVM target for " + triple.str() + ": " + error);
+    return bitcodeFailure(bitcodePath, "no LLVM target for " + triple.str() + ": " + error);
   // The architecture's baseline CPU: every feature beyond it comes from the
   // target string, none from a CPU's name.
   llvm::StringRef cpu = triple.isAArch64() ? "generic" : "x86-64";
@@ -83,7 +83,7 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
       triple, cpu, *features, halideTargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
       llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
-    return failure(bitcodePath, "LLVM cannot compile for " + triple.str() + " with " + *features);
+    return bitcodeFailure(bitcodePath, "LLVM cannot compile for " + triple.str() + " with " + *features);
   (*module)->setDataLayout(machine->createDataLayout());
   for (llvm::Function &f : **module) {
     f.removeFnAttr("target-cpu");
@@ -100,14 +100,14 @@ llvm::Error tfm::compileKernelBitcode(llvm::StringRef bitcodePath, llvm::StringR
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return llvm::createStringError(ec, objectPath + ": cannot write: " + ec.message());
+    return failure(objectPath + ": cannot write: " + ec.message());
   llvm::legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return failure(bitcodePath, "LLVM cannot emit object code for " + triple.str());
+    return bitcodeFailure(bitcodePath, "LLVM cannot emit object code for " + triple.str());
   passes.run(**module);
   out.flush();
   if (out.has_error())
-    return llvm::createStringError(out.error(), objectPath + ": cannot write: " +
+    return failure(objectPath + ": cannot write: " +
                                                     out.error().message());
   return llvm::Error::success();
 }

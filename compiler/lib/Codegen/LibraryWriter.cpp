@@ -3,6 +3,7 @@
 
 #include "tfm/Codegen/KernelObject.h"
 #include "tfm/Kernels/KernelCompiler.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/PrivateFiles.h"
@@ -214,14 +215,14 @@ std::string tfm::buildHash(const Program &program) {
 
 llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requested) {
   if (targetArchitecture(program.target) != hostArchitecture())
-    return llvm::createStringError(
+    return failure(
         "target " + program.target + ": its architecture is " +
         targetArchitecture(program.target).str() + ", this machine's is " + hostArchitecture() +
         "; tfmc links a library with this machine's C compiler, so it builds for " +
         hostArchitecture() + " targets only (write the IR with --emit mlir and compile it on a " +
         "machine of the target's architecture)");
   std::string error;
-  auto failed = [&] { return llvm::createStringError(error); };
+  auto failed = [&] { return failure(error); };
   const std::string &name = program.name;
   // A kernel cache that cannot be created costs time, not correctness; one
   // that is not this user's alone is refused: its objects would be linked in.
@@ -239,7 +240,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
   }
   std::string objDir = join(options.outDir, "obj");
   if (std::error_code ec = fs::create_directories(objDir))
-    return llvm::createStringError(objDir + ": cannot create: " + ec.message());
+    return failure(objDir + ": cannot create: " + ec.message());
 
   llvm::Expected<std::string> emitted = emitManifest(program);
   if (!emitted)

@@ -28,15 +28,15 @@ std::vector<std::string> firstLaunchWeights(const Program &p, int64_t kernel) {
 }
 
 /// What `k`'s matrix products multiply (Manifest.h, KernelSchedule::products).
-std::string productInputs(const Kernel &k) {
+Products productInputs(const Kernel &k) {
   for (const KernelOp &op : k.ops)
     if (const auto *linear = std::get_if<LinearAttrs>(&op.attrs)) {
       if (linear->activationBlock > 0)
-        return "int8";
+        return Products::Int8;
       if (linear->bf16Input)
-        return "bf16";
+        return Products::Bf16;
     }
-  return "f32";
+  return Products::F32;
 }
 
 } // namespace

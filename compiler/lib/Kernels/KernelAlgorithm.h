@@ -13,6 +13,7 @@
 #ifndef TFM_KERNELS_KERNELALGORITHM_H
 #define TFM_KERNELS_KERNELALGORITHM_H
 
+#include "IntegerProduct.h"
 #include "StoredWeight.h"
 #include "tfm/Program/Program.h"
 
@@ -51,79 +52,6 @@ struct AttentionFuncs {
   Halide::Func merged;     // (d, h, row): {max, sum, mix} of the tiles so far
 };
 
-/// The Funcs of a linear op whose input is quantized to 8 bits (its
-/// activation_block): the input row in units of 32 values, each an f32
-/// scale (shared by a k-quant block's 8 units with activation_block 256)
-/// and 32 signed bytes; a block-format weight's unsigned levels
-/// times those bytes summed four at a time (AVX-512 VNNI's dot product);
-/// those sums scaled by their unit's activation scale and weight
-/// multiplier and summed over the units; and the weights' zero points and
-/// offsets, which multiply the sum of each sub-block's activations, as one
-/// dot product over sub-blocks (Ops/Linear.cpp). One row and many rows
-/// group the integer sums differently, and one row takes the zero points
-/// into its integer sums.
-struct IntegerProduct {
-  Halide::Func scale;       // (unit, row): the largest |x| of the unit (with blockDot,
-                            // of its block) / 127
-  Halide::Func quantized;   // (k, row): x / scale, rounded, as int8
-  Halide::Func offsetTerms; // (sub-block, row): scale * sum of the sub-block's bytes
-  Halide::Func offsets;     // (sub-block, col): the weight's offset - zero point * multiplier
-  Halide::Var group;          // of 4 values in a unit: decode's vector lanes
-  Halide::RDom overSubBlocks; // the row's sub-blocks: the product's second update;
-                              // in one row offsetDot's, 8 sub-blocks a step
-  // One row (decode): the product's first update sums `lanes` over groups.
-  // unitDot starts at zeroPointSums, so that it is the levels less their
-  // zero point times the bytes, and only q4_K's and q5_K's minimums are
-  // offsets.
-  Halide::Func zeroPointSums; // (group, unit, row): -zero point * sum of 4 bytes, int32
-  Halide::Func unitDot;       // (group, unit, col, row): 4 levels times 4 bytes, int32
-  // With bytePairs (KernelAlgorithm), unitDot and pieceDot sum pairDots:
-  // each a pair of levels times bytes, int16, as x86's pmaddubsw multiplies
-  // unsigned by signed bytes, q8_0's bytes as their magnitudes and its
-  // levels with the bytes' signs (no zero point: no zeroPointSums, and
-  // q8_0 has no offsets). The bytes' magnitudes are at most 127, the levels
-  // of the other formats under 64 and q8_0's at most 127 (a stored -128
-  // flips to 127, saturating): a pair's sum never saturates.
-  Halide::Func pairDot; // one row: (pair, unit, col, row); many rows: (pair of the
-                        // quad, group, col, row, unit)
-  Halide::RDom inPair;  // the 2 values of a pair
-  Halide::Func offsetDot;     // (group, col, row): offsets times offsetTerms of
-                              // sub-blocks 8i + group, q4_K and q5_K
-  Halide::Func multipliers;   // (sub-block, col, row): the weight's multiplier times
-                              // the input's scale; with blockDot (block, col, row),
-                              // the block's scale (StoredWeight::blockScale)
-  Halide::Func lanes;         // (group, col, row): offsetDot, plus the sum over
-                              // units of unitDot * multipliers (with blockDot, over
-                              // blocks of blockDot * multipliers)
-  Halide::RDom inGroup;       // the 4 values of a group (with bytePairs, its 2 pairs)
-  Halide::RDom overUnits;     // the row's units
-  Halide::RDom overGroups;    // a unit's 8 groups
-  // One row of a k-quant on a target multiplying bytes in pairs: a block's
-  // units summed in integers (Ops/Linear.cpp), in place of unitDot.
-  Halide::Func zeroPointPairs; // (pair, unit, row): q6_K's zero point times the pair's
-                               // bytes, int16
-  Halide::Func subScales;      // (sub-block, block, col): StoredWeight::subBlockScale, int16
-                               // (q6_K's int8)
-  Halide::Func blockDot;       // (group, block, col, row): the sum over the block's units
-                               // of (pairDot - zeroPointPairs) * subScales, int32
-  Halide::RDom inBlock;        // (pair of the group, unit of the block)
-  Halide::RDom overBlocks;     // the row's blocks
-  // Many rows (prefill): the product's first update sums scaled pieceDots
-  // over (piece, unit).
-  Halide::Func quads;      // (j, row, quad): byte 4 * quad + j of the row
-  Halide::Func pieceDot;   // (piece, col, row, unit): the piece's levels times bytes, int32
-  Halide::RDom inPiece;    // (j, group of the piece); with bytePairs (pair of the quad, group)
-  Halide::RDom overPieces; // (piece of a unit, unit)
-  /// Many rows with AMX tiles: pieceDot multiplies the weight's levels less
-  /// their zero point, as signed bytes: q8_0's as stored
-  /// (StoredWeight::signedUnitLevel), the other formats' unpacked into
-  /// `levels`. Only q4_K's and q5_K's minimums are then offsets
-  /// (offsetTerms, offsets and overSubBlocks are undefined for the others,
-  /// as they are in one row).
-  bool signedLevels = false;
-  Halide::Func levels; // (e, unit, col): value e of the unit's level - zero point, int8
-};
-
 /// One value of the kernel: a parameter or an op result.
 struct Value {
   const KernelOp *op = nullptr; // null for parameters
@@ -148,7 +76,7 @@ struct Value {
                                       // block format
   Halide::Func subBlockAffine;        // and its sub-blocks' multipliers and
                                       // offsets (i, sub-block, block, col)
-  std::optional<IntegerProduct> integer; // linear with 8-bit activations
+  std::optional<IntegerProduct> integer; // linear with 8-bit activations (IntegerProduct.h)
   /// Linear with bf16 inputs on AMX's bf16 tiles: the input rounded to
   /// bf16, (j, i, pair, tile) = value 2 * pair + j of row 16 * tile + i
   /// from the call's first; `reduction` is then (j, pair).
@@ -169,7 +97,7 @@ struct Value {
 /// The AMX tiles a target multiplies (tfm/common/Targets.h's amx_int8 and
 /// amx_bf16): products of many rows take the forms they need.
 struct AmxTiles {
-  bool int8 = false; // tdpbssd: 8-bit activations (IntegerProduct::signedLevels)
+  bool int8 = false; // tdpbssd: 8-bit activations (PieceSums::signedLevels)
   bool bf16 = false; // tdpbf16ps: bf16 inputs (Value::bf16Pairs)
 };
 
@@ -195,7 +123,7 @@ enum class InputReads { AsStored, EdgeClamped };
 struct KernelAlgorithm {
   AmxTiles amx;
   InputReads reads = InputReads::AsStored;
-  bool bytePairs = false; // multipliesBytePairs: 8-bit products sum pairDots
+  bool bytePairs = false; // multipliesBytePairs: 8-bit products sum BytePairs
   /// Rows per tile of the activations that f32 products of many rows read
   /// (rowTiles): one vector of the target's f32 lanes (targetVectorLanes),
   /// so that every schedule's vector of rows is one tile's.

@@ -41,6 +41,19 @@ void defineEmbedding(OpDefinition &d);
 void defineRmsNorm(OpDefinition &d);
 void defineLayerNorm(OpDefinition &d);
 void defineLinear(OpDefinition &d);
+/// What linear's product with 8-bit activations reads (Ops/IntegerProduct.cpp).
+struct IntegerProductOperands {
+  Halide::Func input; // the activations, rows past the call clamped for many rows
+  const StoredWeight &weight;
+  int inDim;
+  int activationBlock; // values sharing one input scale
+  bool oneRow;
+  Halide::Func affine;  // (i, sub-block, block, col): the weight's multipliers and offsets
+  Halide::Func product; // (col, row): defined here
+};
+/// Sets the result's IntegerProduct; returns whether the product's rows
+/// count from the call's first (Value::relativeRows).
+bool defineIntegerProduct(OpDefinition &d, const IntegerProductOperands &in);
 void defineAddPositions(OpDefinition &d);
 void defineAddSinusoid(OpDefinition &d);
 void defineSliceCols(OpDefinition &d);

@@ -5,8 +5,8 @@
 // adds the loop's step to an offset counted in elements, not bytes: the
 // prefetches of a region of f32 elements land 256 bytes apart, and reach
 // one line in four of it. Decode attention prefetches each key's row of
-// values for a head this way (CpuFastSchedule.cpp), 256 bytes of f32 or 128
-// of f16, and so fetched only its first line ahead of the mix.
+// values for a head this way (Schedules/CpuFast/Attention.cpp), 256 bytes
+// of f32 or 128 of f16, and so fetched only its first line ahead of the mix.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_KERNELS_PREFETCHLINESTEPS_H

@@ -738,7 +738,7 @@ TEST(TypedWeights, SubBlockScalesOnlyWhereStored) {
 // the op defines it; the blocks are computed here in float as the kernel
 // does (x * (1 / scale), rounded to nearest even), so that no value lands
 // on the other side of a tie. With 256, one row sums a block's units in
-// integers (IntegerProduct::blockDot) on targets without VNNI.
+// integers (RowBlockSums, IntegerProduct.h) on targets without VNNI.
 void expectIntegerActivationsMatchTheirDefinition(AmxTiles amx) {
   constexpr int kN = 40, kK = 512;
   struct Case {

@@ -72,7 +72,7 @@ public:
   /// The integer level of element `e` of sub-block `s` of block `b`, as f32.
   Halide::Expr level(Halide::Expr b, Halide::Expr s, Halide::Expr e, Halide::Expr n) const;
 
-  /// Integer dot products (8-bit activations, Ops/Linear.cpp) read a
+  /// Integer dot products (8-bit activations, Ops/IntegerProduct.cpp) read a
   /// block-format row in units of 32 values, each unit as 8 groups of 4:
   /// level(b, s, e) = unitLevel(...) - levelZeroPoint(), where unitLevel
   /// is the stored integer as an unsigned byte (q8_0's signed bytes offset

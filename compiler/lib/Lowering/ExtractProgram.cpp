@@ -4,6 +4,7 @@
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Program/ScheduleNames.h"
 #include "tfm/Transforms/KernelKey.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/Identifier.h"
 #include "tfm/common/Targets.h"
@@ -26,8 +27,6 @@ namespace {
 
 #include "KernelOpsFromMlir.inc"
 
-/// The entry points of the ABI, in the order tfm.entry names them.
-constexpr const char *kEntryKinds[] = {"prefill", "decode", "score"};
 
 std::vector<int64_t> programShape(Type type) {
   std::vector<int64_t> shape;
@@ -90,23 +89,23 @@ public:
       if (llvm::Error e = readKernel(fn, out.kernels.back()))
         return std::move(e);
     }
-    std::map<std::string, EntryPoint *> entries = {
-        {"prefill", &out.prefill}, {"decode", &out.decode}, {"score", &out.score}};
-    std::set<std::string> seen;
+    std::set<EntryKind> seen;
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto entry = fn->getAttrOfType<StringAttr>(attrs::kEntry);
       if (!entry)
         continue;
-      auto it = entries.find(entry.getValue().str());
-      if (it == entries.end())
+      auto kind = llvm::find_if(kEntryKinds, [&](EntryKind k) {
+        return entry.getValue() == entryName(k);
+      });
+      if (kind == std::end(kEntryKinds))
         return fail("function " + quoted(fn.getSymName()) + " has " + attrs::kEntry + " " +
                     quoted(entry.getValue()) + "; expected 'prefill', 'decode' or 'score'");
-      if (!seen.insert(it->first).second)
-        return fail("module has two '" + it->first + "' entries");
-      if (llvm::Error e = readEntry(fn, it->first, *it->second))
+      if (!seen.insert(*kind).second)
+        return fail(std::string("module has two '") + entryName(*kind) + "' entries");
+      if (llvm::Error e = readEntry(fn, out.entry(*kind)))
         return std::move(e);
     }
-    if (seen.size() != entries.size())
+    if (seen.size() != std::size(kEntryKinds))
       return fail("module must have a prefill, a decode and a score entry");
 
     std::string text;
@@ -117,7 +116,7 @@ public:
   }
 
 private:
-  llvm::Error fail(const std::string &message) { return llvm::createStringError(message); }
+  llvm::Error fail(const std::string &message) { return failure(message); }
 
   llvm::Error readModuleAttrs() {
     auto integer = [&](const char *name, int64_t &value) -> llvm::Error {
@@ -170,9 +169,10 @@ private:
   /// outliner names kernels, it can take no function's place that the
   /// driver, libc or Halide's runtime defines.
   llvm::Error checkKernelName(StringRef name) {
-    bool entryPrefixed = llvm::any_of(kEntryKinds, [&](const char *kind) {
-      return name.starts_with(kind) && name.size() > strlen(kind) + 1 &&
-             name[strlen(kind)] == '_';
+    bool entryPrefixed = llvm::any_of(kEntryKinds, [&](EntryKind kind) {
+      StringRef prefix = entryName(kind);
+      return name.starts_with(prefix) && name.size() > prefix.size() + 1 &&
+             name[prefix.size()] == '_';
     });
     if (isBoundedIdentifier(name) && entryPrefixed)
       return llvm::Error::success();
@@ -272,8 +272,8 @@ private:
   /// The entry's function type is the ABI's (tfm/common/model_abi.h): the
   /// call's token ids in, logits of vocab_size columns out, for the last
   /// row (prefill, decode) or every row (score).
-  llvm::Error checkEntrySignature(func::FuncOp fn, StringRef kind) {
-    bool oneRow = kind == "decode", everyRow = kind == "score";
+  llvm::Error checkEntrySignature(func::FuncOp fn, EntryKind kind) {
+    bool oneRow = kind == EntryKind::Decode, everyRow = kind == EntryKind::Score;
     int64_t rows = oneRow ? 1 : ShapedType::kDynamic;
     std::string expected = std::string("(tensor<") + (oneRow ? "1" : "?") + "xi32>) -> tensor<" +
                            (everyRow ? "?" : "1") + "x" + std::to_string(out.vocabSize) +
@@ -293,22 +293,23 @@ private:
     std::string found;
     llvm::raw_string_ostream os(found);
     os << type;
-    return fail("entry '" + kind.str() + "' (function " + quoted(fn.getSymName()) + "): type " +
+    return fail(std::string("entry '") + entryName(kind) + "' (function " +
+                quoted(fn.getSymName()) + "): type " +
                 quoted(found) + ", expected " + expected + " (tfm.vocab_size " +
                 std::to_string(out.vocabSize) + ")");
   }
 
-  llvm::Error readEntry(func::FuncOp fn, StringRef kind, EntryPoint &entry) {
+  llvm::Error readEntry(func::FuncOp fn, EntryPoint &entry) {
     if (!isBoundedIdentifier(fn.getSymName()))
       return fail("entry function name " + quoted(fn.getSymName()) +
                   ": expected a C identifier of at most " +
                   std::to_string(kMaxIdentifierLength) + " bytes");
-    if (llvm::Error e = checkEntrySignature(fn, kind))
+    if (llvm::Error e = checkEntrySignature(fn, entry.kind))
       return e;
-    entry.name = kind.str();
+    const std::string name = entryName(entry.kind);
     auto arena = fn->getAttrOfType<IntegerAttr>(attrs::kArenaBytes);
     if (!arena)
-      return fail("entry '" + entry.name + "' has no " + attrs::kArenaBytes +
+      return fail("entry '" + name + "' has no " + attrs::kArenaBytes +
                   " (memory was not planned: tfm-plan-memory)");
     entry.arenaBytes = arena.getInt();
     for (Operation &op : fn.getBody().front()) {
@@ -316,25 +317,25 @@ private:
       if (!launch) {
         if (isa<WeightOp, KvCacheOp, func::ReturnOp>(op))
           continue;
-        return fail("entry '" + entry.name + "' at " + locationText(op.getLoc()) + ": '" +
+        return fail("entry '" + name + "' at " + locationText(op.getLoc()) + ": '" +
                     op.getName().getStringRef().str() +
                     "' was not outlined into a kernel (tfm-outline-kernels)");
       }
       Launch out;
       auto kernel = kernelIndex.find(launch.getKernel());
       if (kernel == kernelIndex.end())
-        return fail("entry '" + entry.name + "' launches unknown kernel " +
+        return fail("entry '" + name + "' launches unknown kernel " +
                     quoted(launch.getKernel()));
       out.kernel = kernel->second;
       std::optional<ArrayRef<int64_t>> offsets = launch.getArenaOffsets();
       if (!offsets)
-        return fail("entry '" + entry.name + "': launch of " + quoted(launch.getKernel()) +
+        return fail("entry '" + name + "': launch of " + quoted(launch.getKernel()) +
                     " has no arena offsets (tfm-plan-memory)");
       for (auto [index, arg] : llvm::enumerate(launch.getArgs())) {
         Binding binding;
-        if (llvm::Error e = bindInput(entry.name, arg, binding))
+        if (llvm::Error e = bindInput(name, arg, binding))
           return e;
-        if (llvm::Error e = markWeight(entry.name, launch, index, binding))
+        if (llvm::Error e = markWeight(name, launch, index, binding))
           return e;
         out.bindings.push_back(binding);
       }

@@ -2,6 +2,7 @@
 #include "tfm/Lowering/IrFile.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 
 #include <string>
 
@@ -24,7 +25,7 @@ llvm::Error tfm::checkNestingDepth(llvm::StringRef text, llvm::StringRef path, u
       i = text.find('\n', i) - 1; // npos - 1 ends the loop
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {
       if (++depth > limit)
-        return llvm::createStringError(
+        return failure(
             (path + ":" + std::to_string(line) + ":" + std::to_string(column) +
              ": brackets nested " + std::to_string(depth) + " deep, expected at most " +
              std::to_string(limit))

@@ -5,6 +5,7 @@
 #include "VerifyProgram.h"
 #include "tfm/Builder/ModelBuilder.h"
 #include "tfm/Lowering/IrFile.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/UntrustedText.h"
 #include "tfm/Dialect/TfmOps.h"
@@ -96,7 +97,7 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
     std::string errors;
     llvm::raw_string_ostream os(errors);
     if (failed(parsePassPipeline(options.passPipeline, pm, os)))
-      return llvm::createStringError("--pass-pipeline '" + options.passPipeline + "': " + errors);
+      return failure("--pass-pipeline '" + options.passPipeline + "': " + errors);
   } else {
     TfmPipelineOptions pipeline{options.scheduleOverrides, options.tuningFile, options.skipPasses,
                                 options.attentionKeyTile, options.activationBlock,
@@ -107,7 +108,7 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
 
   if (!options.dumpIrDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpIrDir))
-      return llvm::createStringError("cannot create IR dump folder '" + options.dumpIrDir +
+      return failure("cannot create IR dump folder '" + options.dumpIrDir +
                                      "': " + ec.message());
     llvm::SmallString<256> input(options.dumpIrDir);
     llvm::sys::path::append(input, "input.mlir");
@@ -119,7 +120,7 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
         /*printAfterOnlyOnFailure=*/false, options.dumpIrDir);
   }
   if (failed(pm.run(module)))
-    return llvm::createStringError("the pass pipeline failed:\n" + lc.diagnostics);
+    return failure("the pass pipeline failed:\n" + lc.diagnostics);
   if (!options.emitMlirPath.empty())
     if (llvm::Error e = writeModule(module, options.emitMlirPath))
       return std::move(e);
@@ -137,7 +138,7 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
 
 llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions &options) {
   if (options.target.empty())
-    return llvm::createStringError("model '" + spec.name + "': no target to compile for");
+    return failure("model '" + spec.name + "': no target to compile for");
   int64_t prefillChunk =
       options.prefillChunk ? options.prefillChunk : std::min<int64_t>(spec.contextLength, 128);
   LoweringContext lc;
@@ -146,7 +147,7 @@ llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions
   if (!module)
     return module.takeError();
   if (failed(verify(**module)))
-    return llvm::createStringError("the built IR does not verify:\n" + lc.diagnostics);
+    return failure("the built IR does not verify:\n" + lc.diagnostics);
   return runPipeline(lc, **module, options);
 }
 
@@ -167,7 +168,7 @@ llvm::Expected<Program> lowerMlirText(llvm::StringRef text, const std::string &n
   sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &lc.context);
   if (!module)
-    return llvm::createStringError("cannot read tfm IR from '" + name + "':\n" + lc.diagnostics);
+    return failure("cannot read tfm IR from '" + name + "':\n" + lc.diagnostics);
   return runPipeline(lc, *module, options);
 }
 

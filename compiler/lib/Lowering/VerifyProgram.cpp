@@ -1,6 +1,7 @@
 //===- VerifyProgram.cpp - A lowered model checked against itself ---------===//
 #include "VerifyProgram.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/ModelSpec.h"
 #include "tfm/common/UntrustedText.h"
 
@@ -67,15 +68,14 @@ public:
                        &ProgramVerifier::checkKernels})
       if (llvm::Error e = (this->*check)())
         return e;
-    for (auto [entry, kind] : {std::pair{&p.prefill, "prefill"}, std::pair{&p.decode, "decode"},
-                               std::pair{&p.score, "score"}})
-      if (llvm::Error e = checkEntry(*entry, kind))
+    for (EntryKind kind : kEntryKinds)
+      if (llvm::Error e = checkEntry(p.entry(kind)))
         return e;
     return llvm::Error::success();
   }
 
 private:
-  llvm::Error fail(const std::string &message) { return llvm::createStringError(message); }
+  llvm::Error fail(const std::string &message) { return failure(message); }
 
   llvm::Error checkSizes() {
     if (p.contextLength < 1 || p.contextLength > kMaxIndex)
@@ -193,7 +193,7 @@ private:
   }
 
   llvm::Error checkBinding(const std::string &where, const KernelParam &q, const Binding &b,
-                           int64_t arenaBytes, const std::string &kind) {
+                           int64_t arenaBytes, EntryKind kind) {
     switch (b.storage) {
     case Storage::Weight: {
       if (q.isOutput || b.index < 0 || b.index >= static_cast<int64_t>(p.weights.size()))
@@ -220,7 +220,7 @@ private:
       return llvm::Error::success();
     }
     case Storage::Tokens: {
-      int64_t rows = kind == "decode" ? 1 : kDynamicRows;
+      int64_t rows = kind == EntryKind::Decode ? 1 : kDynamicRows;
       if (q.isOutput || q.type != ElementEncoding{DType::I32, std::nullopt} ||
           q.shape != std::vector<int64_t>{rows})
         return fail(where + " is " + (q.isOutput ? "written" : paramText(q)) +
@@ -244,9 +244,10 @@ private:
     case Storage::Logits: {
       // The caller's buffer holds vocab_size floats for each row the entry
       // returns: the last (prefill, decode) or every one (score).
-      bool everyRow = kind == "score";
-      bool rowsMatch = everyRow ? q.tokenRows && q.shape.front() == kDynamicRows
-                                : q.shape.front() == 1 && (kind == "decode" || !q.tokenRows);
+      bool everyRow = kind == EntryKind::Score;
+      bool rowsMatch =
+          everyRow ? q.tokenRows && q.shape.front() == kDynamicRows
+                   : q.shape.front() == 1 && (kind == EntryKind::Decode || !q.tokenRows);
       if (!q.isOutput || q.shape.size() != 2 || q.shape[1] != p.vocabSize ||
           q.type != ElementEncoding{} || !rowsMatch)
         return fail(where + " is " + (q.isOutput ? "" : "read, ") + paramText(q) +
@@ -261,7 +262,8 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error checkEntry(const EntryPoint &entry, const std::string &kind) {
+  llvm::Error checkEntry(const EntryPoint &entry) {
+    const std::string kind = entryName(entry.kind);
     if (entry.arenaBytes < 0)
       return fail("entry '" + kind + "': tfm.arena_bytes " + std::to_string(entry.arenaBytes) +
                   ", expected at least 0");
@@ -280,7 +282,8 @@ private:
                     std::to_string(k.params.size()) + " parameters");
       for (size_t j = 0; j < k.params.size(); ++j) {
         std::string where = launch + ": parameter " + std::to_string(j);
-        if (llvm::Error e = checkBinding(where, k.params[j], l.bindings[j], entry.arenaBytes, kind))
+        if (llvm::Error e =
+                checkBinding(where, k.params[j], l.bindings[j], entry.arenaBytes, entry.kind))
           return e;
         logitsWriters += l.bindings[j].storage == Storage::Logits;
       }

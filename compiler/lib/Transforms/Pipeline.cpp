@@ -1,5 +1,6 @@
 //===- Pipeline.cpp - the tfm pass pipeline, as one unit ------------------===//
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/Failure.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -12,53 +13,63 @@ namespace tfm {
 
 namespace {
 
-/// One pass of the default pipeline: its argument, whether the code
-/// generator needs its result, and how it joins a pass manager.
+/// Whether the code generator reads a pass's result.
+enum class Need { Optional, Required };
+
+enum class PipelinePassId {
+#define TFM_PIPELINE_PASS(id, argument, need) id,
+#include "tfm/Transforms/Pipeline.def"
+};
+
 struct PipelinePass {
+  PipelinePassId id;
   const char *argument;
-  bool required;
-  void (*add)(OpPassManager &pm, const TfmPipelineOptions &options);
+  Need need;
 };
 
 const PipelinePass kPipeline[] = {
-    {"canonicalize", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createCanonicalizerPass()); }},
-    {"cse", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createCSEPass()); }},
-    {"tfm-fuse-norm-linear", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) {
-       pm.addNestedPass<func::FuncOp>(createTfmFuseNormLinear());
-     }},
-    {"tfm-fuse-epilogues", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) {
-       pm.addNestedPass<func::FuncOp>(createTfmFuseEpilogues());
-     }},
-    {"tfm-choose-cache-layouts", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) {
-       pm.addPass(createTfmChooseCacheLayouts());
-     }},
-    {"tfm-choose-attention", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &options) {
-       pm.addNestedPass<func::FuncOp>(createTfmChooseAttention({options.attentionKeyTile}));
-     }},
-    {"tfm-quantize-activations", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &options) {
-       pm.addNestedPass<func::FuncOp>(
-           createTfmQuantizeActivations({options.activationBlock, options.bf16Activations}));
-     }},
-    {"tfm-outline-kernels", true,
-     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmOutlineKernels()); }},
-    {"tfm-deduplicate-kernels", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &) {
-       pm.addPass(createTfmDeduplicateKernels());
-     }},
-    {"tfm-plan-memory", true,
-     [](OpPassManager &pm, const TfmPipelineOptions &) { pm.addPass(createTfmPlanMemory()); }},
-    {"tfm-select-schedules", false,
-     [](OpPassManager &pm, const TfmPipelineOptions &options) {
-       pm.addPass(createTfmSelectSchedules({options.scheduleOverrides, options.tuningFile}));
-     }},
+#define TFM_PIPELINE_PASS(id, argument, need) {PipelinePassId::id, argument, Need::need},
+#include "tfm/Transforms/Pipeline.def"
 };
+
+void addPass(OpPassManager &pm, PipelinePassId id, const TfmPipelineOptions &options) {
+  switch (id) {
+  case PipelinePassId::Canonicalize:
+    pm.addPass(createCanonicalizerPass());
+    return;
+  case PipelinePassId::Cse:
+    pm.addPass(createCSEPass());
+    return;
+  case PipelinePassId::FuseNormLinear:
+    pm.addNestedPass<func::FuncOp>(createTfmFuseNormLinear());
+    return;
+  case PipelinePassId::FuseEpilogues:
+    pm.addNestedPass<func::FuncOp>(createTfmFuseEpilogues());
+    return;
+  case PipelinePassId::ChooseCacheLayouts:
+    pm.addPass(createTfmChooseCacheLayouts());
+    return;
+  case PipelinePassId::ChooseAttention:
+    pm.addNestedPass<func::FuncOp>(createTfmChooseAttention({options.attentionKeyTile}));
+    return;
+  case PipelinePassId::QuantizeActivations:
+    pm.addNestedPass<func::FuncOp>(
+        createTfmQuantizeActivations({options.activationBlock, options.bf16Activations}));
+    return;
+  case PipelinePassId::OutlineKernels:
+    pm.addPass(createTfmOutlineKernels());
+    return;
+  case PipelinePassId::DeduplicateKernels:
+    pm.addPass(createTfmDeduplicateKernels());
+    return;
+  case PipelinePassId::PlanMemory:
+    pm.addPass(createTfmPlanMemory());
+    return;
+  case PipelinePassId::SelectSchedules:
+    pm.addPass(createTfmSelectSchedules({options.scheduleOverrides, options.tuningFile}));
+    return;
+  }
+}
 
 } // namespace
 
@@ -69,21 +80,21 @@ llvm::Error buildTfmPipeline(OpPassManager &pm, const TfmPipelineOptions &option
     if (pass == std::end(kPipeline)) {
       std::vector<std::string> optional;
       for (const PipelinePass &p : kPipeline)
-        if (!p.required)
+        if (p.need == Need::Optional)
           optional.push_back(p.argument);
-      return llvm::createStringError("cannot skip pass '" + name +
+      return failure("cannot skip pass '" + name +
                                      "': it is not in the tfm pipeline; the optional passes "
                                      "are " + llvm::join(optional, ", "));
     }
     // A module past these passes goes through them unchanged, so skipping
     // one never helps and only leaves IR the code generator cannot read.
-    if (pass->required)
-      return llvm::createStringError("cannot skip pass '" + name +
+    if (pass->need == Need::Required)
+      return failure("cannot skip pass '" + name +
                                      "': the code generator needs its result");
   }
   for (const PipelinePass &pass : kPipeline)
     if (!llvm::is_contained(options.skip, pass.argument))
-      pass.add(pm, options);
+      addPass(pm, pass.id, options);
   return llvm::Error::success();
 }
 
@@ -119,7 +130,7 @@ void registerTfmPassesAndPipeline() {
          function_ref<LogicalResult(const Twine &)> errorHandler) -> LogicalResult {
         PipelineOptions options;
         if (failed(options.parseFromString(text)))
-          return failure();
+          return mlir::failure();
         TfmPipelineOptions opts{options.schedule, options.tuningFile,
                                 {options.skip.begin(), options.skip.end()}, options.keyTile,
                                 options.activationBlock, options.bf16Activations};

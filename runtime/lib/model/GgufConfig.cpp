@@ -1,6 +1,7 @@
 //===- GgufConfig.cpp - The model config a GGUF file describes ------------===//
 #include "tfm/runtime/GgufConfig.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -85,18 +86,17 @@ const FieldSource kFalconFields[] = {
     {"rope_theta", "rope.freq_base", true, true},
 };
 
-/// One architecture as llama.cpp names it, and the Hugging Face model_type
-/// its config becomes.
+/// One architecture as llama.cpp names it, and the family its config is.
 struct Architecture {
   const char *gguf;
-  const char *modelType;
+  Family family;
   llvm::ArrayRef<FieldSource> fields;
 };
 
 const Architecture kArchitectures[] = {
-    {"llama", "llama", kLlamaFields},    {"gpt2", "gpt2", kGpt2Fields},
-    {"gptneox", "gpt_neox", kGptNeoxFields}, {"bloom", "bloom", kBloomFields},
-    {"mpt", "mpt", kMptFields},          {"falcon", "falcon", kFalconFields},
+    {"llama", Family::Llama, kLlamaFields},     {"gpt2", Family::Gpt2, kGpt2Fields},
+    {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
+    {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
 };
 
 const Architecture *architectureNamed(llvm::StringRef gguf) {
@@ -146,15 +146,14 @@ llvm::Error readFields(const GgufFile &file, const std::string &arch,
 llvm::Expected<int64_t> vocabSize(const GgufFile &file) {
   const GgufTensorInfo *embedding = file.findTensor("token_embd.weight");
   if (!embedding || embedding->shape.size() != 2)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   file.path() + ": tensor 'token_embd.weight': " +
+    return failure(file.path() + ": tensor 'token_embd.weight': " +
                                        (embedding ? "not a matrix" : "missing") +
                                        "; expected [vocab, embedding_length]");
   return embedding->shape[0];
 }
 
-llvm::Error failure(const GgufFile &file, const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), file.path() + ": " + message);
+llvm::Error ggufFailure(const GgufFile &file, const std::string &message) {
+  return tfm::failure(file.path() + ": " + message);
 }
 
 /// Whether the first block has tensor `stem` ("attn_qkv.bias"): what a
@@ -185,7 +184,7 @@ llvm::Error readRopeScaling(const GgufFile &file, const std::string &arch,
   if (*type == "none")
     return llvm::Error::success();
   if (*type != "linear")
-    return failure(file, "metadata '" + typeKey + "' is " + quoted(*type) +
+    return ggufFailure(file, "metadata '" + typeKey + "' is " + quoted(*type) +
                              "; expected \"linear\" or \"none\" (the RoPE scalings tfm compiles)");
   llvm::Expected<double> factor = file.getFloat(arch + ".rope.scaling.factor");
   if (!factor)
@@ -203,7 +202,7 @@ llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
   if (!heads || !dim)
     return llvm::joinErrors(heads.takeError(), dim.takeError());
   if (*heads <= 0 || *dim % *heads != 0)
-    return failure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
+    return ggufFailure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
                              "; expected a multiple of '" + arch + ".attention.head_count' (" +
                              std::to_string(*heads) + ")");
   int64_t headDim = *dim / *heads;
@@ -214,7 +213,7 @@ llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
   if (!rotary)
     return rotary.takeError();
   if (*rotary <= 0 || *rotary > headDim || *rotary % 2 != 0)
-    return failure(file, "metadata '" + key + "' is " + std::to_string(*rotary) +
+    return ggufFailure(file, "metadata '" + key + "' is " + std::to_string(*rotary) +
                              "; expected an even number of columns from 2 to the head size " +
                              std::to_string(headDim));
   if (*rotary != headDim)
@@ -225,88 +224,12 @@ llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
 /// What each architecture's GGUF says beyond kArchitectures' fields: keys
 /// without a one-to-one config field, and the tensors llama.cpp's graph
 /// checks for instead of a key (biases, Falcon's second norm, the head).
-llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &arch,
-                                      json::Object &config) {
-  // The integer at "<arch>.<key>", or `absent` when the file has none.
-  auto integer = [&](const char *key,
-                     std::optional<int64_t> absent = std::nullopt) -> llvm::Expected<int64_t> {
-    std::string full = arch + "." + key;
-    if (absent && !file.has(full))
-      return *absent;
-    return file.getInteger(full);
-  };
-  bool untiedHead = file.findTensor("output.weight") != nullptr;
-  if (arch == "llama") {
-    config["tie_word_embeddings"] = !untiedHead;
-    config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
-    if (llvm::Error e = readRotaryColumns(file, arch, config, "partial_rotary_factor"))
-      return e;
-    return readRopeScaling(file, arch, config);
-  }
-  if (arch == "gpt2") {
-    // ggml's GPT-2 graph uses the tanh GELU and the token embedding as the
-    // head (its converter stores output.weight as a copy of it).
-    config["activation_function"] = "gelu_new";
-    config["tie_word_embeddings"] = true;
-    return llvm::Error::success();
-  }
-  config["tie_word_embeddings"] = !untiedHead;
-  llvm::Expected<int64_t> heads = integer("attention.head_count");
-  llvm::Expected<int64_t> dim = integer("embedding_length");
-  if (!heads || !dim)
-    return llvm::joinErrors(heads.takeError(), dim.takeError());
-  if (*heads <= 0 || *dim % *heads != 0)
-    return failure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
-                             "; expected a multiple of '" + arch + ".attention.head_count' (" +
-                             std::to_string(*heads) + ")");
-  int64_t headDim = *dim / *heads;
-
-  if (arch == "gptneox") {
-    if (llvm::Error e = readRotaryColumns(file, arch, config, "rotary_pct"))
-      return e;
-    llvm::Expected<bool> parallel = file.getBool(arch + ".use_parallel_residual");
-    if (!parallel)
-      return parallel.takeError();
-    config["use_parallel_residual"] = *parallel;
-    config["attention_bias"] = hasBlockTensor(file, "attn_qkv.bias");
-    return readRopeScaling(file, arch, config);
-  }
-  if (arch == "bloom") {
-    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
-    if (!ffn)
-      return ffn.takeError();
-    if (*ffn != 4 * *dim)
-      return failure(file, "metadata '" + arch + ".feed_forward_length' is " +
-                               std::to_string(*ffn) + "; expected 4 * '" + arch +
-                               ".embedding_length' (" + std::to_string(4 * *dim) +
-                               "), as BLOOM's feed-forward is");
-    return llvm::Error::success();
-  }
-  if (arch == "mpt") {
-    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
-    if (!ffn)
-      return ffn.takeError();
-    if (*ffn % *dim != 0)
-      return failure(file, "metadata '" + arch + ".feed_forward_length' is " +
-                               std::to_string(*ffn) + "; expected a multiple of '" + arch +
-                               ".embedding_length' (" + std::to_string(*dim) +
-                               "), as MPT's expansion_ratio gives");
-    config["expansion_ratio"] = *ffn / *dim;
-    config["no_bias"] = !hasBlockTensor(file, "attn_qkv.bias");
-    json::Object attn;
-    if (llvm::Error e = readFields(file, arch, kMptAttnFields, attn))
-      return e;
-    config["attn_config"] = std::move(attn);
-    return llvm::Error::success();
-  }
-  // Falcon: llama.cpp's graph is always parallel with RoPE; a second norm
-  // (attn_norm_2) marks the new decoder architecture of 40B and 180B.
-  llvm::Expected<int64_t> kv = integer("attention.head_count_kv", *heads);
-  if (!kv)
-    return kv.takeError();
-  int64_t kvHeads = *kv;
+/// Falcon: llama.cpp's graph is always parallel with RoPE; a second norm
+/// (attn_norm_2) marks the new decoder architecture of 40B and 180B.
+llvm::Error readFalcon(const GgufFile &file, const std::string &arch, int64_t heads,
+                       int64_t kvHeads, json::Object &config) {
   bool twoNorms = hasBlockTensor(file, "attn_norm_2.weight");
-  bool newArchitecture = twoNorms || (kvHeads != 1 && kvHeads != *heads);
+  bool newArchitecture = twoNorms || (kvHeads != 1 && kvHeads != heads);
   config["new_decoder_architecture"] = newArchitecture;
   if (newArchitecture) {
     config["num_kv_heads"] = kvHeads;
@@ -320,10 +243,105 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const std::string &a
   return readRopeScaling(file, arch, config);
 }
 
-/// The GGUF architecture name llama.cpp gives a family.
+llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &a,
+                                      json::Object &config) {
+  const std::string arch = a.gguf;
+  // The integer at "<arch>.<key>", or `absent` when the file has none.
+  auto integer = [&](const char *key,
+                     std::optional<int64_t> absent = std::nullopt) -> llvm::Expected<int64_t> {
+    std::string full = arch + "." + key;
+    if (absent && !file.has(full))
+      return *absent;
+    return file.getInteger(full);
+  };
+  bool untiedHead = file.findTensor("output.weight") != nullptr;
+  switch (a.family) {
+  case Family::Llama:
+    config["tie_word_embeddings"] = !untiedHead;
+    config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
+    if (llvm::Error e = readRotaryColumns(file, arch, config, "partial_rotary_factor"))
+      return e;
+    return readRopeScaling(file, arch, config);
+  case Family::Gpt2:
+    // ggml's GPT-2 graph uses the tanh GELU and the token embedding as the
+    // head (its converter stores output.weight as a copy of it).
+    config["activation_function"] = "gelu_new";
+    config["tie_word_embeddings"] = true;
+    return llvm::Error::success();
+  case Family::GptNeox:
+  case Family::Bloom:
+  case Family::Mpt:
+  case Family::Falcon:
+  case Family::Transformer:
+    break;
+  }
+  config["tie_word_embeddings"] = !untiedHead;
+  llvm::Expected<int64_t> heads = integer("attention.head_count");
+  llvm::Expected<int64_t> dim = integer("embedding_length");
+  if (!heads || !dim)
+    return llvm::joinErrors(heads.takeError(), dim.takeError());
+  if (*heads <= 0 || *dim % *heads != 0)
+    return ggufFailure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
+                             "; expected a multiple of '" + arch + ".attention.head_count' (" +
+                             std::to_string(*heads) + ")");
+
+  switch (a.family) {
+  case Family::GptNeox: {
+    if (llvm::Error e = readRotaryColumns(file, arch, config, "rotary_pct"))
+      return e;
+    llvm::Expected<bool> parallel = file.getBool(arch + ".use_parallel_residual");
+    if (!parallel)
+      return parallel.takeError();
+    config["use_parallel_residual"] = *parallel;
+    config["attention_bias"] = hasBlockTensor(file, "attn_qkv.bias");
+    return readRopeScaling(file, arch, config);
+  }
+  case Family::Bloom: {
+    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
+    if (!ffn)
+      return ffn.takeError();
+    if (*ffn != 4 * *dim)
+      return ggufFailure(file, "metadata '" + arch + ".feed_forward_length' is " +
+                               std::to_string(*ffn) + "; expected 4 * '" + arch +
+                               ".embedding_length' (" + std::to_string(4 * *dim) +
+                               "), as BLOOM's feed-forward is");
+    return llvm::Error::success();
+  }
+  case Family::Mpt: {
+    llvm::Expected<int64_t> ffn = integer("feed_forward_length");
+    if (!ffn)
+      return ffn.takeError();
+    if (*ffn % *dim != 0)
+      return ggufFailure(file, "metadata '" + arch + ".feed_forward_length' is " +
+                               std::to_string(*ffn) + "; expected a multiple of '" + arch +
+                               ".embedding_length' (" + std::to_string(*dim) +
+                               "), as MPT's expansion_ratio gives");
+    config["expansion_ratio"] = *ffn / *dim;
+    config["no_bias"] = !hasBlockTensor(file, "attn_qkv.bias");
+    json::Object attn;
+    if (llvm::Error e = readFields(file, arch, kMptAttnFields, attn))
+      return e;
+    config["attn_config"] = std::move(attn);
+    return llvm::Error::success();
+  }
+  case Family::Falcon: {
+    llvm::Expected<int64_t> kvHeads = integer("attention.head_count_kv", *heads);
+    if (!kvHeads)
+      return kvHeads.takeError();
+    return readFalcon(file, arch, *heads, *kvHeads, config);
+  }
+  case Family::Llama:
+  case Family::Gpt2:
+  case Family::Transformer: // no GGUF architecture
+    break;
+  }
+  return llvm::Error::success();
+}
+
+/// The GGUF architecture llama.cpp gives a family, if any.
 const Architecture *architectureOf(const ModelSpec &spec) {
   for (const Architecture &a : kArchitectures)
-    if (spec.family == a.modelType)
+    if (spec.family == a.family)
       return &a;
   return nullptr;
 }
@@ -337,14 +355,15 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
     return archName.takeError();
   const Architecture *arch = architectureNamed(*archName);
   if (!arch)
-    return failure(file, "metadata 'general.architecture' is " + quoted(*archName) +
+    return ggufFailure(file, "metadata 'general.architecture' is " + quoted(*archName) +
                              "; expected one of \"llama\", \"gpt2\", \"gptneox\", \"bloom\", "
                              "\"mpt\", \"falcon\"");
   llvm::Expected<int64_t> vocab = vocabSize(file);
   if (!vocab)
     return vocab.takeError();
 
-  json::Object config{{"name", name}, {"model_type", arch->modelType}, {"vocab_size", *vocab}};
+  json::Object config{
+      {"name", name}, {"model_type", variantName(arch->family)}, {"vocab_size", *vocab}};
   for (const char *key : {"bos_token_id", "eos_token_id"}) {
     std::string full = std::string("tokenizer.ggml.") + key;
     if (file.has(full)) {
@@ -356,7 +375,7 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
   }
   if (llvm::Error e = readFields(file, arch->gguf, arch->fields, config))
     return std::move(e);
-  if (llvm::Error e = readArchitectureSpecifics(file, arch->gguf, config))
+  if (llvm::Error e = readArchitectureSpecifics(file, *arch, config))
     return std::move(e);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -393,7 +412,7 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
   // A family llama.cpp has no architecture for keeps its own name and
   // Llama's keys, which describe most of it.
   const Architecture *known = architectureOf(s);
-  const std::string arch = known ? known->gguf : s.family;
+  const std::string arch = known ? known->gguf : variantName(s.family);
   w.addString("general.architecture", arch);
   w.addString("general.name", s.name);
   auto u32 = [&](const char *key, int64_t value) {
@@ -407,16 +426,20 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
   u32("block_count", s.nLayers);
   u32("feed_forward_length", s.hiddenDim);
   u32("attention.head_count", s.nHeads);
-  if (arch == "gpt2") {
+  if (s.family == Family::Gpt2) {
     f32("attention.layer_norm_epsilon", s.normEps);
     return;
   }
   u32("attention.head_count_kv", s.nKvHeads);
-  if (s.norm == "rms_norm")
+  switch (s.norm) {
+  case Norm::RmsNorm:
     f32("attention.layer_norm_rms_epsilon", s.normEps);
-  else
+    break;
+  case Norm::LayerNorm:
     f32("attention.layer_norm_epsilon", s.normEps);
-  if (s.positions == "rope") {
+    break;
+  }
+  if (s.positions == Positions::Rope) {
     u32("rope.dimension_count", s.rotaryDim);
     f32("rope.freq_base", s.ropeTheta);
     if (s.ropeScale != 1.0) {
@@ -424,9 +447,9 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
       f32("rope.scaling.factor", s.ropeScale);
     }
   }
-  if (arch == "gptneox")
+  if (s.family == Family::GptNeox)
     w.addBool(arch + ".use_parallel_residual", s.parallelResidual);
-  if (arch == "mpt") {
+  if (s.family == Family::Mpt) {
     f32("attention.max_alibi_bias", s.alibi ? s.alibiMaxBias : 0.0);
     if (s.clipQkv > 0.0)
       f32("attention.clamp_kqv", s.clipQkv);

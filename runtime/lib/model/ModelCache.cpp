@@ -4,6 +4,7 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/PrivateFiles.h"
@@ -26,11 +27,9 @@
 using namespace tfm::rt;
 namespace fs = llvm::sys::fs;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 /// An environment variable's value when it is an absolute path, else "".
 std::string absoluteEnv(const char *name) {

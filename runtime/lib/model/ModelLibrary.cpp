@@ -1,6 +1,7 @@
 //===- ModelLibrary.cpp - dlopen a generated model and check it -----------===//
 #include "tfm/runtime/ModelLibrary.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/Targets.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -15,10 +16,6 @@ using namespace tfm::rt;
 namespace fs = llvm::sys::fs;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Finds the model library in a tfmc output folder.
 llvm::Expected<std::string> findLibrary(const std::string &dir) {

@@ -1,5 +1,6 @@
 //===- ModelSource.cpp - A downloaded model, found on disk ----------------===//
 #include "tfm/runtime/ModelSource.h"
+#include "tfm/common/Failure.h"
 
 #include "tfm/runtime/GgufConfig.h"
 #include "tfm/runtime/GgufFile.h"
@@ -17,10 +18,6 @@ using namespace tfm::rt;
 namespace fs = llvm::sys::fs;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 std::string join(const std::string &dir, const std::string &name) {
   llvm::SmallString<256> path(dir);

@@ -1,5 +1,6 @@
 //===- Session.cpp - KV cache, arena and positions for one sequence -------===//
 #include "tfm/runtime/Session.h"
+#include "tfm/common/Failure.h"
 
 #include "tfm/runtime/HugePages.h"
 
@@ -17,10 +18,6 @@
 using namespace tfm::rt;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// At least one byte, so a model that needs no scratch still gets a pointer.
 size_t roundUp64(uint64_t bytes) { return static_cast<size_t>((bytes + 64) / 64 * 64); }

@@ -1,6 +1,7 @@
 //===- NpyWriter.cpp - float32 matrices as NumPy .npy files ---------------===//
 #include "tfm/runtime/NpyWriter.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -13,8 +14,7 @@ using namespace tfm::rt;
 llvm::Error tfm::rt::writeNpyF32(const std::string &path, const std::vector<float> &data,
                                  size_t rows, size_t cols) {
   if (data.size() != rows * cols)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + ": " + std::to_string(data.size()) +
+    return failure(path + ": " + std::to_string(data.size()) +
                                        " values do not fill shape [" + std::to_string(rows) +
                                        ", " + std::to_string(cols) + "]");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +

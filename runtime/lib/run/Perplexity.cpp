@@ -1,5 +1,6 @@
 //===- Perplexity.cpp - Perplexity of a text, as llama-perplexity ---------===//
 #include "tfm/runtime/Perplexity.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/Support/Format.h"
 
@@ -30,12 +31,10 @@ llvm::Expected<PerplexityResult> tfm::rt::perplexity(Session &session,
   // The second half of each chunk is scored, its last token predicting
   // nothing: a chunk of 2 would score none (and print -nan).
   if (chunkSize < 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "perplexity: context size (-c) " + std::to_string(chunkSize) +
+    return failure("perplexity: context size (-c) " + std::to_string(chunkSize) +
                                        " scores no token; expected at least 3");
   if (total < 2 * chunkSize)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "perplexity: the text is " + std::to_string(total) +
+    return failure("perplexity: the text is " + std::to_string(total) +
                                        " tokens; at least " + std::to_string(2 * chunkSize) +
                                        " (twice the context size " + std::to_string(chunkSize) +
                                        ") are needed");

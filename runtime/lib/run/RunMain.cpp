@@ -10,6 +10,7 @@
 
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/runtime/Generator.h"
 #include "tfm/runtime/GgufFile.h"
@@ -38,10 +39,6 @@ using namespace tfm::rt;
 namespace cl = llvm::cl;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Prompt and --perplexity files are read whole; a FIFO or a device in
 /// their place is refused rather than read until memory runs out.

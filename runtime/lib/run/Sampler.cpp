@@ -1,5 +1,6 @@
 //===- Sampler.cpp - Greedy, temperature, top-k, top-p, min-p -------------===//
 #include "tfm/runtime/Sampler.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,8 +28,7 @@ llvm::Expected<Sampler> Sampler::create(const SamplerOptions &o) {
       shown = std::to_string(value);
     else
       llvm::raw_string_ostream(shown) << llvm::format("%g", value);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--" + option + " is " + shown + ", expected " + expected);
+    return failure("--" + option + " is " + shown + ", expected " + expected);
   };
   if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature))
     return bad("temp", o.temperature, "a finite number >= 0 (0 is greedy)");

@@ -4,6 +4,7 @@
 
 #include "VocabularyIds.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -17,10 +18,6 @@ using namespace tfm::rt;
 using tfm::quoted;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// GPT-2's bytes_to_unicode() inverted: the byte each character of the
 /// byte-level alphabet stands for. Printable Latin-1 bytes stand for

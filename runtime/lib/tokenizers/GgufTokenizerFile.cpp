@@ -9,6 +9,7 @@
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -18,11 +19,9 @@
 using namespace tfm::rt;
 using tfm::quoted;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 /// tokenizer.ggml.pre values and the word split llama.cpp gives each. A
 /// file without the key predates it and is GPT-2's.
@@ -182,30 +181,56 @@ llvm::Expected<SentencePieceVocabulary> readSentencePiece(const GgufFile &file,
   return vocab;
 }
 
+/// The tokenizer models a GGUF's `tokenizer.ggml.model` may name.
+enum class TokenizerModel { ByteLevelBpe, SentencePiece };
+
+struct TokenizerModelName {
+  TokenizerModel model;
+  llvm::StringLiteral name;
+};
+
+constexpr TokenizerModelName kTokenizerModels[] = {
+    {TokenizerModel::ByteLevelBpe, "gpt2"},
+    {TokenizerModel::SentencePiece, "llama"},
+};
+
+const TokenizerModelName *findTokenizerModel(llvm::StringRef name) {
+  for (const TokenizerModelName &m : kTokenizerModels)
+    if (m.name == name)
+      return &m;
+  return nullptr;
+}
+
 } // namespace
 
 llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file) {
-  auto model = file.getString("tokenizer.ggml.model");
+  auto name = file.getString("tokenizer.ggml.model");
+  if (!name)
+    return name.takeError();
+  const TokenizerModelName *model = findTokenizerModel(*name);
   if (!model)
-    return model.takeError();
-  if (*model != "gpt2" && *model != "llama")
-    return failure(file.path() + ": tokenizer.ggml.model is " + quoted(*model) +
+    return failure(file.path() + ": tokenizer.ggml.model is " + quoted(*name) +
                    "; supported: \"gpt2\" (byte-level BPE) and \"llama\" (SentencePiece)");
   llvm::Expected<CommonPart> common = readCommon(file);
   if (!common)
     return common.takeError();
 
   GgufVocabulary vocab;
-  if (*model == "gpt2") {
+  switch (model->model) {
+  case TokenizerModel::ByteLevelBpe: {
     auto bpe = readByteLevel(file, std::move(*common));
     if (!bpe)
       return bpe.takeError();
     vocab.byteLevel = std::move(*bpe);
-  } else {
+    break;
+  }
+  case TokenizerModel::SentencePiece: {
     auto spm = readSentencePiece(file, std::move(*common));
     if (!spm)
       return spm.takeError();
     vocab.sentencePiece = std::move(*spm);
+    break;
+  }
   }
   return vocab;
 }

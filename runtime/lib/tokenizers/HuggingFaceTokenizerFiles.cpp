@@ -3,6 +3,7 @@
 
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,11 +20,9 @@ using namespace tfm::rt;
 using tfm::quoted;
 namespace json = llvm::json;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 llvm::Expected<std::string> readText(const std::string &path, const char *what) {
   auto file = tfm::readBoundedFile(path, tfm::kMaxTokenizerFileBytes, what);

@@ -2,6 +2,7 @@
 #include "tfm/runtime/Llama2cTokenizer.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -11,10 +12,6 @@
 using namespace tfm::rt;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Reads little-endian fields in order, remembering whether one ran past the end.
 class Cursor {

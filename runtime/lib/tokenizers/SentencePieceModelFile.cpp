@@ -8,6 +8,7 @@
 #include "tfm/runtime/TokenizerFiles.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -16,11 +17,9 @@
 
 using namespace tfm::rt;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 // Field numbers of sentencepiece_model.proto.
 enum ModelProtoField { kPieces = 1, kTrainerSpec = 2, kNormalizerSpec = 3 };

@@ -5,6 +5,7 @@
 
 #include "VocabularyIds.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -17,10 +18,6 @@ using namespace tfm::rt;
 namespace {
 
 const char kSpaceMark[] = "\xE2\x96\x81"; // U+2581, SentencePiece's escaped space
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// "<0x0A>" -> 0x0A.
 bool parseBytePiece(llvm::StringRef piece, unsigned &byte) {

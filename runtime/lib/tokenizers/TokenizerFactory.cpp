@@ -5,6 +5,7 @@
 #include "tfm/runtime/Llama2cTokenizer.h"
 #include "tfm/runtime/TokenizerFiles.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -17,11 +18,9 @@ using tfm::quoted;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 std::string joinPath(llvm::StringRef dir, llvm::StringRef name) {
   llvm::SmallString<256> result(dir);

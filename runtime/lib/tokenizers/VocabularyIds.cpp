@@ -1,6 +1,7 @@
 //===- VocabularyIds.cpp - Check the ids a vocabulary names ---------------===//
 #include "VocabularyIds.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include <utility>
@@ -8,10 +9,6 @@
 using namespace tfm::rt;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 
 #include "tfm/common/BoundedFile.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -88,7 +89,7 @@ private:
   llvm::Error checkTensorsApart();
 
   llvm::Error fail(const std::string &message) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), f.filePath + ": " + message);
+    return failure(f.filePath + ": " + message);
   }
 
   /// Fails unless `n` more bytes exist at the cursor; `what` names what
@@ -491,8 +492,7 @@ llvm::Error GgufFile::wrongType(llvm::StringRef key, const GgufValue &value,
   std::string found = ggufTypeName(value.type);
   if (value.type == GgufType::Array)
     found += std::string(" of ") + ggufTypeName(value.elementType);
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 filePath + ": metadata key '" + key.str() + "' is " + found +
+  return failure(filePath + ": metadata key '" + key.str() + "' is " + found +
                                      ", expected " + expected);
 }
 
@@ -500,8 +500,7 @@ llvm::Expected<const GgufValue *> GgufFile::require(llvm::StringRef key,
                                                     const char *expected) const {
   if (const GgufValue *v = find(key))
     return v;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 filePath + ": metadata key '" + key.str() +
+  return failure(filePath + ": metadata key '" + key.str() +
                                      "' is missing, expected " + expected);
 }
 
@@ -521,8 +520,7 @@ llvm::Expected<int64_t> GgufFile::getInteger(llvm::StringRef key) const {
   if (!isIntegerType((*v)->type))
     return wrongType(key, **v, "an integer");
   if ((*v)->type == GgufType::U64 && (*v)->integer < 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   filePath + ": metadata key '" + key.str() + "' is " +
+    return failure(filePath + ": metadata key '" + key.str() + "' is " +
                                        std::to_string(static_cast<uint64_t>((*v)->integer)) +
                                        ", expected an integer below 2^63");
   return (*v)->integer;
@@ -592,9 +590,7 @@ llvm::Expected<std::vector<int32_t>> GgufFile::getI32Array(llvm::StringRef key) 
                 item.integer <= std::numeric_limits<int32_t>::max() &&
                 !((*v)->elementType == GgufType::U64 && item.integer < 0);
     if (!fits)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          filePath + ": metadata key '" + key.str() + "'[" + std::to_string(i) + "] is " +
+      return failure(filePath + ": metadata key '" + key.str() + "'[" + std::to_string(i) + "] is " +
               ((*v)->elementType == GgufType::U64
                    ? std::to_string(static_cast<uint64_t>(item.integer))
                    : std::to_string(item.integer)) +

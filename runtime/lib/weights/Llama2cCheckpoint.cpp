@@ -1,6 +1,7 @@
 //===- Llama2cCheckpoint.cpp - Bind a llama2.c .bin to a manifest ---------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/TensorNames.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -17,10 +18,6 @@ using namespace tfm;
 using namespace tfm::rt;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 constexpr int64_t kHeaderBytes = 7 * sizeof(int32_t);
 

@@ -1,5 +1,6 @@
 //===- NonFiniteWeights.cpp - Which weight tensor holds a NaN -------------===//
 #include "tfm/runtime/NonFiniteWeights.h"
+#include "tfm/common/Failure.h"
 
 #include "tfm/runtime/Session.h"
 
@@ -32,12 +33,12 @@ llvm::Error tfm::rt::explainNonFiniteLogits(llvm::Error error, const BoundWeight
           if (!std::isfinite(row[i])) {
             os << ": " << weightsPath << ": tensor '" << tensor.name << "' holds " << row[i]
                << " at element " << r * rowLength + i;
-            return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+            return failure(message);
           }
       }
     }
     os << "; every weight tensor in " << weightsPath
        << " is finite, so the activations overflowed f32 (weights far outside the usual range?)";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+    return failure(message);
   });
 }

@@ -3,6 +3,7 @@
 
 #include "tfm/common/BoundedFile.h"
 #include "tfm/common/BoundedJson.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Manifest.h"
 #include "tfm/common/UntrustedText.h"
 
@@ -33,10 +34,6 @@ constexpr size_t kMaxRank = 64;
 
 /// Linux's PATH_MAX: no longer shard name could be opened anyway.
 constexpr size_t kMaxShardNameBytes = 4096;
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Keeps the first `cap` bytes written to it and counts the rest, so that a
 /// value as large as the header is never copied to be shown.

@@ -9,6 +9,7 @@
 #define TFM_RUNTIME_LIB_TENSORDATA_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "tfm/common/Failure.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MathExtras.h"
@@ -33,8 +34,7 @@ llvm::Error writeTensorData(llvm::raw_ostream &os, llvm::ArrayRef<Tensor> tensor
       return e;
     uint64_t written = os.tell() - before;
     if (written != static_cast<uint64_t>(tensors[i].bytes))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "tensor '" + tensors[i].name + "': wrote " +
+      return failure("tensor '" + tensors[i].name + "': wrote " +
                                          std::to_string(written) + " bytes, expected " +
                                          std::to_string(tensors[i].bytes));
     os.write_zeros(llvm::alignTo(written, alignment) - written);

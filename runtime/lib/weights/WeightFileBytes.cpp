@@ -3,6 +3,7 @@
 
 #include "tfm/runtime/HugePages.h"
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -15,11 +16,9 @@
 
 using namespace tfm::rt;
 
-namespace {
+using tfm::failure;
 
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+namespace {
 
 /// The file's bytes copied into a fresh buffer, aligned to and advised into
 /// huge pages before its first write faults them in.

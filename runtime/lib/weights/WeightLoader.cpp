@@ -2,6 +2,7 @@
 #include "tfm/runtime/WeightLoader.h"
 
 #include "tfm/common/BoundedFile.h"
+#include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
 
 #include "tfm/runtime/GgufFile.h"
@@ -26,10 +27,6 @@ using namespace tfm;
 using namespace tfm::rt;
 
 namespace {
-
-llvm::Error failure(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Where one manifest tensor's data lies in a file, before any checks.
 struct FoundTensor {

@@ -9,6 +9,7 @@
 #ifndef TFM_COMMON_FIELDREADER_H
 #define TFM_COMMON_FIELDREADER_H
 
+#include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -144,20 +145,19 @@ llvm::Error readObjects(FieldReader &r, const llvm::json::Value *list, const cha
   const llvm::json::Array *items = list->getAsArray();
   if (!items) {
     r.fail(field, "found " + FieldReader::describe(*list) + ", expected an array");
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), r.message());
+    return failure(r.message());
   }
   for (size_t i = 0; i < items->size(); ++i) {
     std::string prefix = std::string(field) + "[" + std::to_string(i) + "]";
     const llvm::json::Object *obj = (*items)[i].getAsObject();
     if (!obj)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     source + ": field '" + prefix + "': found " +
+      return failure(source + ": field '" + prefix + "': found " +
                                          FieldReader::describe((*items)[i]) +
                                          ", expected an object");
     FieldReader item(*obj, source, prefix + ".");
     read(item);
     if (item.failed())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), item.message());
+      return failure(item.message());
   }
   return llvm::Error::success();
 }

@@ -39,10 +39,9 @@ struct KernelSchedule {
   std::vector<std::string> weights;
   /// What tfmc --tune records its choice under (tfm/common/TuningFile.h).
   std::string tuningKey;
-  /// What its matrix products multiply: "f32", or inputs rounded to "int8"
-  /// or "bf16" (tfmc --activations), which tfm-bench holds against the
-  /// machine's dot products for them.
-  std::string products = "f32";
+  /// What its matrix products multiply (tfmc --activations), which
+  /// tfm-bench holds against the machine's dot products for them.
+  Products products = Products::F32;
 };
 
 struct Manifest {

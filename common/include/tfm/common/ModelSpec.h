@@ -12,6 +12,7 @@
 #define TFM_COMMON_MODELSPEC_H
 
 #include "tfm/common/FieldReader.h"
+#include "tfm/common/Variants.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -24,10 +25,9 @@ namespace tfm {
 
 struct ModelSpec {
   std::string name;   // identifier used for lib<name>.so and C symbols
-  /// The config's model_type: "llama", "gpt2", "bloom", "mpt", "gpt_neox",
-  /// "falcon", or "transformer" (every field below given by name). It picks
-  /// the Hugging Face tensor names; the fields below fix the computation.
-  std::string family;
+  /// The config's model_type (tfm/common/Variants.h). It picks the Hugging
+  /// Face tensor names; the fields below fix the computation.
+  Family family = Family::Llama;
   int64_t dim = 0;         // hidden_size / n_embd
   int64_t hiddenDim = 0;   // feed-forward width (intermediate_size / n_inner)
   int64_t nLayers = 0;
@@ -40,11 +40,10 @@ struct ModelSpec {
   int64_t contextLength = 0;
 
   // Positions.
-  /// "rope" (rotary, on q and k), "learned" (position_embd table added to
-  /// the embedding), "sinusoidal" (the 2017 table, added to the embedding)
-  /// or "none" (ALiBi models).
-  std::string positions = "rope";
-  double ropeTheta = 10000.0;  // RoPE base; 0 unless positions is "rope"
+  /// Rotary on q and k, a learned table (position_embd) or the 2017
+  /// sinusoid added to the embedding, or none (ALiBi models).
+  Positions positions = Positions::Rope;
+  double ropeTheta = 10000.0;  // RoPE base; 0 unless positions is rope
   /// RoPE pairs: true rotates (2i, 2i+1) (GPT-J, GGUF Llama); false rotates
   /// (i, i + rotary_dim/2) (GPT-NeoX, Falcon, Hugging Face's rotate_half).
   bool ropeInterleaved = true;
@@ -55,12 +54,12 @@ struct ModelSpec {
   double alibiMaxBias = 0.0;   // the slopes' exponent range (8 in the paper); 0 unless alibi
 
   // Normalisation and residuals.
-  std::string norm = "rms_norm"; // "rms_norm" | "layer_norm"
+  Norm norm = Norm::RmsNorm;
   bool normBias = false;         // LayerNorm has a bias (always false for rms_norm)
   double normEps = 1e-5;
   /// Post-LN (2017): x = norm(x + sublayer(x)), and no final norm. Pre-LN:
   /// x = x + sublayer(norm(x)), then a final norm.
-  bool postNorm = false;
+  NormPosition normPosition = NormPosition::Pre;
   /// GPT-NeoX / Falcon: x = x + attn(n1(x)) + ffn(n2(x)), n2 = n1 when
   /// parallelNorms is 1. 0 unless parallelResidual.
   bool parallelResidual = false;
@@ -68,10 +67,10 @@ struct ModelSpec {
   bool embeddingNorm = false;    // a norm right after the embedding (BLOOM)
 
   // Feed-forward.
-  /// "silu", "gelu" (exact), "gelu_tanh" or "relu"; with gatedFfn the
-  /// activation gates an up projection (SwiGLU with silu, GeGLU with gelu).
-  std::string activation = "silu";
-  bool gatedFfn = true;
+  /// With a gated feed-forward the activation gates an up projection
+  /// (SwiGLU with silu, GeGLU with gelu).
+  Activation activation = Activation::Silu;
+  FfnKind ffn = FfnKind::Gated;
 
   // Attention and projections.
   bool fusedQkv = false;     // q, k and v in one [q_dim + 2*kv_dim, dim] matrix
@@ -87,7 +86,7 @@ struct ModelSpec {
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }
   /// Pre-LN and parallel blocks end with a final norm; post-LN blocks do not.
-  bool outputNorm() const { return !postNorm; }
+  bool outputNorm() const { return normPosition == NormPosition::Pre; }
 
   /// Canonical JSON of every field above; its hash identifies the config in
   /// the generated library so the runtime can refuse a mismatched one.

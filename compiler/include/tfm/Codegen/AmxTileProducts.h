@@ -1,8 +1,8 @@
 //===- AmxTileProducts.h - AMX tile products as x86 runs them -*- C++ -*-===//
 //
 // Halide 14 emits an AMX tile product (tdpbssd, tdpbf16ps) with 4 bytes of
-// depth per instruction at most (CpuFastSchedule.cpp, scheduleAmxTileDot and
-// scheduleBf16TileProduct): a unit of 32 int8 levels becomes a chain of 8
+// depth per instruction at most (Schedules/CpuFast/PrefillProducts.cpp,
+// scheduleAmxTileDot and scheduleBf16TileProduct): a unit of 32 int8 levels becomes a chain of 8
 // tdpbssd, 16 bf16 pairs a chain of 16 tdpbf16ps, each loading a 16 x 4
 // tile of weights and a 1 x 64 tile of activations. The instruction takes the
 // same time whatever its depth: on an Intel Sapphire Rapids VM, 4.3-4.5 ns

@@ -3,7 +3,7 @@
 // Halide 14's runtime issues every scheduled prefetch with locality 0 (no
 // temporal locality), which x86 encodes as prefetchnta. The fast schedule
 // prefetches a matrix-vector product's weights a few KiB ahead of its reads
-// (CpuFastSchedule.cpp, prefetchWeightAhead). On an Intel Sapphire Rapids VM
+// (Schedules/CpuFast/Loops.cpp, prefetchWeightAhead). On an Intel Sapphire Rapids VM
 // the 110M Llama's q8_0 decode ran at 80 tok/s with those prefetches as
 // prefetchnta, 134 with none and 195 with prefetcht0, and a C loop over the
 // same weights slowed down with prefetchnta too (perf put the time on the

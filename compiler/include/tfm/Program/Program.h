@@ -129,8 +129,28 @@ struct Launch {
   std::vector<Binding> bindings; // one per kernel parameter, same order
 };
 
+/// The entry points of the model ABI (tfm/common/model_abi.h): prefill
+/// (the last row's logits of up to prefillChunk tokens a call), decode (one
+/// token) and score (every row's logits).
+enum class EntryKind { Prefill, Decode, Score };
+inline constexpr EntryKind kEntryKinds[] = {EntryKind::Prefill, EntryKind::Decode,
+                                            EntryKind::Score};
+
+/// "prefill", "decode", "score": the IR's tfm.entry and the driver's names.
+inline const char *entryName(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Prefill:
+    return "prefill";
+  case EntryKind::Decode:
+    return "decode";
+  case EntryKind::Score:
+    return "score";
+  }
+  return "";
+}
+
 struct EntryPoint {
-  std::string name; // "prefill", "decode" or "score"
+  EntryKind kind = EntryKind::Prefill;
   std::vector<Launch> launches;
   int64_t arenaBytes = 0;
 };
@@ -147,11 +167,26 @@ struct Program {
   std::vector<WeightInfo> weights; // manifest order
   std::vector<CacheBuffer> caches;
   std::vector<Kernel> kernels;
-  EntryPoint prefill; // kernels specialised for up to prefillChunk rows
-  EntryPoint decode;  // kernels specialised for one row
+  EntryPoint prefill{EntryKind::Prefill}; // kernels specialised for up to prefillChunk rows
+  EntryPoint decode{EntryKind::Decode};   // kernels specialised for one row
   /// Like prefill, but its logits have a row per token (token rows): the
   /// Logits binding is [T, V], not the last row.
-  EntryPoint score;
+  EntryPoint score{EntryKind::Score};
+
+  EntryPoint &entry(EntryKind kind) {
+    switch (kind) {
+    case EntryKind::Prefill:
+      return prefill;
+    case EntryKind::Decode:
+      return decode;
+    case EntryKind::Score:
+      break;
+    }
+    return score;
+  }
+  const EntryPoint &entry(EntryKind kind) const {
+    return const_cast<Program *>(this)->entry(kind);
+  }
 };
 
 } // namespace tfm

@@ -13,47 +13,72 @@
 
 namespace tfm {
 
+/// Each schedule: X(Enumerator, "name", "summary"). The "fast" family
+/// shares one CPU schedule and varies one parameter each, named in the
+/// entry: columns per matrix-vector task (mv), columns of the prefill
+/// matrix product's register tile (c; its rows fill the remaining
+/// registers), query rows per prefill attention task (attn), reduction
+/// elements per depth block of a prefill matrix product (k), bytes a
+/// matrix-vector product prefetches its weights ahead (pf; pf16 for f16
+/// and bf16 rows). tfmc --tune chooses among them per kernel. tfmc's
+/// --schedule help, `tfmc --list-schedules` and docs/schedules.md come
+/// from this list; ScheduleSets.cpp gives each its Halide schedule in an
+/// exhaustive switch.
+#define TFM_SCHEDULES(X)                                                                         \
+  X(Fast, "fast",                                                                                \
+    "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k, pf16 1k")    \
+  X(FastMv32, "fast-mv32", "fast with 32 columns per matrix-vector task")                        \
+  X(FastMv64, "fast-mv64", "fast with 64 columns per matrix-vector task")                        \
+  X(FastC4, "fast-c4", "fast with 4-column register tiles in prefill matrix products")           \
+  X(FastC8, "fast-c8", "fast with 8-column register tiles in prefill matrix products")           \
+  X(FastAttn8, "fast-attn8", "fast with 8 query rows per prefill attention task")                \
+  X(FastAttn32, "fast-attn32", "fast with 32 query rows per prefill attention task")             \
+  X(FastK128, "fast-k128", "fast with prefill matrix products summed in depth blocks of 128")    \
+  X(FastK256, "fast-k256", "fast with prefill matrix products summed in depth blocks of 256")    \
+  X(FastPf0, "fast-pf0", "fast without software prefetches of matrix-vector weights")            \
+  X(FastPf8k, "fast-pf8k", "fast with matrix-vector weights prefetched 8 KiB (and two rows) "    \
+                           "ahead")                                                              \
+  X(FastPf16At4k, "fast-pf16-4k",                                                                \
+    "fast with f16 and bf16 matrix-vector weights prefetched 4 KiB ahead")                       \
+  X(Plain, "plain", "every op at the root in serial scalar loops: obviously right")              \
+  X(Adams2019, "adams2019",                                                                      \
+    "Halide's Adams2019 autoscheduler: beam search over a learned cost model")                   \
+  X(Li2018, "li2018", "Halide's Li2018 autoscheduler: greedy, for reductions and their "         \
+                      "gradients")                                                               \
+  X(Mullapudi2016, "mullapudi2016",                                                              \
+    "Halide's Mullapudi2016 autoscheduler: grouping and tiling for locality")
+
+#define TFM_SCHEDULE_ENUMERATOR(value, name, summary) value,
+enum class Schedule { TFM_SCHEDULES(TFM_SCHEDULE_ENUMERATOR) };
+#undef TFM_SCHEDULE_ENUMERATOR
+
 struct ScheduleName {
+  Schedule schedule;
   const char *name;
   const char *summary;
 };
 
-/// The "fast" family shares one CPU schedule and varies one parameter each,
-/// named in the entry: columns per matrix-vector task (mv), columns of the
-/// prefill matrix product's register tile (c; its rows fill the remaining
-/// registers), query rows per prefill attention task (attn), reduction
-/// elements per depth block of a prefill matrix product (k), bytes a
-/// matrix-vector product prefetches its weights ahead (pf; pf16 for f16
-/// and bf16 rows). tfmc --tune chooses among them per kernel.
-inline constexpr ScheduleName kScheduleNames[] = {
-    {"fast", "vectorised, multi-threaded, tiled for CPUs: mv128, c6, attn16, k whole, pf4k, "
-             "pf16 1k"},
-    {"fast-mv32", "fast with 32 columns per matrix-vector task"},
-    {"fast-mv64", "fast with 64 columns per matrix-vector task"},
-    {"fast-c4", "fast with 4-column register tiles in prefill matrix products"},
-    {"fast-c8", "fast with 8-column register tiles in prefill matrix products"},
-    {"fast-attn8", "fast with 8 query rows per prefill attention task"},
-    {"fast-attn32", "fast with 32 query rows per prefill attention task"},
-    {"fast-k128", "fast with prefill matrix products summed in depth blocks of 128"},
-    {"fast-k256", "fast with prefill matrix products summed in depth blocks of 256"},
-    {"fast-pf0", "fast without software prefetches of matrix-vector weights"},
-    {"fast-pf8k", "fast with matrix-vector weights prefetched 8 KiB (and two rows) ahead"},
-    {"fast-pf16-4k", "fast with f16 and bf16 matrix-vector weights prefetched 4 KiB ahead"},
-    {"plain", "every op at the root in serial scalar loops: obviously right"},
-    {"adams2019", "Halide's Adams2019 autoscheduler: beam search over a learned cost model"},
-    {"li2018", "Halide's Li2018 autoscheduler: greedy, for reductions and their gradients"},
-    {"mullapudi2016", "Halide's Mullapudi2016 autoscheduler: grouping and tiling for locality"},
-};
+#define TFM_SCHEDULE_NAME(value, name, summary) {Schedule::value, name, summary},
+inline constexpr ScheduleName kScheduleNames[] = {TFM_SCHEDULES(TFM_SCHEDULE_NAME)};
+#undef TFM_SCHEDULE_NAME
 
 /// What a kernel without a `tfm.schedule` (selection skipped) compiles with.
 inline constexpr const char kDefaultSchedule[] = "plain";
 
-inline bool isScheduleName(std::string_view name) {
+/// The name of `schedule`: the list is in enumerator order.
+inline const char *scheduleName(Schedule schedule) {
+  return kScheduleNames[static_cast<int>(schedule)].name;
+}
+
+/// The schedule named `name`, if one is.
+inline const ScheduleName *findScheduleName(std::string_view name) {
   for (const ScheduleName &s : kScheduleNames)
     if (name == s.name)
-      return true;
-  return false;
+      return &s;
+  return nullptr;
 }
+
+inline bool isScheduleName(std::string_view name) { return findScheduleName(name) != nullptr; }
 
 } // namespace tfm
 

@@ -1,11 +1,8 @@
 //===- Passes.td - The tfm pass pipeline -------------------*- tablegen -*-===//
 //
-// In pipeline order (buildTfmPipeline, Passes.h): fuse (norm->linear, then
-// epilogues), choose cache layouts, outline kernels, deduplicate kernels,
-// plan memory, select schedules, with canonicalize and cse first. Only
-// outlining and memory planning are required: every other pass only makes
-// the result faster or smaller, and the compiled model computes the same
-// without it. Every pass leaves a module that is already past it unchanged,
+// The default pipeline's order, and which passes the code generator needs,
+// are listed once, in Pipeline.def: every other pass only makes the result
+// faster or smaller, and the compiled model computes the same without it. Every pass leaves a module that is already past it unchanged,
 // so the pipeline can run on IR of any stage (`tfmc model.mlir`).
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +21,7 @@ def TfmFuseNormLinear : Pass<"tfm-fuse-norm-linear", "mlir::func::FuncOp"> {
     (attention input: norm + q/k/v or the fused qkv; FFN input: norm +
     gate/up or up; final norm + output head). A `tfm.last_row` that only the
     norm reads joins as well. The norm is computed once per row and never
-    written to memory. Optional.
+    written to memory.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }
@@ -43,7 +40,7 @@ def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
     store to the cache it reads. A region that holds `kMaxKernelOps` ops
     (tfm/Program/Program.h) takes no more: a longer chain of epilogues
     continues in kernels of their own, so that regions, and the time to
-    compile them, stay bounded. Optional.
+    compile them, stay bounded.
   }];
   let dependentDialects = ["::tfm::TfmDialect"];
 }
@@ -57,8 +54,7 @@ def TfmChooseCacheLayouts : Pass<"tfm-choose-cache-layouts", "mlir::ModuleOp"> {
     the layout they were declared with (rows, from the builder). The layout
     lands in the `tfm.cache_decl` type and every `tfm.kv_cache` that names
     it; a cache already passed to a launch (IR outlined before) keeps its
-    layout. Optional: without it every cache is
-    laid out by rows.
+    layout. Without it every cache is laid out by rows.
   }];
 }
 
@@ -70,7 +66,7 @@ def TfmChooseAttention : Pass<"tfm-choose-attention", "mlir::func::FuncOp"> {
     the keys of a row (tfm/Dialect/TfmOps.td). `key-tile=N` asks for tiles
     of N keys, `key-tile=0` for all keys at once; without it, the default
     below applies (ChooseAttention.cpp), and a tile longer than the cache
-    is the whole cache. An op given a tile by hand keeps it. Optional.
+    is the whole cache. An op given a tile by hand keeps it.
 
     Example: `tfm-opt --tfm-choose-attention=key-tile=64 m.mlir`
   }];
@@ -96,7 +92,7 @@ def TfmQuantizeActivations : Pass<"tfm-quantize-activations", "mlir::func::FuncO
     whose weight is bf16: its input is rounded to bf16, and products of many
     rows multiply in AMX's bf16 tiles where the target has them (amx_bf16).
     Without either option nothing changes: the default keeps every input in
-    f32. An op given an input type by hand keeps it. Optional.
+    f32. An op given an input type by hand keeps it.
 
     Example: `tfm-opt --tfm-quantize-activations=block=32 m.mlir`
   }];
@@ -121,7 +117,6 @@ def TfmOutlineKernels : Pass<"tfm-outline-kernels", "mlir::ModuleOp"> {
     from the weights the kernel reads (tfm/common/TensorNames.h:
     `prefill_attn_in`, `decode_ffn_out`, `score_logits`) or from its op
     (`decode_attention`, `prefill_key_store`), with `_N` for repeats.
-    Required.
   }];
   let dependentDialects = ["::tfm::TfmDialect", "::mlir::func::FuncDialect"];
 }
@@ -134,7 +129,7 @@ def TfmDeduplicateKernels : Pass<"tfm-deduplicate-kernels", "mlir::ModuleOp"> {
     schedule and structurally equivalent bodies (`OperationEquivalence`,
     locations ignored) become the first of them; launches are redirected.
     The kernel count then no longer grows with the layer count, and score
-    shares prefill's kernels but for its logits. Optional.
+    shares prefill's kernels but for its logits.
   }];
 }
 
@@ -150,7 +145,7 @@ def TfmPlanMemory : Pass<"tfm-plan-memory", "mlir::ModuleOp"> {
     their live ranges (definition to last use, in launches) do not overlap.
     Sizes use the row bound (the module's `tfm.prefill_chunk` for dynamic
     rows) and 4-byte elements. Sets `arena_offsets` on each launch (-1 for
-    the returned logits) and `tfm.arena_bytes` on the function. Required.
+    the returned logits) and `tfm.arena_bytes` on the function.
   }];
 }
 
@@ -165,7 +160,7 @@ def TfmSelectSchedules : Pass<"tfm-select-schedules", "mlir::ModuleOp"> {
     `overrides` replaces the choice: one schedule name for every kernel
     ("plain"), or `kernel=name` pairs separated by commas. Names come from
     the one list of schedules (tfm/Program/ScheduleNames.h). A kernel
-    without a schedule compiles with "plain", so the pass is optional.
+    without a schedule compiles with "plain".
 
     Example: `tfm-opt --tfm-select-schedules=tuning-file=tuning.json m.mlir`
   }];

@@ -21,14 +21,8 @@ void tfm::kernels::schedulePlain(ScheduleContext &ctx) {
     if (v.product.defined())
       v.product.compute_root();
     if (v.integer)
-      for (Halide::Func f : {v.integer->scale, v.integer->quantized, v.integer->offsetTerms,
-                             v.integer->zeroPointSums, v.integer->offsetDot,
-                             v.integer->unitDot, v.integer->pairDot, v.integer->multipliers,
-                             v.integer->lanes, v.integer->quads, v.integer->zeroPointPairs,
-                             v.integer->subScales, v.integer->blockDot,
-                             v.integer->pieceDot, v.integer->levels})
-        if (f.defined())
-          f.compute_root();
+      for (Halide::Func f : v.integer->placedFuncs())
+        f.compute_root();
     AttentionFuncs &at = v.attention;
     if (at.dot.defined()) {
       for (Halide::Func f :

@@ -3,42 +3,73 @@
 
 #include "tfm/Program/ScheduleNames.h"
 
-#include <cstring>
 
 using namespace tfm::kernels;
+using tfm::Schedule;
+using tfm::ScheduleName;
+using tfm::kScheduleNames;
 
 namespace {
 
 /// The fast schedule with at most one parameter changed from its default;
 /// the others follow the defaults wherever they move.
-ScheduleSet fast(const char *name, int CpuFastParams::*param = nullptr, int value = 0) {
+std::function<void(ScheduleContext &)> fast(int CpuFastParams::*param = nullptr,
+                                            int value = 0) {
   CpuFastParams params;
   if (param)
     params.*param = value;
-  return {name, [params](ScheduleContext &ctx) { scheduleCpuFast(ctx, params); }};
+  return [params](ScheduleContext &ctx) { scheduleCpuFast(ctx, params); };
+}
+
+/// What `schedule` does to a kernel, and how its kernels read their inputs.
+ScheduleSet scheduleSetOf(const ScheduleName &schedule) {
+  const char *name = schedule.name;
+  switch (schedule.schedule) {
+  case Schedule::Fast:
+    return {name, fast()};
+  case Schedule::FastMv32:
+    return {name, fast(&CpuFastParams::matvecColumns, 32)};
+  case Schedule::FastMv64:
+    return {name, fast(&CpuFastParams::matvecColumns, 64)};
+  case Schedule::FastC4:
+    return {name, fast(&CpuFastParams::matmulColumns, 4)};
+  case Schedule::FastC8:
+    return {name, fast(&CpuFastParams::matmulColumns, 8)};
+  case Schedule::FastAttn8:
+    return {name, fast(&CpuFastParams::attentionRows, 8)};
+  case Schedule::FastAttn32:
+    return {name, fast(&CpuFastParams::attentionRows, 32)};
+  case Schedule::FastK128:
+    return {name, fast(&CpuFastParams::matmulDepth, 128)};
+  case Schedule::FastK256:
+    return {name, fast(&CpuFastParams::matmulDepth, 256)};
+  case Schedule::FastPf0:
+    return {name, fast(&CpuFastParams::prefetchBytes, 0)};
+  case Schedule::FastPf8k:
+    return {name, fast(&CpuFastParams::prefetchBytes, 8192)};
+  case Schedule::FastPf16At4k:
+    return {name, fast(&CpuFastParams::prefetchHalfBytes, 4096)};
+  case Schedule::Plain:
+    return {name, schedulePlain};
+  case Schedule::Adams2019:
+    return {name, scheduleAdams2019, InputReads::EdgeClamped};
+  case Schedule::Li2018:
+    return {name, scheduleLi2018, InputReads::EdgeClamped};
+  case Schedule::Mullapudi2016:
+    return {name, scheduleMullapudi2016, InputReads::EdgeClamped};
+  }
+  return {name, schedulePlain}; // unreachable: the switch names every schedule
 }
 
 } // namespace
 
 const std::vector<ScheduleSet> &tfm::kernels::scheduleSets() {
-  static const std::vector<ScheduleSet> sets = {
-      fast("fast"),
-      fast("fast-mv32", &CpuFastParams::matvecColumns, 32),
-      fast("fast-mv64", &CpuFastParams::matvecColumns, 64),
-      fast("fast-c4", &CpuFastParams::matmulColumns, 4),
-      fast("fast-c8", &CpuFastParams::matmulColumns, 8),
-      fast("fast-attn8", &CpuFastParams::attentionRows, 8),
-      fast("fast-attn32", &CpuFastParams::attentionRows, 32),
-      fast("fast-k128", &CpuFastParams::matmulDepth, 128),
-      fast("fast-k256", &CpuFastParams::matmulDepth, 256),
-      fast("fast-pf0", &CpuFastParams::prefetchBytes, 0),
-      fast("fast-pf8k", &CpuFastParams::prefetchBytes, 8192),
-      fast("fast-pf16-4k", &CpuFastParams::prefetchHalfBytes, 4096),
-      {"plain", schedulePlain},
-      {"adams2019", scheduleAdams2019, InputReads::EdgeClamped},
-      {"li2018", scheduleLi2018, InputReads::EdgeClamped},
-      {"mullapudi2016", scheduleMullapudi2016, InputReads::EdgeClamped},
-  };
+  static const std::vector<ScheduleSet> sets = [] {
+    std::vector<ScheduleSet> all;
+    for (const ScheduleName &schedule : kScheduleNames)
+      all.push_back(scheduleSetOf(schedule));
+    return all;
+  }();
   return sets;
 }
 

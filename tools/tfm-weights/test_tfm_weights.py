@@ -3,7 +3,7 @@ and GGUF for compiled models (Hugging Face names and layouts, dtypes, shards),
 read back with the reference's independent readers; refusals. GGUFs that
 carry a real vocabulary (--vocab) are tested in test_tfm_weights_vocab.py.
 
-usage: test_tfm_weights.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_tfm_weights.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import json
@@ -14,7 +14,8 @@ import unittest
 
 import numpy as np
 
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.path.join(ROOT, "tests")
 sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(TESTS, "reference"))
 

@@ -4,14 +4,15 @@ the reference's independent GGUF reader; refusal of a vocabulary larger than
 the model's. Kept apart from test_tfm_weights.py because it needs the shared
 data (skipped without it, failed under CI).
 
-usage: test_tfm_weights_vocab.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_tfm_weights_vocab.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import os
 import sys
 import unittest
 
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.path.join(ROOT, "tests")
 sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(TESTS, "reference"))
 

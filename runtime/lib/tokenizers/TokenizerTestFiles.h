@@ -1,9 +1,9 @@
 //===- TokenizerTestFiles.h - Tokenizer files written by tests -*- C++ -*-===//
-#ifndef TFM_RUNTIME_TESTS_TOKENIZERTESTFILES_H
-#define TFM_RUNTIME_TESTS_TOKENIZERTESTFILES_H
+#ifndef TFM_RUNTIME_TOKENIZERS_TOKENIZERTESTFILES_H
+#define TFM_RUNTIME_TOKENIZERS_TOKENIZERTESTFILES_H
 
-#include "SharedData.h"
-#include "TempFiles.h"
+#include "testing/SharedData.h"
+#include "testing/TempFiles.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -80,4 +80,4 @@ inline llvm::json::Object gpt2TokenizerJson(const std::string &encoderPath,
 
 } // namespace tfm::rt::testing
 
-#endif // TFM_RUNTIME_TESTS_TOKENIZERTESTFILES_H
+#endif // TFM_RUNTIME_TOKENIZERS_TOKENIZERTESTFILES_H

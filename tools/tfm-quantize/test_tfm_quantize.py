@@ -3,7 +3,7 @@ same tensors tfm-weights writes directly in it (whose values and fallbacks
 test_tfm_weights.py checks), llama.cpp's metadata, a GGUF input's tokenizer
 carried over; refusals.
 
-usage: test_tfm_quantize.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_tfm_quantize.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import json
@@ -16,7 +16,8 @@ import unittest
 
 import numpy as np
 
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = os.path.join(ROOT, "tests")
 sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(TESTS, "reference"))
 

@@ -4,8 +4,8 @@
 // CI=true where it is a failure.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_RUNTIME_TESTS_SHAREDDATA_H
-#define TFM_RUNTIME_TESTS_SHAREDDATA_H
+#ifndef TFM_RUNTIME_TESTING_SHAREDDATA_H
+#define TFM_RUNTIME_TESTING_SHAREDDATA_H
 
 #include <gtest/gtest.h>
 
@@ -43,4 +43,4 @@ inline std::string readFile(const std::string &path) {
   if (var.empty())                                                              \
   GTEST_SKIP() << relpath << " not found under TFM_SHARED_DIR"
 
-#endif // TFM_RUNTIME_TESTS_SHAREDDATA_H
+#endif // TFM_RUNTIME_TESTING_SHAREDDATA_H

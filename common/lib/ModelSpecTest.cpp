@@ -17,6 +17,12 @@
 #include <filesystem>
 
 using tfm::ModelSpec;
+using tfm::Activation;
+using tfm::Family;
+using tfm::FfnKind;
+using tfm::Norm;
+using tfm::NormPosition;
+using tfm::Positions;
 
 namespace {
 
@@ -81,7 +87,7 @@ TEST(ModelSpecTest, ValidConfigGivesEveryField) {
   ParsedSpec parsed = parse(validConfig());
   ASSERT_TRUE(parsed.ok) << parsed.error;
   const ModelSpec &s = parsed.spec;
-  EXPECT_EQ(s.family, "llama");
+  EXPECT_EQ(s.family, Family::Llama);
   EXPECT_EQ(s.dim, 256);
   EXPECT_EQ(s.hiddenDim, 688);
   EXPECT_EQ(s.nLayers, 2);
@@ -156,11 +162,11 @@ TEST(ModelSpecTest, TokenIdListTakesTheFirst) {
 TEST(ModelSpecTest, LlamaFeatures) {
   ParsedSpec parsed = parse(validConfig());
   ASSERT_TRUE(parsed.ok) << parsed.error;
-  EXPECT_EQ(parsed.spec.norm, "rms_norm");
-  EXPECT_EQ(parsed.spec.activation, "silu");
-  EXPECT_EQ(parsed.spec.positions, "rope");
+  EXPECT_EQ(parsed.spec.norm, Norm::RmsNorm);
+  EXPECT_EQ(parsed.spec.activation, Activation::Silu);
+  EXPECT_EQ(parsed.spec.positions, Positions::Rope);
   EXPECT_FALSE(parsed.spec.qkvBias || parsed.spec.attnOutBias || parsed.spec.ffnBias);
-  EXPECT_TRUE(parsed.spec.gatedFfn);
+  EXPECT_EQ(parsed.spec.ffn, FfnKind::Gated);
   EXPECT_FALSE(parsed.spec.fusedQkv);
   EXPECT_TRUE(parsed.spec.ropeInterleaved);
   EXPECT_EQ(parsed.spec.rotaryDim, parsed.spec.headDim);
@@ -267,8 +273,8 @@ TEST(ModelSpecTest, LlamaVariants) {
   ParsedSpec parsed = parse(std::move(obj));
   ASSERT_TRUE(parsed.ok) << parsed.error;
   EXPECT_TRUE(parsed.spec.qkvBias && parsed.spec.attnOutBias && parsed.spec.ffnBias);
-  EXPECT_EQ(parsed.spec.activation, "gelu_tanh");
-  EXPECT_TRUE(parsed.spec.gatedFfn);
+  EXPECT_EQ(parsed.spec.activation, Activation::GeluTanh);
+  EXPECT_EQ(parsed.spec.ffn, FfnKind::Gated);
   EXPECT_DOUBLE_EQ(parsed.spec.ropeScale, 4.0);
   EXPECT_EQ(parsed.spec.rotaryDim, 16);
 }
@@ -432,7 +438,7 @@ TEST(ModelSpecTest, HuggingFaceGpt2ConfigParsesUnedited) {
   ASSERT_TRUE(parsed.ok) << parsed.error;
   const ModelSpec &s = parsed.spec;
   EXPECT_EQ(s.name, "gpt2");
-  EXPECT_EQ(s.family, "gpt2");
+  EXPECT_EQ(s.family, Family::Gpt2);
   EXPECT_EQ(s.dim, 768);
   EXPECT_EQ(s.hiddenDim, 3072);
   EXPECT_EQ(s.nLayers, 12);
@@ -441,14 +447,14 @@ TEST(ModelSpecTest, HuggingFaceGpt2ConfigParsesUnedited) {
   EXPECT_EQ(s.headDim, 64);
   EXPECT_EQ(s.vocabSize, 50257);
   EXPECT_EQ(s.contextLength, 1024);
-  EXPECT_EQ(s.norm, "layer_norm");
+  EXPECT_EQ(s.norm, Norm::LayerNorm);
   EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
-  EXPECT_EQ(s.activation, "gelu_tanh");
-  EXPECT_EQ(s.positions, "learned");
+  EXPECT_EQ(s.activation, Activation::GeluTanh);
+  EXPECT_EQ(s.positions, Positions::Learned);
   EXPECT_TRUE(s.qkvBias && s.attnOutBias && s.ffnBias && s.normBias);
   EXPECT_TRUE(s.tiedEmbeddings);
   EXPECT_TRUE(s.fusedQkv);
-  EXPECT_FALSE(s.gatedFfn);
+  EXPECT_EQ(s.ffn, FfnKind::Plain);
   EXPECT_EQ(s.bosTokenId, 50256);
   EXPECT_EQ(s.eosTokenId, 50256);
 }
@@ -467,7 +473,7 @@ TEST(ModelSpecTest, Gpt2DefaultsAreGpt2Config) {
   EXPECT_EQ(s.headDim, 40);
   EXPECT_EQ(s.hiddenDim, 800); // n_inner absent: 4 * n_embd
   EXPECT_DOUBLE_EQ(s.normEps, 1e-5);
-  EXPECT_EQ(s.activation, "gelu_tanh");
+  EXPECT_EQ(s.activation, Activation::GeluTanh);
   EXPECT_TRUE(s.tiedEmbeddings);
   EXPECT_EQ(s.bosTokenId, 50256);
   EXPECT_EQ(s.eosTokenId, 50256);
@@ -527,8 +533,9 @@ TEST(ModelSpecTest, TokenIdsMustIndexTheVocabulary) {
 }
 
 TEST(ModelSpecTest, Gpt2ActivationForms) {
-  const std::pair<const char *, const char *> forms[] = {
-      {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}, {"gelu", "gelu"}};
+  const std::pair<const char *, Activation> forms[] = {{"gelu_new", Activation::GeluTanh},
+                                                       {"gelu_pytorch_tanh", Activation::GeluTanh},
+                                                       {"gelu", Activation::Gelu}};
   for (const auto &[given, activation] : forms) {
     SCOPED_TRACE(given);
     llvm::json::Object obj = minimalGpt2();
@@ -541,7 +548,7 @@ TEST(ModelSpecTest, Gpt2ActivationForms) {
   relu["activation_function"] = "relu";
   ParsedSpec parsedRelu = parse(std::move(relu));
   ASSERT_TRUE(parsedRelu.ok) << parsedRelu.error;
-  EXPECT_EQ(parsedRelu.spec.activation, "relu");
+  EXPECT_EQ(parsedRelu.spec.activation, Activation::Relu);
   llvm::json::Object unknown = minimalGpt2();
   unknown["activation_function"] = "quick_gelu";
   ParsedSpec parsed = parse(std::move(unknown));
@@ -677,7 +684,7 @@ TEST(ModelSpecTest, PresetShapes) {
     ParsedSpec gpt2 =
         loadSpec(std::string(TFM_SOURCE_DIR) + "/configs/" + preset.file + ".json");
     ASSERT_TRUE(gpt2.ok) << gpt2.error;
-    EXPECT_EQ(gpt2.spec.family, "gpt2");
+    EXPECT_EQ(gpt2.spec.family, Family::Gpt2);
     EXPECT_EQ(gpt2.spec.dim, preset.dim);
     EXPECT_EQ(gpt2.spec.nHeads, preset.heads);
     EXPECT_EQ(gpt2.spec.nLayers, preset.layers);
@@ -685,7 +692,7 @@ TEST(ModelSpecTest, PresetShapes) {
     EXPECT_EQ(gpt2.spec.hiddenDim, 4 * preset.dim);
     EXPECT_EQ(gpt2.spec.vocabSize, 50257);
     EXPECT_EQ(gpt2.spec.contextLength, 1024);
-    EXPECT_EQ(gpt2.spec.activation, "gelu_tanh");
+    EXPECT_EQ(gpt2.spec.activation, Activation::GeluTanh);
   }
 }
 
@@ -701,12 +708,12 @@ TEST(ModelSpecTest, FamilyPresetsCarryTheirVariants) {
   };
   ModelSpec bloom = preset("bloom-560m");
   EXPECT_TRUE(bloom.alibi && bloom.embeddingNorm && bloom.fusedQkv);
-  EXPECT_EQ(bloom.positions, "none");
+  EXPECT_EQ(bloom.positions, Positions::None);
   EXPECT_EQ(bloom.hiddenDim, 4096);
   EXPECT_EQ(tfm::alibiSlopes(bloom).size(), 16u);
   ModelSpec mpt = preset("mpt-7b");
   EXPECT_TRUE(mpt.alibi && !mpt.normBias && !mpt.qkvBias && !mpt.ffnBias);
-  EXPECT_EQ(mpt.activation, "gelu");
+  EXPECT_EQ(mpt.activation, Activation::Gelu);
   ModelSpec pythia = preset("pythia-160m");
   EXPECT_FALSE(pythia.ropeInterleaved);
   EXPECT_EQ(pythia.rotaryDim, 16); // a quarter of 64
@@ -717,10 +724,10 @@ TEST(ModelSpecTest, FamilyPresetsCarryTheirVariants) {
   EXPECT_EQ(falcon.headDim, 64);
   EXPECT_EQ(falcon.parallelNorms, 1);
   ModelSpec t2017 = preset("transformer-2017-decoder");
-  EXPECT_TRUE(t2017.postNorm);
+  EXPECT_EQ(t2017.normPosition, NormPosition::Post);
   EXPECT_FALSE(t2017.outputNorm());
-  EXPECT_EQ(t2017.positions, "sinusoidal");
-  EXPECT_EQ(t2017.activation, "relu");
+  EXPECT_EQ(t2017.positions, Positions::Sinusoidal);
+  EXPECT_EQ(t2017.activation, Activation::Relu);
   EXPECT_DOUBLE_EQ(t2017.embeddingScale, std::sqrt(512.0));
 }
 
@@ -739,7 +746,7 @@ TEST(ModelSpecTest, AlibiSlopesFollowThePaper) {
   EXPECT_FLOAT_EQ(twelve[7], std::pow(2.0f, -8.0f));
   EXPECT_FLOAT_EQ(twelve[8], std::pow(2.0f, -0.5f));
   EXPECT_FLOAT_EQ(twelve[11], std::pow(2.0f, -3.5f));
-  s.family = "falcon"; // added before scaling: divided by sqrt(head_dim)
+  s.family = Family::Falcon; // added before scaling: divided by sqrt(head_dim)
   EXPECT_FLOAT_EQ(tfm::alibiSlopes(s)[0], 0.5f / 8.0f);
 }
 

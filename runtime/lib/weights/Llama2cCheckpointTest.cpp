@@ -1,4 +1,4 @@
-//===- CheckpointTest.cpp - Binding and refusing llama2.c checkpoints ----===//
+//===- Llama2cCheckpointTest.cpp - Binding and refusing checkpoints -------===//
 //
 // Writes tiny checkpoints whose every tensor is filled with its own code
 // (kind * 100 + layer), so a bound pointer is right when the data it sees
@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/Llama2cCheckpoint.h"
 
-#include "TempFiles.h"
+#include "testing/TempFiles.h"
 
 #include <gtest/gtest.h>
 

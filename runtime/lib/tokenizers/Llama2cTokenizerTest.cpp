@@ -1,6 +1,6 @@
-//===- TokenizerTest.cpp - llama2.c tokenizer against real data ----------===//
-#include "SharedData.h"
-#include "TempFiles.h"
+//===- Llama2cTokenizerTest.cpp - llama2.c tokenizer against real data ---===//
+#include "testing/SharedData.h"
+#include "testing/TempFiles.h"
 
 #include "tfm/runtime/Llama2cTokenizer.h"
 

@@ -7,7 +7,7 @@
 // unsupported file.
 //
 //===----------------------------------------------------------------------===//
-#include "SharedData.h"
+#include "testing/SharedData.h"
 #include "TokenizerTestFiles.h"
 
 #include "tfm/runtime/AddedTokens.h"

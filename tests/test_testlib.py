@@ -1,7 +1,8 @@
 """tests/testlib.py: the skip/fail rule for shared data, exit classification,
-and compile_model's reuse of an up-to-date compile.
+compile_model's reuse of an up-to-date compile, and the cases a script
+registers with @testlib.case, which CMake lists with --list.
 
-usage: test_testlib.py   (environment as in tests/CMakeLists.txt's TFM_TEST_ENV)
+usage: test_testlib.py   (environment as in the top-level CMakeLists.txt's TFM_TEST_ENV)
 """
 
 import os
@@ -12,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TESTS_DIR)
 
 import testlib  # noqa: E402
@@ -147,6 +148,57 @@ class CompileModel(unittest.TestCase):
             f.write("{}")
         with self.assertRaisesRegex(AssertionError, "field x: bad"):
             testlib.compile_model(failing, os.path.join(self.root, "out"))
+
+
+CASES_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+import testlib
+
+@testlib.case
+def first():
+    print("ran first")
+
+@testlib.case(name="renamed")
+def second():
+    print("ran second")
+
+testlib.run_case("a script of two cases")
+"""
+
+
+class RegisteredCases(unittest.TestCase):
+    def run_script(self, text, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+            f.write(text)
+        try:
+            return subprocess.run([sys.executable, f.name, *args], capture_output=True,
+                                  text=True, timeout=60)
+        finally:
+            os.unlink(f.name)
+
+    def test_list_prints_every_case_in_order(self):
+        done = self.run_script(CASES_SCRIPT.format(tests=TESTS_DIR), "--list")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.split(), ["first", "renamed"])
+
+    def test_a_case_runs_by_its_name(self):
+        done = self.run_script(CASES_SCRIPT.format(tests=TESTS_DIR), "renamed")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("ran second", done.stdout)
+        self.assertNotIn("ran first", done.stdout)
+
+    def test_an_unknown_case_is_refused(self):
+        done = self.run_script(CASES_SCRIPT.format(tests=TESTS_DIR), "third")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("third", done.stderr)
+
+    def test_a_script_without_cases_fails(self):
+        script = CASES_SCRIPT.format(tests=TESTS_DIR).replace("@testlib.case(name=\"renamed\")", "")
+        script = script.replace("@testlib.case\n", "")
+        done = self.run_script(script, "--list")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no case registered", done.stderr)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/GgufWriter.h"
 
-#include "SharedData.h"
-#include "TempFiles.h"
+#include "testing/SharedData.h"
+#include "testing/TempFiles.h"
 
 #include <gtest/gtest.h>
 

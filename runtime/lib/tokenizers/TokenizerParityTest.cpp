@@ -7,7 +7,7 @@
 // among them) must come back byte for byte through encode and decode.
 //
 //===----------------------------------------------------------------------===//
-#include "SharedData.h"
+#include "testing/SharedData.h"
 #include "TokenizerTestFiles.h"
 
 #include "tfm/runtime/TokenizerFactory.h"

@@ -11,7 +11,7 @@ namespace {
 
 ModelSpec llama() {
   ModelSpec s;
-  s.family = "llama";
+  s.family = Family::Llama;
   s.dim = 64;
   s.hiddenDim = 96;
   s.nLayers = 2;
@@ -26,13 +26,13 @@ ModelSpec llama() {
 
 ModelSpec gpt2() {
   ModelSpec s = llama();
-  s.family = "gpt2";
+  s.family = Family::Gpt2;
   s.nKvHeads = 4;
-  s.norm = "layer_norm";
-  s.activation = "gelu_tanh";
-  s.positions = "learned";
+  s.norm = Norm::LayerNorm;
+  s.activation = Activation::GeluTanh;
+  s.positions = Positions::Learned;
   s.normBias = true;
-  s.gatedFfn = false;
+  s.ffn = FfnKind::Plain;
   s.fusedQkv = true;
   s.qkvBias = s.attnOutBias = s.ffnBias = true;
   s.tiedEmbeddings = true;
@@ -148,7 +148,7 @@ TEST(TensorNames, FusedQkvRowsByKvGroup) {
 
 TEST(TensorNames, NewFamiliesNameTheirModules) {
   ModelSpec bloom = gpt2();
-  bloom.family = "bloom";
+  bloom.family = Family::Bloom;
   bloom.embeddingNorm = true;
   auto qkv = hfTensorName(bloom, "blk.2.attn_qkv.bias");
   ASSERT_TRUE(bool(qkv)) << llvm::toString(qkv.takeError());
@@ -159,7 +159,7 @@ TEST(TensorNames, NewFamiliesNameTheirModules) {
   EXPECT_EQ(embNorm->names[0], "word_embeddings_layernorm.weight");
 
   ModelSpec falcon = gpt2();
-  falcon.family = "falcon";
+  falcon.family = Family::Falcon;
   falcon.parallelResidual = true;
   falcon.parallelNorms = 2;
   // As llama.cpp's converter (gguf-py tensor_mapping) and Falcon graph.
@@ -174,7 +174,7 @@ TEST(TensorNames, NewFamiliesNameTheirModules) {
   EXPECT_EQ(lnAttn->names[0], "transformer.h.0.ln_attn.weight");
   auto neoxOut = hfTensorName([] {
     ModelSpec s = gpt2();
-    s.family = "gpt_neox";
+    s.family = Family::GptNeox;
     return s;
   }(), "output.weight");
   ASSERT_TRUE(bool(neoxOut));

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufConfig.h"
 
-#include "TempFiles.h"
+#include "testing/TempFiles.h"
 
 #include "tfm/common/TensorNames.h"
 

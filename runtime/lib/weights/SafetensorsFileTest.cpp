@@ -7,7 +7,7 @@
 #include "tfm/runtime/SafetensorsFile.h"
 #include "tfm/runtime/SafetensorsWriter.h"
 
-#include "TempFiles.h"
+#include "testing/TempFiles.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- TempFiles.h - Files the runtime tests write to read back -*- C++ -*-===//
-#ifndef TFM_RUNTIME_TESTS_TEMPFILES_H
-#define TFM_RUNTIME_TESTS_TEMPFILES_H
+#ifndef TFM_RUNTIME_TESTING_TEMPFILES_H
+#define TFM_RUNTIME_TESTING_TEMPFILES_H
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
@@ -55,4 +55,4 @@ std::string writeTensorFile(const std::string &path, const Writer &writer, Data 
 
 } // namespace tfm::rt::testing
 
-#endif // TFM_RUNTIME_TESTS_TEMPFILES_H
+#endif // TFM_RUNTIME_TESTING_TEMPFILES_H

@@ -45,8 +45,8 @@ TEST(Manifest, ParsesEveryField) {
   ASSERT_EQ(m->kernels.size(), 2u);
   EXPECT_EQ(m->kernels[1].kernel, "decode_logits");
   EXPECT_EQ(m->kernels[1].schedule, "plain");
-  EXPECT_EQ(m->kernels[1].products, "bf16");
-  EXPECT_EQ(m->kernels[0].products, "f32"); // a manifest from before the field
+  EXPECT_EQ(m->kernels[1].products, tfm::Products::Bf16);
+  EXPECT_EQ(m->kernels[0].products, tfm::Products::F32); // a manifest from before the field
   EXPECT_EQ(m->scheduleSummary(), "mixed (fast, plain)");
   EXPECT_EQ(m->config.hiddenDim, 12);
   EXPECT_EQ(m->config.nKvHeads, 1);
@@ -66,6 +66,11 @@ TEST(Manifest, NamesMissingAndMistypedFields) {
   EXPECT_NE(e.find("field 'tensors[1].dtype': found \"f17\""), std::string::npos) << e;
   e = parseError(replaced(kManifest, R"("eos_token_id":2)", R"("eos_token_id":99)"));
   EXPECT_NE(e.find("config.eos_token_id"), std::string::npos) << e;
+  e = parseError(replaced(kManifest, R"("products": "bf16")", R"("products": "int4")"));
+  EXPECT_NE(e.find("field 'kernels[1].products': found \"int4\", expected one of \"f32\", "
+                   "\"int8\", \"bf16\""),
+            std::string::npos)
+      << e;
   e = parseError("{not json");
   EXPECT_NE(e.find("manifest.json: not valid JSON"), std::string::npos) << e;
 }
