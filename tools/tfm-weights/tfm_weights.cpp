@@ -124,7 +124,8 @@ std::string usageError(const tfm::WeightFileType &type) {
   const char *name = fileFormat == WeightFormat::Safetensors ? "safetensors"
                      : fileFormat == WeightFormat::Gguf      ? "gguf"
                                                          : "llama2c";
-  if (fileFormat == WeightFormat::Llama2c && type.name != "f32")
+  const bool allF32 = !type.matrices.block && type.matrices.plain == tfm::DType::F32;
+  if (fileFormat == WeightFormat::Llama2c && !allF32)
     return "--dtype: the llama2c format holds f32 only";
   if (type.matrices.block && fileFormat != WeightFormat::Gguf)
     return "--dtype " + type.name + ": block formats are written as GGUF only (--format gguf)";
