@@ -4,7 +4,35 @@
 
 #include "llvm/Support/Path.h"
 
+#include <csignal>
+#include <pthread.h>
+
 namespace fs = llvm::sys::fs;
+
+namespace {
+
+/// Holds back, for its scope, the signals on which LLVM's handlers remove
+/// registered files. TempFile::create makes the file, then registers it:
+/// a SIGTERM between the two left the temporary behind. Held, the signal
+/// arrives once the file is registered, and the handler removes it.
+class SignalsHeld {
+public:
+  SignalsHeld() {
+    sigset_t interrupts;
+    sigemptyset(&interrupts);
+    for (int signal : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR2})
+      sigaddset(&interrupts, signal);
+    pthread_sigmask(SIG_BLOCK, &interrupts, &previous);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
+  SignalsHeld(const SignalsHeld &) = delete;
+  SignalsHeld &operator=(const SignalsHeld &) = delete;
+
+private:
+  sigset_t previous;
+};
+
+} // namespace
 
 llvm::Error tfm::closeOutput(llvm::raw_fd_ostream &os, llvm::StringRef path) {
   os.close();
@@ -61,7 +89,10 @@ llvm::Expected<tfm::AtomicOutputFile> tfm::AtomicOutputFile::create(llvm::String
       return failure((path + ": cannot write: " + ec.message()).str());
     return AtomicOutputFile(path.str(), std::nullopt, std::move(stream));
   }
-  llvm::Expected<fs::TempFile> file = fs::TempFile::create(path + ".tmp-%%%%%%%%");
+  llvm::Expected<fs::TempFile> file = [&] {
+    SignalsHeld held;
+    return fs::TempFile::create(path + ".tmp-%%%%%%%%");
+  }();
   if (!file)
     return failure(
         (path + ": cannot write: " + llvm::toString(file.takeError())).str());
