@@ -13,6 +13,7 @@ packages=(
   python3 python3-numpy python3-torch            # the reference oracle
   clang-14 libclang-rt-14-dev                    # libFuzzer for tests/fuzz (tools/fuzz.sh)
   python3-matplotlib                             # tools/plot_bench.py: tfm-bench's charts
+  pocl-opencl-icd ocl-icd-opencl-dev             # GPU schedules run on OpenCL on the CPU
 )
 
 missing=()

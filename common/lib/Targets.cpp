@@ -8,6 +8,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 using namespace tfm;
@@ -57,6 +58,44 @@ const CpuFeature kCpuFeatures[] = {
     {"arm", "profile", {}},
 };
 
+/// The GPU a target's kernels run on, besides the CPU that runs the driver:
+/// Halide's features for its CUDA and OpenCL back ends. No LLVM feature of
+/// the CPU comes with them, and the CPU never lacks them: whether the device
+/// is there is asked by the library at its first call.
+struct DeviceFeature {
+  const char *name;
+  TargetDevice device;
+};
+
+const DeviceFeature kDeviceFeatures[] = {
+    {"cuda", TargetDevice::Cuda},
+    {"opencl", TargetDevice::OpenCl},
+    // OpenCL kernels may compute in double (RoPE's angles): cl_khr_fp64,
+    // which POCL and NVIDIA's OpenCL have.
+    {"cl_doubles", TargetDevice::OpenCl},
+    // Halide 14's PTX targets. It has none for capability 90: its capability
+    // 80 PTX runs on Hopper through the driver's JIT.
+    {"cuda_capability_30", TargetDevice::Cuda},
+    {"cuda_capability_32", TargetDevice::Cuda},
+    {"cuda_capability_35", TargetDevice::Cuda},
+    {"cuda_capability_50", TargetDevice::Cuda},
+    {"cuda_capability_61", TargetDevice::Cuda},
+    {"cuda_capability_70", TargetDevice::Cuda},
+    {"cuda_capability_75", TargetDevice::Cuda},
+    {"cuda_capability_80", TargetDevice::Cuda},
+    {"cuda_capability_86", TargetDevice::Cuda},
+};
+
+/// What `--target cuda` compiles PTX for: Ampere's, which Hopper runs.
+constexpr const char kDefaultCudaCapability[] = "cuda_capability_80";
+
+const DeviceFeature *findDeviceFeature(llvm::StringRef name) {
+  for (const DeviceFeature &f : kDeviceFeatures)
+    if (name == f.name)
+      return &f;
+  return nullptr;
+}
+
 /// Features `host` never picks: FMA4 is AMD's pre-Zen extension, KNL needs
 /// Xeon Phi instructions LLVM no longer reports, the profiler is asked for.
 bool pickedForHost(llvm::StringRef name) {
@@ -65,14 +104,19 @@ bool pickedForHost(llvm::StringRef name) {
 
 struct Preset {
   const char *name;
-  const char *target; // empty: this CPU
+  const char *target;  // empty: this CPU
+  const char *devices; // GPU features added to it ("" for none)
 };
 
 const Preset kPresets[] = {
-    {"host", ""},
-    {"x86-64", "x86-64-linux-sse41"},
-    {"avx2", "x86-64-linux-sse41-avx-f16c-fma-avx2"},
-    {"avx512", "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake"},
+    {"host", "", ""},
+    {"x86-64", "x86-64-linux-sse41", ""},
+    {"avx2", "x86-64-linux-sse41-avx-f16c-fma-avx2", ""},
+    {"avx512", "x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake", ""},
+    // The GPUs, with this CPU's features for the driver.
+    {"cuda", "", "-cuda-cuda_capability_80"},
+    {"cuda_capability_86", "", "-cuda-cuda_capability_86"},
+    {"opencl", "", "-opencl-cl_doubles"},
 };
 
 const CpuFeature *findFeature(llvm::StringRef arch, llvm::StringRef name) {
@@ -87,7 +131,29 @@ std::vector<std::string> knownFeatures(llvm::StringRef arch) {
   for (const CpuFeature &f : kCpuFeatures)
     if (arch == f.arch)
       names.push_back(f.name);
+  for (const DeviceFeature &f : kDeviceFeatures)
+    names.push_back(f.name);
   return names;
+}
+
+/// Checks the GPU features of a target string: one back end at most, a
+/// capability only for CUDA and at most one. Adds the default capability
+/// to CUDA without one, so that the explicit string says what PTX is made.
+llvm::Error checkDevices(const std::string &shown, std::string &target,
+                         llvm::ArrayRef<llvm::StringRef> features) {
+  bool cuda = llvm::is_contained(features, "cuda"), opencl = llvm::is_contained(features, "opencl");
+  int capabilities = llvm::count_if(
+      features, [](llvm::StringRef f) { return f.starts_with("cuda_capability_"); });
+  if (cuda && opencl)
+    return failure(shown + ": names both cuda and opencl; a library runs on one GPU back end");
+  if (capabilities > 1)
+    return failure(shown + ": names " + std::to_string(capabilities) +
+                   " CUDA capabilities, expected one");
+  if (capabilities && !cuda)
+    return failure(shown + ": a cuda_capability needs the cuda feature, which it lacks");
+  if (cuda && !capabilities)
+    target += std::string("-") + kDefaultCudaCapability;
+  return llvm::Error::success();
 }
 
 /// Halide's "arch-bits-os" prefix for the machine this process runs on.
@@ -147,7 +213,7 @@ llvm::StringMap<bool> tfm::hostCpuFeatures() {
 llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
   for (const Preset &p : kPresets)
     if (nameOrTarget == p.name)
-      return *p.target ? std::string(p.target) : hostTarget();
+      return (*p.target ? std::string(p.target) : hostTarget()) + p.devices;
 
   llvm::SmallVector<llvm::StringRef> parts;
   nameOrTarget.split(parts, '-');
@@ -163,7 +229,7 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
                    ", expected x86-64-linux or arm-64-linux (64-bit Linux)");
   llvm::ArrayRef<llvm::StringRef> features = llvm::ArrayRef(parts).drop_front(3);
   for (llvm::StringRef feature : features)
-    if (!findFeature(arch, feature))
+    if (!findFeature(arch, feature) && !findDeviceFeature(feature))
       return failure(shown + ": unknown " + arch.str() + " feature " + quoted(feature) +
                      "; known: " + llvm::join(knownFeatures(arch), ", "));
   // Halide emits tile operations for its Sapphire Rapids alone.
@@ -171,7 +237,31 @@ llvm::Expected<std::string> tfm::resolveTarget(llvm::StringRef nameOrTarget) {
     if (llvm::is_contained(features, tiles) &&
         !llvm::is_contained(features, "avx512_sapphirerapids"))
       return failure(shown + ": " + tiles.str() + " needs avx512_sapphirerapids, which it lacks");
-  return nameOrTarget.str();
+  std::string target = nameOrTarget.str();
+  if (llvm::Error e = checkDevices(shown, target, features))
+    return std::move(e);
+  return target;
+}
+
+TargetDevice tfm::targetDevice(llvm::StringRef target) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  target.split(parts, '-');
+  for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(std::min<size_t>(3, parts.size())))
+    if (const DeviceFeature *f = findDeviceFeature(name))
+      return f->device;
+  return TargetDevice::Cpu;
+}
+
+llvm::StringRef tfm::targetDeviceName(TargetDevice device) {
+  switch (device) {
+  case TargetDevice::Cpu:
+    return "cpu";
+  case TargetDevice::Cuda:
+    return "cuda";
+  case TargetDevice::OpenCl:
+    return "opencl";
+  }
+  return "cpu";
 }
 
 llvm::Expected<std::string> tfm::targetLlvmFeatures(llvm::StringRef target) {
@@ -181,10 +271,14 @@ llvm::Expected<std::string> tfm::targetLlvmFeatures(llvm::StringRef target) {
   llvm::SmallVector<llvm::StringRef> parts;
   llvm::StringRef(*resolved).split(parts, '-');
   std::vector<std::string> features;
-  for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(3))
-    for (const char *need : findFeature(parts[0], name)->needs)
+  for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(3)) {
+    const CpuFeature *feature = findFeature(parts[0], name);
+    if (!feature) // a GPU's: nothing of the CPU
+      continue;
+    for (const char *need : feature->needs)
       if (!llvm::is_contained(features, std::string("+") + need))
         features.push_back(std::string("+") + need);
+  }
   return llvm::join(features, ",");
 }
 
@@ -196,6 +290,8 @@ std::vector<std::string> tfm::missingCpuFeatures(llvm::StringRef target,
   if (parts.size() < 3)
     return {"'" + target.str() + "' (not a target string)"};
   for (llvm::StringRef name : llvm::ArrayRef(parts).drop_front(3)) {
+    if (findDeviceFeature(name))
+      continue; // the library asks for its device at the first call
     const CpuFeature *feature = findFeature(parts[0], name);
     if (!feature) {
       missing.push_back(name.str() + " (unknown to this runtime)");

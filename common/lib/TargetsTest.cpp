@@ -114,3 +114,34 @@ TEST(Targets, TheProfilerIsAskedForNeverPickedForHost) {
   ASSERT_TRUE(bool(host)) << llvm::toString(host.takeError());
   EXPECT_EQ(host->find("profile"), std::string::npos) << *host;
 }
+
+TEST(Targets, GpusAreDevicesBesideThisCpu) {
+  std::string host = llvm::cantFail(resolveTarget("host"));
+  EXPECT_EQ(llvm::cantFail(resolveTarget("cuda")), host + "-cuda-cuda_capability_80");
+  EXPECT_EQ(llvm::cantFail(resolveTarget("cuda_capability_86")), host + "-cuda-cuda_capability_86");
+  EXPECT_EQ(llvm::cantFail(resolveTarget("opencl")), host + "-opencl-cl_doubles");
+  EXPECT_EQ(targetDevice(host), TargetDevice::Cpu);
+  EXPECT_EQ(targetDevice(llvm::cantFail(resolveTarget("cuda"))), TargetDevice::Cuda);
+  EXPECT_EQ(targetDevice(llvm::cantFail(resolveTarget("opencl"))), TargetDevice::OpenCl);
+  // The CPU never lacks a GPU feature, and compiles the driver with its own.
+  std::string cuda = llvm::cantFail(resolveTarget("cuda"));
+  EXPECT_TRUE(missingCpuFeatures(cuda, hostCpuFeatures()).empty()) << cuda;
+  EXPECT_EQ(llvm::cantFail(targetLlvmFeatures(cuda)), llvm::cantFail(targetLlvmFeatures(host)));
+}
+
+TEST(Targets, GpuFeaturesAreChecked) {
+  // CUDA without a capability is made explicit: PTX for Ampere, which
+  // Hopper runs.
+  EXPECT_EQ(llvm::cantFail(resolveTarget("x86-64-linux-avx2-cuda")),
+            "x86-64-linux-avx2-cuda-cuda_capability_80");
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-cuda-opencl")).find("names both cuda and opencl"),
+            std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-cuda_capability_86"))
+                .find("a cuda_capability needs the cuda feature"),
+            std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-64-linux-cuda-cuda_capability_80-cuda_capability_86"))
+                .find("names 2 CUDA capabilities"),
+            std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-64-linux-cuda-cuda_capability_90")).find("unknown x86 feature"),
+            std::string::npos);
+}

@@ -43,8 +43,10 @@ std::string pathJoin(StringRef a, StringRef b) {
 
 std::vector<std::string> tfm::defaultTuneCandidates() {
   std::vector<std::string> names = {scheduleName(Schedule::Fast)};
+  // Tuning times kernels on this machine's CPU: the CPU's schedules.
   for (const ScheduleName &s : kScheduleNames)
-    if (s.schedule != Schedule::Fast && s.schedule != Schedule::Plain)
+    if (s.schedule != Schedule::Fast && s.schedule != Schedule::Plain &&
+        s.device == ScheduleDevice::Cpu)
       names.push_back(s.name);
   return names;
 }

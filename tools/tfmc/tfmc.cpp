@@ -117,12 +117,15 @@ cl::opt<std::string> passPipeline("pass-pipeline",
                                            "e.g. 'builtin.module(tfm-outline-kernels,"
                                            "tfm-plan-memory)'"),
                                   cl::cat(category));
-enum class EmitKind { Lib, Exe, Mlir };
+enum class EmitKind { Lib, Exe, Kernels, Mlir };
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What tfmc writes"),
     cl::values(clEnumValN(EmitKind::Lib, "lib", "lib<name>.so (default)"),
                clEnumValN(EmitKind::Exe, "exe",
                           "also a standalone executable with the runtime linked in"),
+               clEnumValN(EmitKind::Kernels, "kernels",
+                          "only each kernel's object, obj/<kernel>.o (a GPU target's PTX or "
+                          "OpenCL C inside), and Halide's runtime: no driver, no library"),
                clEnumValN(EmitKind::Mlir, "mlir",
                           "only the lowered tfm IR, to -o (default: standard output), with no "
                           "kernel compiled")),
@@ -335,6 +338,7 @@ Expected<tfm::LibraryOptions> libraryOptions(const std::string &name, const char
       lib.kernelCacheDir = kernelCache;
     }
   }
+  lib.kernelsOnly = emitKind == EmitKind::Kernels;
   if (emitKind == EmitKind::Exe) {
     SmallVector<StringRef> parts;
     StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);

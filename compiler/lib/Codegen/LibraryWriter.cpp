@@ -8,6 +8,7 @@
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/PrivateFiles.h"
 #include "tfm/common/Targets.h"
+#include "tfm/common/UntrustedText.h"
 #include "tfm/common/model_abi.h"
 
 #include "ModelLibSources.inc" // runtime/model-lib/parallel_for.{h,c}
@@ -206,7 +207,21 @@ ObjectJob kernelJob(const Kernel &kernel, const Program &program, const std::str
                     target)};
 }
 
+/// Halide's runtime for the target (with its GPU back end's, for a GPU).
+ObjectJob runtimeJob(const Program &program, const std::string &objDir,
+                     const LibraryOptions &options) {
+  std::string object = join(objDir, "halide_runtime.o");
+  std::string target = program.target;
+  return {object,
+          [target, object](std::string &e) { return compileKernelRuntime(target, object, e); },
+          cachePath(options, "halide_runtime", "", target)};
+}
+
 } // namespace
+
+bool tfm::writesLibraryFor(const std::string &target) {
+  return targetDevice(target) == TargetDevice::Cpu;
+}
 
 std::string tfm::buildHash(const Program &program) {
   return contentHash(program.irHash + "|" + program.target + "|abi" +
@@ -241,6 +256,19 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
   std::string objDir = join(options.outDir, "obj");
   if (std::error_code ec = fs::create_directories(objDir))
     return failure(objDir + ": cannot create: " + ec.message());
+
+  if (options.kernelsOnly) {
+    std::vector<ObjectJob> jobs;
+    for (const Kernel &k : program.kernels)
+      jobs.push_back(kernelJob(k, program, objDir, options));
+    jobs.push_back(runtimeJob(program, objDir, options));
+    return runJobs(jobs, options.verbose, error) ? llvm::Error::success() : failed();
+  }
+  if (!writesLibraryFor(program.target))
+    return failure("target " + quoted(program.target) +
+                   " runs its kernels on a GPU: tfmc compiles them (--emit kernels) but does "
+                   "not write a GPU library yet, whose driver must keep the weights, caches and "
+                   "arena on the device (docs/gpu.md)");
 
   llvm::Expected<std::string> emitted = emitManifest(program);
   if (!emitted)
@@ -286,11 +314,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
                                     parallelForObject},
                                    options.verbose, e);
                   }});
-  std::string runtimeObject = join(objDir, "halide_runtime.o");
-  jobs.push_back(
-      {runtimeObject,
-       [&](std::string &e) { return compileKernelRuntime(program.target, runtimeObject, e); },
-       cachePath(options, "halide_runtime", "", program.target)});
+  jobs.push_back(runtimeJob(program, objDir, options));
   if (!runJobs(jobs, options.verbose, error))
     return failed();
   std::vector<std::string> objects;

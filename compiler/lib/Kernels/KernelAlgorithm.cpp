@@ -75,11 +75,10 @@ public:
       // the kernel (q in the attention input) can be scheduled on its own.
       // A cache stores keys and values rounded to its type.
       Func out(p.name);
-      Type stored = storedElementType(p.type);
       if (p.shape.size() == 1)
-        out(a.col) = cast(stored, v.func(a.col));
+        out(a.col) = storedValue(p, v.func(a.col));
       else
-        out(a.col, a.row) = cast(stored, v.func(a.col, a.row));
+        out(a.col, a.row) = storedValue(p, v.func(a.col, a.row));
       constrainLayout(out.output_buffer(), p);
       // bf16 pairs lie in tiles of 16 rows from the first input row
       // (Ops/Linear.cpp): an output's rows start there too, so that its row
@@ -100,7 +99,8 @@ private:
     v.shape = p.shape;
     v.tokenRows = p.tokenRows;
     if (!p.isOutput) {
-      ImageParam in(storedElementType(p.type), static_cast<int>(p.shape.size()), p.name);
+      ImageParam in(storedElementType(p.type, a.sixteenBitFloats),
+                    static_cast<int>(p.shape.size()), p.name);
       constrainLayout(in, p);
       a.inputs.push_back(in);
       v.image = in;
@@ -111,9 +111,10 @@ private:
         v.func = reads;
       } else if (p.isCache) { // keys or values, widened where they are read
         v.func = Func(p.name + "_values");
-        v.func(a.col, a.row) = p.type.plain == DType::F16
-                                   ? halfBitsToFloat(reinterpret(UInt(16), reads(a.col, a.row)))
-                                   : cast<float>(reads(a.col, a.row));
+        Expr stored = reads(a.col, a.row);
+        v.func(a.col, a.row) = p.type.plain == DType::F16 || p.type.plain == DType::BF16
+                                   ? widenSixteenBits(stored, p.type.plain)
+                                   : cast<float>(stored);
       } else {
         // A weight: its values decoded where they are read (the Func is
         // never scheduled, so it is inlined into its readers).
@@ -126,6 +127,14 @@ private:
       }
     }
     a.values.push_back(v);
+  }
+
+  /// `value` as output parameter `p` stores it (a cache rounds keys and
+  /// values to its type).
+  Expr storedValue(const KernelParam &p, Expr value) {
+    if (!p.type.block && (p.type.plain == DType::F16 || p.type.plain == DType::BF16))
+      return narrowToSixteenBits(value, p.type.plain, a.sixteenBitFloats);
+    return cast(storedElementType(p.type, a.sixteenBitFloats), value);
   }
 
   void addOp(const KernelOp &op) {
@@ -173,10 +182,15 @@ int tfm::kernels::targetVectorLanes(const Halide::Target &target) {
   return 4;
 }
 
+SixteenBitFloats tfm::kernels::sixteenBitFloatsFor(const Halide::Target &target) {
+  return target.has_gpu_feature() ? SixteenBitFloats::IntegerBits : SixteenBitFloats::HalideTypes;
+}
+
 KernelAlgorithm tfm::kernels::buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx,
                                                    bool bytePairs, int vectorLanes,
-                                                   InputReads reads) {
+                                                   InputReads reads, SixteenBitFloats sixteen) {
   KernelAlgorithm a;
+  a.sixteenBitFloats = sixteen;
   a.amx = amx;
   a.reads = reads;
   a.bytePairs = bytePairs;

@@ -120,8 +120,12 @@ int targetVectorLanes(const Halide::Target &target);
 /// dropped.
 enum class InputReads { AsStored, EdgeClamped };
 
+/// How kernels for `target` hold f16 and bf16 values: GPU kernels as bits.
+SixteenBitFloats sixteenBitFloatsFor(const Halide::Target &target);
+
 struct KernelAlgorithm {
   AmxTiles amx;
+  SixteenBitFloats sixteenBitFloats = SixteenBitFloats::HalideTypes;
   InputReads reads = InputReads::AsStored;
   bool bytePairs = false; // multipliesBytePairs: 8-bit products sum BytePairs
   /// Rows per tile of the activations that f32 products of many rows read
@@ -179,10 +183,11 @@ Halide::Expr erfFloat(Halide::Expr x);
 /// Builds the algorithm for a target with the AMX tiles `amx`, whose 8-bit
 /// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs),
 /// with f32 vectors of `vectorLanes` (targetVectorLanes), reading its
-/// inputs as `reads` says.
+/// inputs as `reads` says, its f16 and bf16 values held as `sixteen` says.
 /// Throws std::runtime_error naming the kernel and op on malformed input.
 KernelAlgorithm buildKernelAlgorithm(const Kernel &kernel, AmxTiles amx, bool bytePairs,
-                                     int vectorLanes, InputReads reads);
+                                     int vectorLanes, InputReads reads,
+                                     SixteenBitFloats sixteen);
 
 } // namespace tfm::kernels
 

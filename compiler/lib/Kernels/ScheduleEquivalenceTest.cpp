@@ -24,11 +24,18 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iostream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <random>
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace tfm;
 using namespace tfm::kernels;
@@ -230,6 +237,23 @@ struct Buffers {
   std::vector<Halide::Buffer<>> views;
   int pos = 0;
 
+  /// The memory behind parameter `i`'s view: its token ids, its stored
+  /// bytes, or its f32 values.
+  struct Bytes {
+    uint8_t *data;
+    size_t size;
+  };
+  Bytes backing(const KernelParam &p, size_t i) {
+    auto bytesOf = [](auto &v) {
+      return Bytes{reinterpret_cast<uint8_t *>(v.data()), v.size() * sizeof(v[0])};
+    };
+    if (p.type.plain == DType::I32)
+      return bytesOf(ints[i]);
+    if (!bytes[i].empty())
+      return bytesOf(bytes[i]);
+    return bytesOf(data[i]);
+  }
+
   /// Element (col, row) of 2-D parameter `i`, rows counted from the window's
   /// first row; element col of a 1-D one.
   float at(size_t i, int row, int col) const {
@@ -323,12 +347,8 @@ Buffers makeBuffers(const Kernel &k, int pos, int rows, unsigned seed, const Fil
     b.ints.push_back(std::move(ids));
     b.bytes.push_back(std::move(bytes));
   }
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    void *host = k.params[i].type.plain == DType::I32 ? static_cast<void *>(b.ints[i].data())
-                 : !b.bytes[i].empty()                ? static_cast<void *>(b.bytes[i].data())
-                                                      : static_cast<void *>(b.data[i].data());
-    b.views.push_back(view(k.params[i], host, pos, rows));
-  }
+  for (size_t i = 0; i < k.params.size(); ++i)
+    b.views.push_back(view(k.params[i], b.backing(k.params[i], i).data, pos, rows));
   if (fill)
     fill(k, b);
   return b;
@@ -367,15 +387,157 @@ AmxTiles usableAmxTiles() {
   return amx;
 }
 
+/// Whether an OpenCL platform can be asked for: the ICD loader is there,
+/// by the name Halide's runtime opens (libOpenCL.so, ocl-icd-opencl-dev's).
+/// Where it is not, GPU schedules are skipped with a message, except under
+/// CI=true (tools/install-deps.sh installs POCL).
+bool openClLoaderPresent() {
+  static const bool present = [] {
+    void *loader = dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
+    if (loader)
+      dlclose(loader);
+    return loader != nullptr;
+  }();
+  return present;
+}
+
+/// Whether a product of `k` takes 8-bit activations: a CPU form, which
+/// tfmc refuses for GPU targets (ExtractProgram.cpp), so GPU schedules are
+/// not checked on it.
+bool usesIntegerActivations(const Kernel &k) {
+  for (const KernelOp &op : k.ops)
+    if (const auto *linear = std::get_if<LinearAttrs>(&op.attrs))
+      if (linear->activationBlock > 0)
+        return true;
+  return false;
+}
+
+/// Whether a GPU schedule set can run here; notes once why not.
+bool gpuScheduleRuns(const ScheduleSet &set) {
+  if (set.device == ScheduleDevice::Cuda) {
+    // CUDA-only sets need an NVIDIA driver: checked by CudaCodegen's
+    // ptxas test instead, where no GPU is lent.
+    return false;
+  }
+  if (openClLoaderPresent())
+    return true;
+  const char *ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true")
+    ADD_FAILURE() << "schedule " << set.name << ": no OpenCL loader (libOpenCL.so); "
+                  << "tools/install-deps.sh installs POCL";
+  else
+    std::cerr << "skipping schedule " << set.name
+              << ": no OpenCL loader (libOpenCL.so); install pocl-opencl-icd and "
+                 "ocl-icd-opencl-dev\n";
+  return false;
+}
+
+/// A temporary folder, removed with its files when it goes.
+struct ScratchFolder {
+  std::string path;
+  ScratchFolder() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tfm-gpu-kernel-XXXXXX";
+    if (!mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot create a folder in " + pattern);
+    path = pattern;
+  }
+  ~ScratchFolder() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+/// Runs `command` through the shell; its output goes to `log`.
+void runCommand(const std::string &command, const std::string &log) {
+  int status = std::system((command + " >'" + log + "' 2>&1").c_str());
+  if (status != 0) {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    throw std::runtime_error(command + " failed (status " + std::to_string(status) + "): " +
+                             text.substr(0, 2000));
+  }
+}
+
+template <typename T> void writeRaw(std::ofstream &out, T value) {
+  out.write(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+/// Runs the scheduled kernel on OpenCL in ScheduleEquivalenceRunner.c's
+/// process, its outputs written back into `b`.
+void runOnOpenCl(const Kernel &k, ScheduledKernel &scheduled, const Halide::Target &target,
+                 Buffers &b) {
+  ScratchFolder dir;
+  std::vector<Halide::Argument> args(scheduled.algorithm.inputs.begin(),
+                                     scheduled.algorithm.inputs.end());
+  scheduled.pipeline.compile_to_static_library(dir.path + "/kernel", args, "kernel", target);
+  runCommand("cc -O1 -I'" TFM_HALIDE_INCLUDE_DIR "' '" TFM_EQUIVALENCE_RUNNER "' '" + dir.path +
+                 "/kernel.a' -o '" + dir.path + "/runner' -ldl -lpthread",
+             dir.path + "/link.log");
+  std::vector<size_t> order; // Halide's calling convention: inputs, then outputs
+  for (bool outputs : {false, true})
+    for (size_t i = 0; i < k.params.size(); ++i)
+      if (k.params[i].isOutput == outputs)
+        order.push_back(i);
+  // The element types the kernel was built with: a GPU's hold f16 and
+  // bf16 as u16 bits (SixteenBitFloats).
+  std::vector<Halide::Type> types;
+  for (const Halide::ImageParam &in : scheduled.algorithm.inputs)
+    types.push_back(in.type());
+  for (const Halide::Func &out : scheduled.algorithm.outputs)
+    types.push_back(out.output_types()[0]);
+  {
+    std::ofstream call(dir.path + "/call", std::ios::binary);
+    writeRaw<int32_t>(call, int32_t(order.size()));
+    for (size_t n = 0; n < order.size(); ++n) {
+      size_t i = order[n];
+      const halide_buffer_t *raw = b.views[i].raw_buffer();
+      Buffers::Bytes backing = b.backing(k.params[i], i);
+      writeRaw<uint8_t>(call, types[n].code());
+      writeRaw<uint8_t>(call, types[n].bits());
+      writeRaw<uint8_t>(call, k.params[i].isOutput ? 1 : 0);
+      writeRaw<int32_t>(call, raw->dimensions);
+      for (int d = 0; d < raw->dimensions; ++d) {
+        writeRaw<int32_t>(call, raw->dim[d].min);
+        writeRaw<int32_t>(call, raw->dim[d].extent);
+        writeRaw<int32_t>(call, raw->dim[d].stride);
+      }
+      writeRaw<int64_t>(call, int64_t(backing.size));
+      writeRaw<int64_t>(call, int64_t(raw->host - backing.data));
+      call.write(reinterpret_cast<const char *>(backing.data), std::streamsize(backing.size));
+    }
+  }
+  runCommand("'" + dir.path + "/runner' '" + dir.path + "/call' '" + dir.path + "/out'",
+             dir.path + "/run.log");
+  std::ifstream out(dir.path + "/out", std::ios::binary);
+  for (size_t i : order) {
+    if (!k.params[i].isOutput)
+      continue;
+    Buffers::Bytes backing = b.backing(k.params[i], i);
+    if (!out.read(reinterpret_cast<char *>(backing.data), std::streamsize(backing.size)))
+      throw std::runtime_error("the runner wrote too little for output " + k.params[i].name);
+  }
+}
+
 /// Runs `k` under schedule `set` and returns every parameter's contents;
 /// nothing, with a failure naming the kernel and schedule, if Halide refuses
-/// the schedule, so that every other schedule is still checked.
+/// the schedule, so that every other schedule is still checked. CPU sets
+/// run in Halide's JIT; GPU sets on OpenCL (runOnOpenCl), or not at all
+/// where they cannot (gpuScheduleRuns).
 std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int rows,
                            const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
+  bool gpu = set.device != ScheduleDevice::Cpu;
+  if (gpu && (usesIntegerActivations(k) || !gpuScheduleRuns(set)))
+    return std::nullopt;
   Halide::Target target = jitTarget();
+  if (gpu)
+    target = target.without_feature(Halide::Target::JIT)
+                 .with_feature(Halide::Target::OpenCL)
+                 .with_feature(Halide::Target::CLDoubles);
   try {
     ScheduledKernel scheduled = scheduleKernel(set, k, target, amx);
+    if (gpu) {
+      runOnOpenCl(k, scheduled, target, b);
+      return b;
+    }
     int input = 0;
     std::vector<Halide::Buffer<>> outs;
     for (size_t i = 0; i < k.params.size(); ++i) {
@@ -388,8 +550,24 @@ std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int
   } catch (const Halide::Error &e) {
     ADD_FAILURE() << k.name << " schedule " << set.name << ": " << e.what();
     return std::nullopt;
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << k.name << " schedule " << set.name << ": " << e.what();
+    return std::nullopt;
   }
   return b;
+}
+
+/// The schedule sets this run checks: the CPU's, or with
+/// TFM_SCHEDULE_DEVICE=gpu the GPU's (ctest runs each case both ways, so
+/// that the GPU cases share CI's cores with the CPU's).
+std::vector<ScheduleSet> schedulesUnderTest() {
+  const char *device = std::getenv("TFM_SCHEDULE_DEVICE");
+  bool gpu = device && std::string(device) == "gpu";
+  std::vector<ScheduleSet> sets;
+  for (const ScheduleSet &s : scheduleSets())
+    if ((s.device != ScheduleDevice::Cpu) == gpu)
+      sets.push_back(s);
+  return sets;
 }
 
 const ScheduleSet &plainSchedule() {
@@ -411,7 +589,7 @@ void expectSchedulesAgree(const Kernel &k, int pos, int rows, const Kernel *refe
       for (float v : expected.data[i])
         largest = std::max(largest, std::fabs(v));
   ASSERT_GT(largest, 0.0f) << "the plain schedule wrote nothing";
-  for (const ScheduleSet &s : scheduleSets()) {
+  for (const ScheduleSet &s : schedulesUnderTest()) {
     std::optional<Buffers> got = run(k, s, pos, rows);
     if (!got)
       continue;
@@ -450,7 +628,7 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
   ASSERT_GE(out, 0);
   const KernelParam &p = k.params[out];
   int outRows = p.tokenRows ? rows : int(p.shape[0]), cols = int(p.shape[1]);
-  for (const ScheduleSet &s : scheduleSets()) {
+  for (const ScheduleSet &s : schedulesUnderTest()) {
     std::optional<Buffers> got = run(k, s, pos, rows, fill, amx);
     if (!got)
       continue;

@@ -13,16 +13,16 @@ using namespace Halide;
 using namespace tfm;
 using namespace tfm::kernels;
 
-Type tfm::kernels::storedElementType(const ElementEncoding &encoding) {
+Type tfm::kernels::storedElementType(const ElementEncoding &encoding, SixteenBitFloats sixteen) {
   // q8_0's levels are signed bytes: AMX's tile product (tdpbssd) matches
   // only a load of Int(8), never a reinterpreted UInt(8).
   if (encoding.block)
     return *encoding.block == BlockFormat::Q8_0 ? Int(8) : UInt(8);
   switch (encoding.plain) {
   case DType::F16:
-    return Float(16);
+    return sixteen == SixteenBitFloats::IntegerBits ? UInt(16) : Float(16);
   case DType::BF16:
-    return BFloat(16);
+    return sixteen == SixteenBitFloats::IntegerBits ? UInt(16) : BFloat(16);
   case DType::I32:
     return Int(32);
   case DType::F32:
@@ -95,6 +95,55 @@ Expr tfm::kernels::halfBitsToFloat(Expr bits) {
                 exponent == 0, subnormal, normal);
 }
 
+Expr tfm::kernels::bfloat16BitsToFloat(Expr bits) {
+  return reinterpret(Float(32), cast<uint32_t>(cast<uint16_t>(bits)) << 16);
+}
+
+Expr tfm::kernels::widenSixteenBits(Expr stored, DType type) {
+  if (type == DType::F16)
+    return halfBitsToFloat(reinterpret(UInt(16), stored));
+  return stored.type() == UInt(16) ? bfloat16BitsToFloat(stored) : cast<float>(stored);
+}
+
+namespace {
+
+/// A u32 constant: Halide has no operators of an Expr and an unsigned.
+Expr u32(uint32_t value) { return Internal::make_const(UInt(32), value); }
+
+/// f32 to f16 bits, ties to even, with integer operations.
+Expr floatToHalfBits(Expr value) {
+  Expr bits = reinterpret(UInt(32), value);
+  Expr sign = cast<uint16_t>((bits >> 16) & u32(0x8000));
+  Expr magnitude = bits & u32(0x7fffffff);
+  // A normal f16: the exponent rebased by 127 - 15, the mantissa's 13 low
+  // bits rounded off; a carry past 0x7bff is 0x7c00, infinity.
+  Expr rebased = magnitude - u32(0x38000000);
+  Expr normal = min((rebased + u32(0x0fff) + ((rebased >> 13) & u32(1))) >> 13, u32(0x7c00));
+  // Below 2^-14 a subnormal: the value in units of 2^-24, an exact f32
+  // product, rounded to the nearest even integer.
+  Expr subnormal = cast<uint32_t>(round(reinterpret(Float(32), magnitude) * 16777216.0f));
+  Expr magnitudeBits = select(magnitude > u32(0x7f800000), u32(0x7e00),        // NaN
+                              magnitude == u32(0x7f800000), u32(0x7c00),       // infinity
+                              magnitude >= u32(0x38800000), normal, subnormal);
+  return sign | cast<uint16_t>(magnitudeBits);
+}
+
+/// f32 to bf16 bits, ties to even, a NaN kept quiet.
+Expr floatToBfloat16Bits(Expr value) {
+  Expr bits = reinterpret(UInt(32), value);
+  Expr rounded = (bits + u32(0x7fff) + ((bits >> 16) & u32(1))) >> 16;
+  Expr nan = ((bits >> 16) & u32(0x8000)) | u32(0x7fc0);
+  return cast<uint16_t>(select((bits & u32(0x7fffffff)) > u32(0x7f800000), nan, rounded));
+}
+
+} // namespace
+
+Expr tfm::kernels::narrowToSixteenBits(Expr value, DType type, SixteenBitFloats sixteen) {
+  if (sixteen == SixteenBitFloats::HalideTypes)
+    return cast(type == DType::F16 ? Float(16) : BFloat(16), value);
+  return type == DType::F16 ? floatToHalfBits(value) : floatToBfloat16Bits(value);
+}
+
 /// An f16 stored little-endian at `offset` (a block's scale).
 Expr StoredWeight::halfAt(Expr offset, Expr n) const {
   return halfBitsToFloat(cast<uint16_t>(unsignedByte(offset, n)) |
@@ -104,8 +153,8 @@ Expr StoredWeight::halfAt(Expr offset, Expr n) const {
 Expr StoredWeight::at(Expr k, Expr n) const {
   if (!isBlocked()) {
     Expr v = image_.dimensions() == 1 ? reads_(k) : reads_(k, n);
-    if (encoding_.plain == DType::F16)
-      return halfBitsToFloat(reinterpret(UInt(16), v));
+    if (encoding_.plain == DType::F16 || encoding_.plain == DType::BF16)
+      return widenSixteenBits(v, encoding_.plain);
     return encoding_.plain == DType::F32 ? v : cast<float>(v);
   }
   int perBlock = subBlockSize_ * subBlocks_;

@@ -25,13 +25,30 @@
 
 namespace tfm::kernels {
 
+/// How a kernel holds f16 and bf16 values: as Halide's types (the CPU's
+/// back end widens them), or as their bits in u16, converted with integer
+/// operations. GPU kernels take the bits: Halide 14's OpenCL back end
+/// declares f16 buffers as `half`, which needs cl_khr_fp16 (POCL lacks it),
+/// and its CUDA back end aborts inside LLVM on bf16.
+enum class SixteenBitFloats { HalideTypes, IntegerBits };
+
 /// The element type of the buffer holding values of `encoding`: f32, f16,
-/// bf16, or bytes for a block format (i8 for q8_0, whose levels are signed
-/// bytes; u8 for the others).
-Halide::Type storedElementType(const ElementEncoding &encoding);
+/// bf16 (u16 for both with IntegerBits), or bytes for a block format (i8
+/// for q8_0, whose levels are signed bytes; u8 for the others).
+Halide::Type storedElementType(const ElementEncoding &encoding,
+                               SixteenBitFloats sixteen = SixteenBitFloats::HalideTypes);
 
 /// The f32 value of the f16 whose bits `bits` (u16) holds, exactly.
 Halide::Expr halfBitsToFloat(Halide::Expr bits);
+/// The f32 value of the bf16 whose bits `bits` (u16) holds, exactly.
+Halide::Expr bfloat16BitsToFloat(Halide::Expr bits);
+/// The f32 value of a stored f16 or bf16 element `stored` (of either
+/// storedElementType), widened.
+Halide::Expr widenSixteenBits(Halide::Expr stored, DType type);
+/// `value` (f32) rounded to the nearest f16 or bf16, ties to even, as it
+/// is stored under `sixteen`: infinities and NaNs kept, f16 overflow to
+/// infinity, f16 subnormals exact.
+Halide::Expr narrowToSixteenBits(Halide::Expr value, DType type, SixteenBitFloats sixteen);
 
 class StoredWeight {
 public:

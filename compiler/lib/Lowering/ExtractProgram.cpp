@@ -3,6 +3,7 @@
 
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/Program/ScheduleTargets.h"
 #include "tfm/Transforms/KernelKey.h"
 #include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
@@ -196,6 +197,11 @@ private:
     kernel.schedule = schedule ? schedule.str() : kDefaultSchedule;
     if (!isScheduleName(kernel.schedule))
       return fail("kernel '" + kernel.name + "' has unknown schedule " + quoted(kernel.schedule));
+    TargetDevice device = targetDevice(out.target);
+    if (!out.target.empty() && !scheduleRunsOn(*findScheduleName(kernel.schedule), device))
+      return fail("kernel '" + kernel.name + "' has schedule " + quoted(kernel.schedule) +
+                  ", which does not run on the " + targetDeviceName(device).str() +
+                  " of its target; schedules that do: " + schedulesRunningOn(device));
 
     Block &body = fn.getBody().front();
     unsigned numArgs = fn.getNumArguments();
@@ -251,6 +257,12 @@ private:
       if (!typed)
         return fail("kernel '" + kernel.name + "' at " + locationText(op.getLoc()) +
                     ": '" + op.getName().getStringRef().str() + "' is not a kernel op");
+      if (const auto *linear = std::get_if<LinearAttrs>(&*typed))
+        if (linear->activationBlock > 0 && targetDevice(out.target) != TargetDevice::Cpu)
+          return fail("kernel '" + kernel.name + "' at " + locationText(op.getLoc()) +
+                      ": 8-bit activations (activation_block " +
+                      std::to_string(linear->activationBlock) + ") are a CPU form; target " +
+                      quoted(out.target) + " runs on a GPU (leave out --activations int8)");
       KernelOp kop{std::move(*typed), {}, programShape(op.getResult(0).getType()), false};
       for (Value operand : op.getOperands())
         kop.operands.push_back(valueIndex.lookup(operand));

@@ -1,6 +1,7 @@
 //===- SelectSchedules.cpp - a schedule for each kernel -------------------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Program/ScheduleNames.h"
+#include "tfm/Program/ScheduleTargets.h"
 #include "tfm/Transforms/KernelKey.h"
 #include "tfm/Transforms/Passes.h"
 #include "tfm/common/TuningFile.h"
@@ -31,25 +32,29 @@ KernelClass classify(func::FuncOp kernel) {
   return projection ? KernelClass::Projection : KernelClass::RowWise;
 }
 
-/// The default schedule per target and kernel class, first match wins: what
-/// a kernel gets when no tuning file names it. Every CPU target runs "fast"
-/// today: of the hand-written schedules and Halide's autoschedulers, it was
-/// measured fastest or within noise for every class on AVX-512 (tfm-bench
-/// --config with every schedule, GPT-2 Small and the 110M Llama). A target
-/// with other kernels (CUDA) adds its rows here.
+/// The default schedule per target device and kernel class, first match
+/// wins: what a kernel gets when no tuning file names it. Every CPU target
+/// runs "fast" today: of the hand-written schedules and Halide's
+/// autoschedulers, it was measured fastest or within noise for every class
+/// on AVX-512 (tfm-bench --config with every schedule, GPT-2 Small and the
+/// 110M Llama). Both GPU back ends run "gpu".
 struct ScheduleRule {
-  const char *targetPrefix; // of the explicit target string
+  TargetDevice device;
   std::optional<KernelClass> kernelClass;
   const char *schedule;
 };
+
 const ScheduleRule kRules[] = {
-    {"x86-64", std::nullopt, "fast"},
-    {"arm-", std::nullopt, "fast"},
+    {TargetDevice::Cpu, std::nullopt, "fast"},
+    {TargetDevice::Cuda, std::nullopt, "gpu"},
+    {TargetDevice::OpenCl, std::nullopt, "gpu"},
 };
 
 std::string defaultSchedule(StringRef target, KernelClass kernelClass) {
+  if (target.empty())
+    return kDefaultSchedule;
   for (const ScheduleRule &rule : kRules)
-    if (target.starts_with(rule.targetPrefix) &&
+    if (targetDevice(target) == rule.device &&
         (!rule.kernelClass || *rule.kernelClass == kernelClass))
       return rule.schedule;
   return kDefaultSchedule;
@@ -101,6 +106,13 @@ struct SelectSchedulesPass : public impl::TfmSelectSchedulesBase<SelectSchedules
             chosen = tuned->schedule;
       if (!chosen)
         chosen = defaultSchedule(target, classify(fn));
+      TargetDevice device = targetDevice(target);
+      if (!target.empty() && !scheduleRunsOn(*findScheduleName(*chosen), device)) {
+        fn.emitError() << "schedule '" << *chosen << "' does not run on the "
+                       << targetDeviceName(device) << " of target '" << target
+                       << "'; schedules that do: " << schedulesRunningOn(device);
+        return signalPassFailure();
+      }
       fn->setAttr(attrs::kSchedule, StringAttr::get(&getContext(), *chosen));
     }
     if (!perKernel.empty()) {

@@ -21,7 +21,9 @@
 namespace tfm {
 
 /// The names `--target` accepts besides an explicit target string: host,
-/// x86-64, avx2, avx512.
+/// x86-64, avx2, avx512, and the GPUs cuda (capability 80),
+/// cuda_capability_86 and opencl, each with this CPU's features for the
+/// driver.
 std::vector<std::string> targetPresets();
 
 /// The explicit target for a preset name or a target string; a target string
@@ -34,6 +36,15 @@ llvm::Expected<std::string> resolveTarget(llvm::StringRef nameOrTarget);
 /// so only for its own architecture.
 llvm::StringRef targetArchitecture(llvm::StringRef target);
 std::string hostArchitecture();
+
+/// Where a target's kernels run: the CPU, or a GPU through Halide's CUDA
+/// or OpenCL back end (the driver runs on the CPU either way).
+enum class TargetDevice { Cpu, Cuda, OpenCl };
+
+/// The device of an explicit target string.
+TargetDevice targetDevice(llvm::StringRef target);
+/// "cpu", "cuda" or "opencl".
+llvm::StringRef targetDeviceName(TargetDevice device);
 
 /// Whether `target` (a target string) names `feature` among its features.
 bool targetHasFeature(llvm::StringRef target, llvm::StringRef feature);

@@ -32,7 +32,15 @@ struct LibraryOptions {
   /// Non-empty: also link a standalone executable with this link line (the
   /// runtime's main and libraries, from the tool that composes the halves).
   std::vector<std::string> exeLinkLine;
+  /// Only the kernels' objects (obj/<kernel>.o, with a GPU target's PTX or
+  /// OpenCL C inside) and Halide's runtime: no driver, no library.
+  bool kernelsOnly = false;
 };
+
+/// Whether tfmc writes a library for `target`: a GPU's needs a driver that
+/// keeps weights, caches and the arena on the device, which tfmc does not
+/// write yet (docs/gpu.md); its kernels compile alone.
+bool writesLibraryFor(const std::string &target);
 
 /// contentHash of the lowered IR, the target and the ABI version: what the
 /// library, its manifest and the compile cache call it.

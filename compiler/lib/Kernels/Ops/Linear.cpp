@@ -49,7 +49,9 @@ Func roundedToBf16(OpDefinition &d, Func input) {
   if (!rounded.defined()) {
     Var k("k");
     rounded = Func(input.name() + "_bf16");
-    rounded(k, d.algorithm.row) = cast<float>(cast(BFloat(16), input(k, d.algorithm.row)));
+    rounded(k, d.algorithm.row) = widenSixteenBits(
+        narrowToSixteenBits(input(k, d.algorithm.row), DType::BF16, d.algorithm.sixteenBitFloats),
+        DType::BF16);
   }
   return rounded;
 }

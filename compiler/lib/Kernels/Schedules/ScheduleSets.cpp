@@ -6,6 +6,7 @@
 
 using namespace tfm::kernels;
 using tfm::Schedule;
+using tfm::ScheduleDevice;
 using tfm::ScheduleName;
 using tfm::kScheduleNames;
 
@@ -24,41 +25,44 @@ std::function<void(ScheduleContext &)> fast(int CpuFastParams::*param = nullptr,
 /// What `schedule` does to a kernel, and how its kernels read their inputs.
 ScheduleSet scheduleSetOf(const ScheduleName &schedule) {
   const char *name = schedule.name;
+  ScheduleDevice device = schedule.device;
   switch (schedule.schedule) {
   case Schedule::Fast:
-    return {name, fast()};
+    return {name, device, fast()};
   case Schedule::FastMv32:
-    return {name, fast(&CpuFastParams::matvecColumns, 32)};
+    return {name, device, fast(&CpuFastParams::matvecColumns, 32)};
   case Schedule::FastMv64:
-    return {name, fast(&CpuFastParams::matvecColumns, 64)};
+    return {name, device, fast(&CpuFastParams::matvecColumns, 64)};
   case Schedule::FastC4:
-    return {name, fast(&CpuFastParams::matmulColumns, 4)};
+    return {name, device, fast(&CpuFastParams::matmulColumns, 4)};
   case Schedule::FastC8:
-    return {name, fast(&CpuFastParams::matmulColumns, 8)};
+    return {name, device, fast(&CpuFastParams::matmulColumns, 8)};
   case Schedule::FastAttn8:
-    return {name, fast(&CpuFastParams::attentionRows, 8)};
+    return {name, device, fast(&CpuFastParams::attentionRows, 8)};
   case Schedule::FastAttn32:
-    return {name, fast(&CpuFastParams::attentionRows, 32)};
+    return {name, device, fast(&CpuFastParams::attentionRows, 32)};
   case Schedule::FastK128:
-    return {name, fast(&CpuFastParams::matmulDepth, 128)};
+    return {name, device, fast(&CpuFastParams::matmulDepth, 128)};
   case Schedule::FastK256:
-    return {name, fast(&CpuFastParams::matmulDepth, 256)};
+    return {name, device, fast(&CpuFastParams::matmulDepth, 256)};
   case Schedule::FastPf0:
-    return {name, fast(&CpuFastParams::prefetchBytes, 0)};
+    return {name, device, fast(&CpuFastParams::prefetchBytes, 0)};
   case Schedule::FastPf8k:
-    return {name, fast(&CpuFastParams::prefetchBytes, 8192)};
+    return {name, device, fast(&CpuFastParams::prefetchBytes, 8192)};
   case Schedule::FastPf16At4k:
-    return {name, fast(&CpuFastParams::prefetchHalfBytes, 4096)};
+    return {name, device, fast(&CpuFastParams::prefetchHalfBytes, 4096)};
   case Schedule::Plain:
-    return {name, schedulePlain};
+    return {name, device, schedulePlain};
   case Schedule::Adams2019:
-    return {name, scheduleAdams2019, InputReads::EdgeClamped};
+    return {name, device, scheduleAdams2019, InputReads::EdgeClamped};
   case Schedule::Li2018:
-    return {name, scheduleLi2018, InputReads::EdgeClamped};
+    return {name, device, scheduleLi2018, InputReads::EdgeClamped};
   case Schedule::Mullapudi2016:
-    return {name, scheduleMullapudi2016, InputReads::EdgeClamped};
+    return {name, device, scheduleMullapudi2016, InputReads::EdgeClamped};
+  case Schedule::Gpu:
+    return {name, device, [](ScheduleContext &ctx) { scheduleGpu(ctx, GpuParams{}); }};
   }
-  return {name, schedulePlain}; // unreachable: the switch names every schedule
+  return {name, device, schedulePlain}; // unreachable: the switch names every schedule
 }
 
 } // namespace
@@ -82,8 +86,9 @@ const ScheduleSet *tfm::kernels::findScheduleSet(const std::string &name) {
 
 ScheduledKernel tfm::kernels::scheduleKernel(const ScheduleSet &set, const Kernel &kernel,
                                              const Halide::Target &target, AmxTiles amx) {
-  KernelAlgorithm algorithm = buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target),
-                                                   targetVectorLanes(target), set.reads);
+  KernelAlgorithm algorithm =
+      buildKernelAlgorithm(kernel, amx, multipliesBytePairs(target), targetVectorLanes(target),
+                           set.reads, sixteenBitFloatsFor(target));
   ScheduleContext ctx{kernel, algorithm, Halide::Pipeline(algorithm.outputs), target,
                       targetVectorLanes(target)};
   set.apply(ctx);

@@ -10,6 +10,7 @@
 #define TFM_KERNELS_SCHEDULES_H
 
 #include "../KernelAlgorithm.h"
+#include "tfm/Program/ScheduleNames.h"
 
 #include <functional>
 #include <string>
@@ -51,6 +52,19 @@ struct CpuFastParams {
 /// head.
 void scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &params);
 
+/// The parameters of the GPU schedule (Gpu/).
+struct GpuParams {
+  int threads = 128;       // threads per block of elementwise loops, row statistics and keys
+  int matvecColumns = 8;   // output columns per block of a decode product
+  int matvecLanes = 32;    // threads summing one column's product: a warp
+  int matmulColumns = 16;  // output columns of a prefill product's block tile
+  int matmulRows = 16;     // output rows of a prefill product's block tile
+  int matmulDepth = 16;    // reduction elements per shared-memory step of a prefill product
+};
+
+/// GPU blocks and threads, for Halide's CUDA and OpenCL back ends alike.
+void scheduleGpu(ScheduleContext &ctx, const GpuParams &params);
+
 /// Halide's autoschedulers (AutoSchedules.cpp), given the kernel's exact
 /// shapes as estimates.
 void scheduleAdams2019(ScheduleContext &ctx);
@@ -60,6 +74,7 @@ void scheduleMullapudi2016(ScheduleContext &ctx);
 /// The schedule behind one name of tfm/Program/ScheduleNames.h.
 struct ScheduleSet {
   const char *name;
+  ScheduleDevice device;
   std::function<void(ScheduleContext &)> apply;
   /// How the kernels it schedules read their inputs: the autoschedulers'
   /// tiles may overhang a region, and read the edge clamped.

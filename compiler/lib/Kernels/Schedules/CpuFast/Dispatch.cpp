@@ -42,49 +42,15 @@
 //===----------------------------------------------------------------------===//
 #include "CpuFast.h"
 
+#include "../KernelAnchors.h"
+
 #include <map>
-#include <set>
 
 using namespace Halide;
 using namespace tfm::kernels;
 using namespace tfm::kernels::cpufast;
 
 namespace {
-
-/// Ops reached from an output through inlined elementwise ops that need a
-/// placement of their own.
-struct Anchors {
-  std::set<int> linears;
-  std::set<int> computedAlone; // linears read across tiles (readsOtherColumns)
-  int attention = -1;
-};
-
-void collectAnchors(KernelAlgorithm &a, int index, Anchors &out, bool acrossTiles = false) {
-  Value &v = a.values[index];
-  if (!v.op)
-    return;
-  switch (opRecord(v.op->kind()).placement) {
-  case Placement::Projection:
-    out.linears.insert(index);
-    if (acrossTiles)
-      out.computedAlone.insert(index);
-    return;
-  case Placement::Attention:
-    out.attention = index;
-    return;
-  case Placement::RowNormalization:
-  case Placement::Gather:
-    return; // materialised or gathered on their own
-  case Placement::Inline:
-    break;
-  }
-  for (int operand : v.op->operands)
-    collectAnchors(a, operand, out, acrossTiles || v.readsOtherColumns);
-}
-
-/// A value of one row: decode, or the last row of a prefill. Cache outputs
-/// are judged by the value written, not by the cache's shape.
-bool isSingleRow(const Value &v) { return v.shape.size() == 2 && v.shape[0] == 1; }
 
 /// Tiles `out` over its columns (and rows) and computes the projections it
 /// reads inside the tiles.
@@ -124,20 +90,15 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
       v.func.parallel(a.row);
   }
 
-  std::vector<Anchors> anchors(a.outputs.size());
   // Linears computed on their own: read by several outputs, or across
-  // tiles; counted as two readers.
-  std::map<int, int> readers; // linear -> how many outputs read it
+  // tiles.
+  KernelAnchors found = findAnchors(a);
+  const std::vector<Anchors> &anchors = found.perOutput;
   ActivationReaders activationReaders;
-  for (size_t i = 0; i < a.outputs.size(); ++i) {
-    collectAnchors(a, a.outputValues[i], anchors[i]);
-    for (int index : anchors[i].linears)
-      readers[index] += anchors[i].computedAlone.count(index) ? 2 : 1;
-  }
-  for (auto [index, count] : readers) {
-    if (count < 2)
+  for (const auto &reader : found.readers) {
+    if (!found.computedAlone(reader.first))
       continue;
-    Value &lin = a.values[index];
+    Value &lin = a.values[reader.first];
     lin.func.compute_root();
     scheduleProjections(ctx, params, lin.func, static_cast<int>(lin.shape.back()), isSingleRow(lin),
                         false, {&lin}, activationReaders);
@@ -160,7 +121,7 @@ void tfm::kernels::scheduleCpuFast(ScheduleContext &ctx, const CpuFastParams &pa
     }
     std::vector<Value *> linears;
     for (int index : anchors[i].linears)
-      if (readers[index] == 1)
+      if (!found.computedAlone(index))
         linears.push_back(&a.values[index]);
     int cols = static_cast<int>(param.shape.back());
     bool transposed = param.isCache && param.cacheLayout == CacheLayout::Transposed;

@@ -1,0 +1,71 @@
+//===- Attention.cpp - Attention, a GPU block per head and row -----------===//
+//
+// Each block computes one head of one row: its threads run across the
+// keys for the scores and weights (kept in shared memory) and across the
+// head dimension for the value mix, reading each value row's consecutive
+// elements together. The row's maximum and the weights' sum are one
+// value each, computed by one thread. With key tiles (FlashAttention) the
+// block goes through the tiles in order, holding one tile's scores at a
+// time, and merges them with an online softmax: shared memory stays the
+// size of a tile, whatever the context.
+//
+//===----------------------------------------------------------------------===//
+#include "Gpu.h"
+
+using namespace Halide;
+
+namespace tfm::kernels::gpu {
+
+namespace {
+
+/// `f` over the keys of a block's row (all, or a tile's) at `where`: its
+/// threads across the keys, in rounds of `threads`.
+void acrossKeys(Func f, Var s, LoopLevel where, int threads) {
+  f.compute_at(where);
+  for (int i = -1; i < f.num_update_definitions(); ++i) {
+    Stage stage = i < 0 ? Stage(f) : f.update(i);
+    Var round("round"), thread("thread");
+    stage.split(s, round, thread, threads, TailStrategy::GuardWithIf).gpu_threads(thread);
+  }
+}
+
+/// `f` over the head dimension at `where`, a thread per element.
+void acrossHeadDim(Func f, Var d, LoopLevel where) {
+  f.compute_at(where).gpu_threads(d);
+  for (int i = 0; i < f.num_update_definitions(); ++i)
+    f.update(i).gpu_threads(d);
+}
+
+} // namespace
+
+void scheduleAttention(ScheduleContext &ctx, const GpuParams &params, Func out,
+                       Value &attention) {
+  KernelAlgorithm &a = ctx.algorithm;
+  AttentionFuncs &at = attention.attention;
+  Var head("head"), inHead("in_head");
+  out.split(a.col, head, inHead, at.headDim, TailStrategy::GuardWithIf)
+      .gpu_blocks(head, a.row)
+      .gpu_threads(inHead);
+  LoopLevel block(out, head);
+  if (at.keyTile == 0) {
+    acrossKeys(at.dot, at.s, block, params.threads);
+    acrossKeys(at.weight, at.s, block, params.threads);
+    at.maxScore.compute_at(block);
+    at.denom.compute_at(block);
+    acrossHeadDim(at.mixed, at.d, block);
+    return;
+  }
+  // The tiles in order, a serial loop of the block around the threads of
+  // each tile's work.
+  RVar tile = at.overTiles.x;
+  at.merged.compute_at(block).gpu_threads(at.d);
+  at.merged.update().reorder(at.d, tile, at.h, a.row).gpu_threads(at.d);
+  LoopLevel inTile(at.merged, tile);
+  acrossKeys(at.dot, at.s, inTile, params.threads);
+  acrossKeys(at.weight, at.s, inTile, params.threads);
+  at.maxScore.compute_at(inTile);
+  at.denom.compute_at(inTile);
+  acrossHeadDim(at.mixed, at.d, inTile);
+}
+
+} // namespace tfm::kernels::gpu

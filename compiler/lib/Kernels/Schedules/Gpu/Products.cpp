@@ -1,0 +1,102 @@
+//===- Products.cpp - Matrix products on GPU threads ----------------------===//
+//
+// Decode's products read every weight once and are bound by memory: a
+// column's dot product is split across a warp of lanes that read
+// consecutive weights (one transaction for the warp), each lane summing
+// every lanes-th element (or block of a block format), and the lanes'
+// partial sums, kept in shared memory, are added by the column's thread.
+// Prefill's products reuse each weight across the rows: a block computes
+// a tile of columns by rows, and each depth step stages the tile's
+// weights and activations in shared memory for all its threads.
+//
+//===----------------------------------------------------------------------===//
+#include "Gpu.h"
+
+#include "../../OpRegistry.h"
+
+using namespace Halide;
+
+namespace tfm::kernels::gpu {
+
+namespace {
+
+/// Largest divisor of `n` that is at most `limit`.
+int divisorAtMost(int n, int limit) {
+  for (int d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+/// The outermost variable of a product's reduction: the element for a
+/// plain type, the block for a block format (StoredWeight.h).
+RVar outermost(const Value &linear) {
+  return linear.reduction[linear.reduction.dimensions() - 1];
+}
+
+void refuseCpuForms(const Value &linear) {
+  if (linear.integer || linear.bf16Pairs.defined())
+    throw std::runtime_error("the gpu schedule computes products of float activations; " +
+                             linear.product.name() + " has 8-bit activations or AMX pairs, "
+                             "a CPU form");
+}
+
+} // namespace
+
+void scheduleMatvec(ScheduleContext &ctx, const GpuParams &params, Func out,
+                    const std::vector<Value *> &linears) {
+  KernelAlgorithm &a = ctx.algorithm;
+  Var block("block"), column("column");
+  out.split(a.col, block, column, params.matvecColumns, TailStrategy::GuardWithIf)
+      .gpu_blocks(block, a.row)
+      .gpu_threads(column);
+  for (Value *lin : linears) {
+    refuseCpuForms(*lin);
+    Func product = lin->product;
+    product.compute_at(out, column);
+    RVar over = outermost(*lin);
+    int lanes = divisorAtMost(constantExtent(over), params.matvecLanes);
+    if (lanes == 1)
+      continue; // the column's thread sums it alone
+    RVar group("group"), laneStep("lane_step");
+    Var lane("lane");
+    product.update().split(over, group, laneStep, lanes);
+    Func partial = product.update().rfactor(laneStep, lane);
+    partial.compute_at(out, block).reorder(lane, a.col, a.row).gpu_threads(lane, a.col);
+    partial.update().reorder(lane, a.col, a.row).gpu_threads(lane, a.col);
+  }
+}
+
+void scheduleMatmul(ScheduleContext &ctx, const GpuParams &params, Func out,
+                    const std::vector<Value *> &linears) {
+  KernelAlgorithm &a = ctx.algorithm;
+  Var colBlock("col_block"), rowBlock("row_block"), colThread("col_thread"),
+      rowThread("row_thread");
+  out.gpu_tile(a.col, a.row, colBlock, rowBlock, colThread, rowThread, params.matmulColumns,
+               params.matmulRows, TailStrategy::GuardWithIf);
+  for (Value *lin : linears) {
+    refuseCpuForms(*lin);
+    Func product = lin->product;
+    if (lin->reduction.dimensions() != 1) {
+      // A block format: each thread decodes the blocks of its column.
+      product.compute_at(out, colThread);
+      continue;
+    }
+    RVar k = lin->reduction.x, step("k_step"), inStep("k_in_step");
+    int depth = divisorAtMost(constantExtent(k), params.matmulDepth);
+    product.compute_at(out, colBlock).gpu_threads(a.col, a.row);
+    product.update()
+        .split(k, step, inStep, depth)
+        .reorder(inStep, a.col, a.row, step)
+        .gpu_threads(a.col, a.row);
+    Func weights = lin->decodedWeights.in(product);
+    weights.compute_at(product, step).gpu_threads(weights.args()[0], weights.args()[1]);
+    auto tiles = a.rowTiles.find(lin->activations.name());
+    if (tiles != a.rowTiles.end()) {
+      Func rows = tiles->second.in(product);
+      rows.compute_at(product, step).gpu_threads(rows.args()[0], rows.args()[1]);
+    }
+  }
+}
+
+} // namespace tfm::kernels::gpu
