@@ -151,6 +151,8 @@ llvm::Error checkDevices(const std::string &shown, std::string &target,
                    " CUDA capabilities, expected one");
   if (capabilities && !cuda)
     return failure(shown + ": a cuda_capability needs the cuda feature, which it lacks");
+  if (llvm::is_contained(features, "cl_doubles") && !opencl)
+    return failure(shown + ": cl_doubles needs the opencl feature, which it lacks");
   if (cuda && !capabilities)
     target += std::string("-") + kDefaultCudaCapability;
   return llvm::Error::success();

@@ -144,4 +144,7 @@ TEST(Targets, GpuFeaturesAreChecked) {
             std::string::npos);
   EXPECT_NE(error(resolveTarget("x86-64-linux-cuda-cuda_capability_90")).find("unknown x86 feature"),
             std::string::npos);
+  EXPECT_NE(error(resolveTarget("x86-64-linux-avx2-cl_doubles"))
+                .find("cl_doubles needs the opencl feature"),
+            std::string::npos);
 }

@@ -75,13 +75,9 @@ std::string cBound(const CallAffine &a) {
 std::string bufferFor(const Program &p, const KernelParam &param, const Binding &b, int slot) {
   std::ostringstream e;
   int64_t cols = param.type.storedRowLength(param.shape.back());
-  // As tfm::kernels::storedElementType: q8_0's blocks are signed bytes;
-  // GPU kernels hold f16 and bf16 as their bits.
-  bool sixteenAsBits = targetDevice(p.target) != TargetDevice::Cpu;
+  // As tfm::kernels::storedElementType: q8_0's blocks are signed bytes.
   std::string type = param.type.block ? (*param.type.block == BlockFormat::Q8_0 ? "I8" : "U8")
                      : param.type.plain == DType::I32                         ? "I32"
-                     : sixteenAsBits && (param.type.plain == DType::F16 ||
-                                         param.type.plain == DType::BF16)     ? "U16"
                      : param.type.plain == DType::F16                         ? "F16"
                      : param.type.plain == DType::BF16                        ? "BF16"
                                                                               : "F32";
@@ -213,7 +209,6 @@ static const struct halide_type_t F32 = {halide_type_float, 32, 1};
 static const struct halide_type_t I32 = {halide_type_int, 32, 1};
 static const struct halide_type_t F16 = {halide_type_float, 16, 1};
 static const struct halide_type_t BF16 = {halide_type_bfloat, 16, 1};
-static const struct halide_type_t U16 = {halide_type_uint, 16, 1};
 static const struct halide_type_t U8 = {halide_type_uint, 8, 1};
 static const struct halide_type_t I8 = {halide_type_int, 8, 1};
 

@@ -8,7 +8,6 @@
 #include "tfm/common/OutputFile.h"
 #include "tfm/common/PrivateFiles.h"
 #include "tfm/common/Targets.h"
-#include "tfm/common/UntrustedText.h"
 #include "tfm/common/model_abi.h"
 
 #include "ModelLibSources.inc" // runtime/model-lib/parallel_for.{h,c}
@@ -219,10 +218,6 @@ ObjectJob runtimeJob(const Program &program, const std::string &objDir,
 
 } // namespace
 
-bool tfm::writesLibraryFor(const std::string &target) {
-  return targetDevice(target) == TargetDevice::Cpu;
-}
-
 std::string tfm::buildHash(const Program &program) {
   return contentHash(program.irHash + "|" + program.target + "|abi" +
                      std::to_string(TFM_ABI_VERSION));
@@ -264,11 +259,14 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
     jobs.push_back(runtimeJob(program, objDir, options));
     return runJobs(jobs, options.verbose, error) ? llvm::Error::success() : failed();
   }
-  if (!writesLibraryFor(program.target))
-    return failure("target " + quoted(program.target) +
-                   " runs its kernels on a GPU: tfmc compiles them (--emit kernels) but does "
-                   "not write a GPU library yet, whose driver must keep the weights, caches and "
-                   "arena on the device (docs/gpu.md)");
+  // A GPU library needs a driver that keeps the weights, caches and arena
+  // on the device, which tfmc does not write yet; its kernels compile alone.
+  TargetDevice device = targetDevice(program.target);
+  if (device != TargetDevice::Cpu)
+    return failure("the target's kernels run on a GPU (" + targetDeviceName(device).str() +
+                   "): tfmc compiles them (--emit kernels) but does not write a GPU library "
+                   "yet, whose driver must keep the weights, caches and arena on the device "
+                   "(docs/gpu.md)");
 
   llvm::Expected<std::string> emitted = emitManifest(program);
   if (!emitted)

@@ -180,6 +180,12 @@ struct OpDefinition {
 /// (exposed for its test).
 Halide::Expr erfFloat(Halide::Expr x);
 
+/// sin and cos of a double angle, as floats, with double arithmetic alone
+/// (no library call, hence no stack frame on a GPU), the float nearest the
+/// exact value but where it lies within 1e-13 of a rounding boundary
+/// (exposed for its test).
+std::pair<Halide::Expr, Halide::Expr> sinCosFloat(Halide::Expr angle);
+
 /// Builds the algorithm for a target with the AMX tiles `amx`, whose 8-bit
 /// products multiply pairs of bytes where `bytePairs` (multipliesBytePairs),
 /// with f32 vectors of `vectorLanes` (targetVectorLanes), reading its

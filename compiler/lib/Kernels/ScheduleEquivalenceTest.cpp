@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelAlgorithm.h"
+#include "OpenClKernelRun.h"
 #include "Schedules/Schedules.h"
 #include "tfm/Program/ScheduleNames.h"
 
@@ -26,16 +27,11 @@
 #endif
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <random>
 
-#include <dlfcn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 using namespace tfm;
 using namespace tfm::kernels;
@@ -387,146 +383,57 @@ AmxTiles usableAmxTiles() {
   return amx;
 }
 
-/// Whether an OpenCL platform can be asked for: the ICD loader is there,
-/// by the name Halide's runtime opens (libOpenCL.so, ocl-icd-opencl-dev's).
-/// Where it is not, GPU schedules are skipped with a message, except under
-/// CI=true (tools/install-deps.sh installs POCL).
-bool openClLoaderPresent() {
-  static const bool present = [] {
-    void *loader = dlopen("libOpenCL.so", RTLD_LAZY | RTLD_LOCAL);
-    if (loader)
-      dlclose(loader);
-    return loader != nullptr;
-  }();
-  return present;
-}
-
-/// Whether a product of `k` takes 8-bit activations: a CPU form, which
-/// tfmc refuses for GPU targets (ExtractProgram.cpp), so GPU schedules are
-/// not checked on it.
-bool usesIntegerActivations(const Kernel &k) {
+/// Why GPU schedule sets cannot run `k` here, or nothing when they can:
+/// 8-bit activations are a CPU form, which tfmc refuses for GPU targets
+/// (ExtractProgram.cpp); and without an OpenCL loader no GPU kernel runs,
+/// which under CI=true is a failure (tools/install-deps.sh installs POCL).
+std::optional<std::string> whyGpuCannotRun(const Kernel &k) {
   for (const KernelOp &op : k.ops)
     if (const auto *linear = std::get_if<LinearAttrs>(&op.attrs))
       if (linear->activationBlock > 0)
-        return true;
-  return false;
-}
-
-/// Whether a GPU schedule set can run here; notes once why not.
-bool gpuScheduleRuns(const ScheduleSet &set) {
-  if (set.device == ScheduleDevice::Cuda) {
-    // CUDA-only sets need an NVIDIA driver: checked by CudaCodegen's
-    // ptxas test instead, where no GPU is lent.
-    return false;
-  }
+        return "8-bit activations are a CPU form, refused for GPU targets";
   if (openClLoaderPresent())
-    return true;
+    return std::nullopt;
+  std::string missing = "no OpenCL loader (libOpenCL.so): install pocl-opencl-icd and "
+                        "ocl-icd-opencl-dev (tools/install-deps.sh)";
   const char *ci = std::getenv("CI");
   if (ci && std::string(ci) == "true")
-    ADD_FAILURE() << "schedule " << set.name << ": no OpenCL loader (libOpenCL.so); "
-                  << "tools/install-deps.sh installs POCL";
-  else
-    std::cerr << "skipping schedule " << set.name
-              << ": no OpenCL loader (libOpenCL.so); install pocl-opencl-icd and "
-                 "ocl-icd-opencl-dev\n";
-  return false;
+    ADD_FAILURE() << missing;
+  return missing;
 }
 
-/// A temporary folder, removed with its files when it goes.
-struct ScratchFolder {
-  std::string path;
-  ScratchFolder() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tfm-gpu-kernel-XXXXXX";
-    if (!mkdtemp(pattern.data()))
-      throw std::runtime_error("cannot create a folder in " + pattern);
-    path = pattern;
-  }
-  ~ScratchFolder() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-/// Runs `command` through the shell; its output goes to `log`.
-void runCommand(const std::string &command, const std::string &log) {
-  int status = std::system((command + " >'" + log + "' 2>&1").c_str());
-  if (status != 0) {
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    throw std::runtime_error(command + " failed (status " + std::to_string(status) + "): " +
-                             text.substr(0, 2000));
-  }
-}
-
-template <typename T> void writeRaw(std::ofstream &out, T value) {
-  out.write(reinterpret_cast<const char *>(&value), sizeof value);
-}
-
-/// Runs the scheduled kernel on OpenCL in ScheduleEquivalenceRunner.c's
-/// process, its outputs written back into `b`.
+/// Runs the scheduled `k` on OpenCL (OpenClKernelRun.h), its outputs
+/// written back into `b`.
 void runOnOpenCl(const Kernel &k, ScheduledKernel &scheduled, const Halide::Target &target,
                  Buffers &b) {
-  ScratchFolder dir;
-  std::vector<Halide::Argument> args(scheduled.algorithm.inputs.begin(),
-                                     scheduled.algorithm.inputs.end());
-  scheduled.pipeline.compile_to_static_library(dir.path + "/kernel", args, "kernel", target);
-  runCommand("cc -O1 -I'" TFM_HALIDE_INCLUDE_DIR "' '" TFM_EQUIVALENCE_RUNNER "' '" + dir.path +
-                 "/kernel.a' -o '" + dir.path + "/runner' -ldl -lpthread",
-             dir.path + "/link.log");
-  std::vector<size_t> order; // Halide's calling convention: inputs, then outputs
+  // Halide's calling convention: inputs, then outputs, in parameter order;
+  // the types the kernel was built with (a GPU's hold f16 and bf16 as u16
+  // bits: SixteenBitFloats).
+  std::vector<KernelArgument> arguments;
+  size_t input = 0, output = 0;
   for (bool outputs : {false, true})
-    for (size_t i = 0; i < k.params.size(); ++i)
-      if (k.params[i].isOutput == outputs)
-        order.push_back(i);
-  // The element types the kernel was built with: a GPU's hold f16 and
-  // bf16 as u16 bits (SixteenBitFloats).
-  std::vector<Halide::Type> types;
-  for (const Halide::ImageParam &in : scheduled.algorithm.inputs)
-    types.push_back(in.type());
-  for (const Halide::Func &out : scheduled.algorithm.outputs)
-    types.push_back(out.output_types()[0]);
-  {
-    std::ofstream call(dir.path + "/call", std::ios::binary);
-    writeRaw<int32_t>(call, int32_t(order.size()));
-    for (size_t n = 0; n < order.size(); ++n) {
-      size_t i = order[n];
-      const halide_buffer_t *raw = b.views[i].raw_buffer();
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].isOutput != outputs)
+        continue;
+      Halide::Type type = outputs ? scheduled.algorithm.outputs[output++].output_types()[0]
+                                  : scheduled.algorithm.inputs[input++].type();
       Buffers::Bytes backing = b.backing(k.params[i], i);
-      writeRaw<uint8_t>(call, types[n].code());
-      writeRaw<uint8_t>(call, types[n].bits());
-      writeRaw<uint8_t>(call, k.params[i].isOutput ? 1 : 0);
-      writeRaw<int32_t>(call, raw->dimensions);
-      for (int d = 0; d < raw->dimensions; ++d) {
-        writeRaw<int32_t>(call, raw->dim[d].min);
-        writeRaw<int32_t>(call, raw->dim[d].extent);
-        writeRaw<int32_t>(call, raw->dim[d].stride);
-      }
-      writeRaw<int64_t>(call, int64_t(backing.size));
-      writeRaw<int64_t>(call, int64_t(raw->host - backing.data));
-      call.write(reinterpret_cast<const char *>(backing.data), std::streamsize(backing.size));
+      arguments.push_back(
+          {type, b.views[i].raw_buffer(), backing.data, backing.size, outputs});
     }
-  }
-  runCommand("'" + dir.path + "/runner' '" + dir.path + "/call' '" + dir.path + "/out'",
-             dir.path + "/run.log");
-  std::ifstream out(dir.path + "/out", std::ios::binary);
-  for (size_t i : order) {
-    if (!k.params[i].isOutput)
-      continue;
-    Buffers::Bytes backing = b.backing(k.params[i], i);
-    if (!out.read(reinterpret_cast<char *>(backing.data), std::streamsize(backing.size)))
-      throw std::runtime_error("the runner wrote too little for output " + k.params[i].name);
-  }
+  std::vector<Halide::Argument> inputs(scheduled.algorithm.inputs.begin(),
+                                       scheduled.algorithm.inputs.end());
+  tfm::kernels::runOnOpenCl(scheduled.pipeline, inputs, target, arguments);
 }
 
 /// Runs `k` under schedule `set` and returns every parameter's contents;
 /// nothing, with a failure naming the kernel and schedule, if Halide refuses
 /// the schedule, so that every other schedule is still checked. CPU sets
-/// run in Halide's JIT; GPU sets on OpenCL (runOnOpenCl), or not at all
-/// where they cannot (gpuScheduleRuns).
+/// run in Halide's JIT; GPU sets on OpenCL (runOnOpenCl).
 std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int rows,
                            const Fill &fill = {}, AmxTiles amx = {}) {
   Buffers b = makeBuffers(k, pos, rows, 7, fill);
   bool gpu = set.device != ScheduleDevice::Cpu;
-  if (gpu && (usesIntegerActivations(k) || !gpuScheduleRuns(set)))
-    return std::nullopt;
   Halide::Target target = jitTarget();
   if (gpu)
     target = target.without_feature(Halide::Target::JIT)
@@ -560,9 +467,14 @@ std::optional<Buffers> run(const Kernel &k, const ScheduleSet &set, int pos, int
 /// The schedule sets this run checks: the CPU's, or with
 /// TFM_SCHEDULE_DEVICE=gpu the GPU's (ctest runs each case both ways, so
 /// that the GPU cases share CI's cores with the CPU's).
-std::vector<ScheduleSet> schedulesUnderTest() {
+std::vector<ScheduleSet> schedulesUnderTest(const Kernel &k) {
   const char *device = std::getenv("TFM_SCHEDULE_DEVICE");
   bool gpu = device && std::string(device) == "gpu";
+  if (gpu)
+    if (std::optional<std::string> why = whyGpuCannotRun(k)) {
+      [&] { GTEST_SKIP() << *why; }();
+      return {};
+    }
   std::vector<ScheduleSet> sets;
   for (const ScheduleSet &s : scheduleSets())
     if ((s.device != ScheduleDevice::Cpu) == gpu)
@@ -589,7 +501,7 @@ void expectSchedulesAgree(const Kernel &k, int pos, int rows, const Kernel *refe
       for (float v : expected.data[i])
         largest = std::max(largest, std::fabs(v));
   ASSERT_GT(largest, 0.0f) << "the plain schedule wrote nothing";
-  for (const ScheduleSet &s : schedulesUnderTest()) {
+  for (const ScheduleSet &s : schedulesUnderTest(k)) {
     std::optional<Buffers> got = run(k, s, pos, rows);
     if (!got)
       continue;
@@ -628,7 +540,7 @@ void expectMatchesReference(const Kernel &k, int pos, int rows, const Reference 
   ASSERT_GE(out, 0);
   const KernelParam &p = k.params[out];
   int outRows = p.tokenRows ? rows : int(p.shape[0]), cols = int(p.shape[1]);
-  for (const ScheduleSet &s : schedulesUnderTest()) {
+  for (const ScheduleSet &s : schedulesUnderTest(k)) {
     std::optional<Buffers> got = run(k, s, pos, rows, fill, amx);
     if (!got)
       continue;
@@ -814,6 +726,37 @@ TEST(Gpt2Ops, ErfWithinAnUlp) {
   for (size_t j = 0; j < xs.size(); ++j) {
     double want = std::erf(double(xs[j]));
     ASSERT_NEAR(out(int(j)), want, 1.2e-7 * std::fabs(want)) << "erf(" << xs[j] << ")";
+  }
+}
+
+// RoPE's and the sinusoid's angles reach position times 1 radian: every
+// position to 2^17 (Llama 3's context) and fractions between, against libm
+// in long double, within the one rounding to float.
+TEST(Gpt2Ops, SinCosRoundOnceToFloat) {
+  std::vector<double> angles;
+  for (int i = 0; i <= (1 << 17); i += 7)
+    angles.push_back(double(i));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> any(-2e5, 2e5);
+  for (int i = 0; i < 20000; ++i)
+    angles.push_back(any(rng) * std::pow(10.0, -(i % 6)));
+  Halide::Buffer<double> in(int(angles.size()));
+  for (size_t i = 0; i < angles.size(); ++i)
+    in(int(i)) = angles[i];
+  Halide::Func f;
+  Halide::Var i;
+  auto [sine, cosine] = sinCosFloat(in(i));
+  f(i) = Halide::Tuple(sine, cosine);
+  Halide::Realization out = f.realize({int(angles.size())});
+  Halide::Buffer<float> sines = out[0], cosines = out[1];
+  for (size_t j = 0; j < angles.size(); ++j) {
+    long double a = angles[j];
+    // Within half a float ulp of the exact value, plus the series' 3e-14.
+    auto bound = [](long double want) {
+      return std::fabs(double(want)) * 6.0e-8 + 1e-13;
+    };
+    ASSERT_NEAR(sines(int(j)), double(sinl(a)), bound(sinl(a))) << "sin(" << angles[j] << ")";
+    ASSERT_NEAR(cosines(int(j)), double(cosl(a)), bound(cosl(a))) << "cos(" << angles[j] << ")";
   }
 }
 

@@ -110,7 +110,9 @@ namespace {
 /// A u32 constant: Halide has no operators of an Expr and an unsigned.
 Expr u32(uint32_t value) { return Internal::make_const(UInt(32), value); }
 
-/// f32 to f16 bits, ties to even, with integer operations.
+/// f32 to f16 bits, ties to even, with integer operations: tfm::toHalf
+/// (common/lib/HalfFloat.cpp) as a Halide expression, held to it bit for
+/// bit by StoredWeightTest.
 Expr floatToHalfBits(Expr value) {
   Expr bits = reinterpret(UInt(32), value);
   Expr sign = cast<uint16_t>((bits >> 16) & u32(0x8000));
@@ -128,11 +130,12 @@ Expr floatToHalfBits(Expr value) {
   return sign | cast<uint16_t>(magnitudeBits);
 }
 
-/// f32 to bf16 bits, ties to even, a NaN kept quiet.
+/// f32 to bf16 bits, ties to even, a NaN kept quiet: tfm::toBfloat16 as a
+/// Halide expression.
 Expr floatToBfloat16Bits(Expr value) {
   Expr bits = reinterpret(UInt(32), value);
   Expr rounded = (bits + u32(0x7fff) + ((bits >> 16) & u32(1))) >> 16;
-  Expr nan = ((bits >> 16) & u32(0x8000)) | u32(0x7fc0);
+  Expr nan = (bits >> 16) | u32(0x40);
   return cast<uint16_t>(select((bits & u32(0x7fffffff)) > u32(0x7f800000), nan, rounded));
 }
 

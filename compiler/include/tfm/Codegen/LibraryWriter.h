@@ -37,10 +37,6 @@ struct LibraryOptions {
   bool kernelsOnly = false;
 };
 
-/// Whether tfmc writes a library for `target`: a GPU's needs a driver that
-/// keeps weights, caches and the arena on the device, which tfmc does not
-/// write yet (docs/gpu.md); its kernels compile alone.
-bool writesLibraryFor(const std::string &target);
 
 /// contentHash of the lowered IR, the target and the ABI version: what the
 /// library, its manifest and the compile cache call it.

@@ -53,9 +53,8 @@ namespace tfm {
     "shared memory; prefill products in shared-memory tiles; attention a block per head and row")
 
 /// Where a schedule's kernels run: the CPU's cores, or a GPU through either
-/// of Halide's GPU back ends, or CUDA's alone (warp shuffles, which the
-/// OpenCL back end refuses).
-enum class ScheduleDevice { Cpu, Gpu, Cuda };
+/// of Halide's GPU back ends.
+enum class ScheduleDevice { Cpu, Gpu };
 
 #define TFM_SCHEDULE_ENUMERATOR(value, name, device, summary) value,
 enum class Schedule { TFM_SCHEDULES(TFM_SCHEDULE_ENUMERATOR) };

@@ -78,7 +78,8 @@ void defineAddSinusoid(OpDefinition &d) {
   Expr freq = exp(cast<double>(c / 2) * Expr(-2.0 * std::log(base) / width));
   Expr angle = cast<double>(r) * freq;
   Func f(d.name);
-  f(c, r) = x.func(c, r) + cast<float>(select(c % 2 == 0, sin(angle), cos(angle)));
+  auto [sine, cosine] = sinCosFloat(angle);
+  f(c, r) = x.func(c, r) + select(c % 2 == 0, sine, cosine);
   d.result.func = f;
 }
 
@@ -130,7 +131,8 @@ void defineRope(OpDefinition &d) {
     Expr freq = exp(cast<double>(p) * Expr(-2.0 * std::log(attrs.theta) / rotary));
     Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
     table = Func(d.name + "_angles");
-    table(p, r) = Tuple(cast<float>(cos(angle)), cast<float>(sin(angle)));
+    auto [sine, cosine] = sinCosFloat(angle);
+    table(p, r) = Tuple(cosine, sine);
   }
   d.result.positionTables = {table};
   Expr cs = table(pair, r)[0], sn = table(pair, r)[1];
@@ -217,6 +219,37 @@ Expr erfFloat(Expr x) {
     return acc;
   };
   return cast<float>(xd * horner(p, 7) / horner(q, 6));
+}
+
+// Halide's sin and cos of a double call the device's library, whose
+// argument reduction for large angles (Payne-Hanek) keeps a table on the
+// stack: every GPU kernel with a position table needed a stack frame. Here
+// the angle is reduced by the nearest multiple of pi/2 in two steps (Cody
+// and Waite: pi/2's high part has trailing zero bits, so the product by
+// any quadrant below 2^20 is exact), and sine and cosine are Taylor series
+// on [-pi/4, pi/4], within 3e-14 there: only the final rounding to float
+// is left.
+std::pair<Expr, Expr> sinCosFloat(Expr angle) {
+  auto f64 = [](double c) { return Internal::make_const(Float(64), c); };
+  const double halfPiHigh = 1.57079632673412561417e+00, halfPiLow = 6.07710050650619224932e-11;
+  Expr quarter = round(angle * f64(2.0 / M_PI));
+  // Strict: Halide lets LLVM reassociate floats, which would fold the two
+  // steps back into one product by a rounded pi/2.
+  Expr x = strict_float((angle - quarter * f64(halfPiHigh)) - quarter * f64(halfPiLow));
+  Expr x2 = x * x;
+  // 1/(2k+1)! and 1/(2k)!, highest first.
+  Expr sine = f64(1.0 / 6227020800.0), cosine = f64(-1.0 / 87178291200.0);
+  for (double c : {-1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0, 1.0})
+    sine = sine * x2 + f64(c);
+  for (double c : {1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0,
+                   -0.5, 1.0})
+    cosine = cosine * x2 + f64(c);
+  sine = sine * x;
+  // Halide's % of integers is never negative: the quadrant is 0..3.
+  Expr q = cast<int>(quarter) % 4;
+  Expr s = select(q == 0, sine, q == 1, cosine, q == 2, -sine, -cosine);
+  Expr c = select(q == 0, cosine, q == 1, -sine, q == 2, -cosine, sine);
+  return {cast<float>(s), cast<float>(c)};
 }
 
 } // namespace tfm::kernels

@@ -12,6 +12,7 @@
 #define TFM_KERNELS_SCHEDULES_CPUFAST_CPUFAST_H
 
 #include "../../OpRegistry.h"
+#include "../LoopSizes.h"
 #include "../Schedules.h"
 
 #include <map>
@@ -31,11 +32,6 @@ bool decodesWeight(const KernelAlgorithm &a, const Value &linear);
 /// Whether the projection reads its weight in a block format (its
 /// reduction is then element, sub-block, block: StoredWeight.h).
 bool blockedWeight(const Value &linear);
-/// Largest count of lanes <= `lanes` that divides `n`, so reductions need
-/// no guarded tail.
-int lanesDividing(int n, int lanes);
-/// Largest divisor of `n` that is at most `limit`.
-int divisorAtMost(int n, int limit);
 /// Prefetches a matrix-vector product's weight ahead of `loop`, one of
 /// the row's `iterationsPerRow`.
 void prefetchWeightAhead(Halide::Stage stage, const KernelAlgorithm &a, const Value &lin,

@@ -18,12 +18,6 @@ bool decodesWeight(const KernelAlgorithm &a, const Value &linear) {
 
 bool blockedWeight(const Value &linear) { return linear.reduction.dimensions() > 1; }
 
-int lanesDividing(int n, int lanes) {
-  while (lanes > 1 && n % lanes != 0)
-    lanes /= 2;
-  return lanes;
-}
-
 /// A matrix-vector product reads its weights once per step, from memory,
 /// and a core's own misses with the hardware prefetcher keep too few of
 /// their lines in flight: each iteration of `loop` (one of the row's
@@ -68,13 +62,6 @@ void prefetchWeightAhead(Stage stage, const KernelAlgorithm &a, const Value &lin
   int64_t iterations = (ahead * iterationsPerRow + rowBytes - 1) / rowBytes;
   stage.prefetch(weight.image, loop, loop, static_cast<int>(iterations),
                  PrefetchBoundStrategy::NonFaulting);
-}
-
-int divisorAtMost(int n, int limit) {
-  for (int d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
 }
 
 /// Schedules `f`, stored contiguously along `y`, as a transpose of

@@ -13,6 +13,7 @@
 #include "Gpu.h"
 
 #include "../../OpRegistry.h"
+#include "../LoopSizes.h"
 
 using namespace Halide;
 
@@ -20,19 +21,10 @@ namespace tfm::kernels::gpu {
 
 namespace {
 
-/// Largest divisor of `n` that is at most `limit`.
-int divisorAtMost(int n, int limit) {
-  for (int d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
-
-/// The outermost variable of a product's reduction: the element for a
-/// plain type, the block for a block format (StoredWeight.h).
-RVar outermost(const Value &linear) {
-  return linear.reduction[linear.reduction.dimensions() - 1];
-}
+/// The innermost variable of a product's reduction: the element, of the
+/// row for a plain type, of a (sub-)block for a block format
+/// (StoredWeight.h), whose bytes are contiguous.
+RVar innermost(const Value &linear) { return linear.reduction.x; }
 
 void refuseCpuForms(const Value &linear) {
   if (linear.integer || linear.bf16Pairs.defined())
@@ -53,8 +45,12 @@ void scheduleMatvec(ScheduleContext &ctx, const GpuParams &params, Func out,
   for (Value *lin : linears) {
     refuseCpuForms(*lin);
     Func product = lin->product;
-    product.compute_at(out, column);
-    RVar over = outermost(*lin);
+    // A column's thread computes the columns its output reads (both of an
+    // interleaved RoPE pair): unrolled, they stay in registers, where a
+    // loop over them kept them in an array on the stack.
+    product.compute_at(out, column).unroll(a.col);
+    product.update().unroll(a.col);
+    RVar over = innermost(*lin);
     int lanes = divisorAtMost(constantExtent(over), params.matvecLanes);
     if (lanes == 1)
       continue; // the column's thread sums it alone
