@@ -64,7 +64,31 @@ TARGET_CPU_FLAGS = {
     "avx2": {"avx", "avx2", "f16c", "fma", "sse4_1"},
     "avx512": {"avx", "avx2", "f16c", "fma", "sse4_1", "avx512f", "avx512cd", "avx512vl",
                "avx512bw", "avx512dq"},
+    # This CPU's features for the driver; the kernels on an OpenCL device
+    # (require_opencl_platform).
+    "opencl": set(),
 }
+
+
+def require_opencl_platform():
+    """An OpenCL platform to run --target opencl libraries on (POCL on the
+    CPU-only machines, which tools/install-deps.sh installs): its absence
+    fails under CI (exit 1) and skips elsewhere (exit 77)."""
+    import ctypes
+    found = ctypes.c_uint32(0)
+    try:
+        loader = ctypes.CDLL("libOpenCL.so.1")
+        status = loader.clGetPlatformIDs(0, None, ctypes.byref(found))
+    except OSError:
+        status = -1
+    if status == 0 and found.value > 0:
+        return
+    missing = "no OpenCL platform (install pocl-opencl-icd: tools/install-deps.sh)"
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {missing}", flush=True)
+        sys.exit(1)
+    print(f"SKIP: {missing}", flush=True)
+    sys.exit(SKIP_EXIT_CODE)
 
 
 def cpu_flags():

@@ -42,8 +42,16 @@ def main():
                         help="run tfm-run --no-mmap: the weights read into its own memory")
     parser.add_argument("--skip-passes", metavar="PASSES",
                         help="compile with tfmc --skip-passes PASSES (a pipeline subset)")
+    parser.add_argument("--target", choices=["opencl"],
+                        help="compile with tfmc --target TARGET: the kernels on a GPU "
+                        "through OpenCL (POCL on the CPU-only machines)")
     args = parser.parse_args()
-    if args.skip_passes:
+    if args.target:
+        testlib.require_opencl_platform()
+        out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-" + args.target)
+        testlib.compile_model(aidreams.config(), out, ("--target", args.target))
+        program = [testlib.bin("tfm-run"), "--model", out]
+    elif args.skip_passes:
         out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-skip-" +
                            args.skip_passes.replace(",", "+"))
         testlib.compile_model(aidreams.config(), out, ("--skip-passes", args.skip_passes))

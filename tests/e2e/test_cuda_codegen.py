@@ -7,9 +7,8 @@ Ampere's PTX through the driver), takes the PTX module Halide embeds in each
 kernel's object, and assembles it with ptxas for sm_80 (A100) and sm_90
 (H100, H200) with -maxrregcount=64, the cap of Halide's runtime when it
 JIT-compiles PTX. A kernel that spills a register or needs a stack frame
-fails. Where ptxas is absent the cases skip, except under CI=true. A GPU
-library itself is refused by name: tfmc does not write its device driver
-yet."""
+fails. Where ptxas is absent the cases skip, except under CI=true. On a
+machine without the NVIDIA driver, a CUDA library is refused by name."""
 
 import os
 import re
@@ -135,14 +134,43 @@ def alibi_mpt_7b_f16():
 
 
 @testlib.case
-def gpu_library_refused():
-    returncode, _, stderr = testlib.run([testlib.bin("tfmc"),
-                                         testlib.source_path("configs/aidreams260k.json"),
-                                         "--target", "opencl", "-o",
-                                         testlib.work_dir("e2e-cuda-codegen-refused")])
+def shared_memory_held_to_a_block():
+    """Every GPU compile holds each kernel's shared memory per block to the
+    48 KiB a launch gets (SharedMemoryCheck.h). Llama 2 7B at 16384
+    positions: all keys at once want 128 KiB of scores per block and are
+    refused by name; the GPU default, key tiles of 64, fits."""
+    work = testlib.work_dir("e2e-cuda-codegen-shared")
+    config = testlib.source_path("configs/llama2-7b.json")
+    common = ["--dtype", "f16", "--context", "16384", "--target", "cuda", "--emit", "kernels"]
+    returncode, _, stderr = testlib.run([testlib.bin("tfmc"), config, *common, "--attention",
+                                         "direct", "-o", os.path.join(work, "direct")])
     assert returncode == 1, f"exit {returncode}: {stderr}"
-    assert "does not write a GPU library yet" in stderr, stderr
-    print("ok: " + stderr.strip().splitlines()[-1][:160])
+    assert re.search(r"kernel \w+_attention \(schedule gpu\): GPU kernel .*: a block takes "
+                     r"\d+ bytes of shared memory .* over the 49152 a launch gets", stderr), stderr
+    testlib.check_run([testlib.bin("tfmc"), config, *common, "-o", os.path.join(work, "tiles")])
+    print("ok: " + stderr.strip().splitlines()[-1][:200])
+
+
+@testlib.case
+def no_driver_refused_by_name():
+    """A CUDA library on a machine without the NVIDIA driver: tfm-run exits 1
+    naming the driver it lacks, before any weight is read, with no signal
+    (Halide's runtime would abort the process)."""
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        print("SKIP: this machine has the NVIDIA driver (libcuda.so.1)")
+        sys.exit(testlib.SKIP_EXIT_CODE)
+    except OSError:
+        pass
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import aidreams
+    out = os.path.join(testlib.work_dir("e2e-cuda-codegen"), "aidreams260k-cuda")
+    testlib.compile_model(aidreams.config(), out, ("--target", "cuda"))
+    returncode, _, stderr = aidreams.tfm_run("-p", "Once", "-n", "4", model=out)
+    assert returncode == 1, f"exit {testlib.describe_exit(returncode)}: {stderr}"
+    assert "no NVIDIA driver (libcuda.so.1 is not found)" in stderr, stderr
+    print("ok: " + stderr.strip().splitlines()[-1][:200])
 
 
 if __name__ == "__main__":

@@ -198,6 +198,8 @@ def main():
                      f"{TOLERANCE:g}")
     if args.target:
         testlib.skip_unless_cpu_runs(args.target)
+    if args.target == "opencl":
+        testlib.require_opencl_platform()
     cases = CASES if not args.context else [(1, 0), (args.context - 32, 32), (0, args.context)]
 
     shape = os.path.splitext(os.path.basename(args.config))[0]

@@ -48,6 +48,24 @@ std::string cString(const std::string &text) {
   return out + "\"";
 }
 
+/// The host memory a binding's storage starts at, as C: the weight's
+/// pointer, the call's tokens or logits, the arena or the KV block.
+std::string storageHost(const Binding &b) {
+  switch (b.storage) {
+  case Storage::Weight:
+    return "(const uint8_t *)w[" + std::to_string(b.index) + "]";
+  case Storage::Tokens:
+    return "(const uint8_t *)tokens";
+  case Storage::Logits:
+    return "(uint8_t *)logits";
+  case Storage::Arena:
+    return "arena";
+  case Storage::Cache:
+    return "kv";
+  }
+  return "arena";
+}
+
 /// A window bound (tfm/Program/CallWindow.h) as C over the call's `pos`
 /// and `T`: "0", "pos", "T", "pos + T - 1", ...
 std::string cBound(const CallAffine &a) {
@@ -68,60 +86,81 @@ std::string cBound(const CallAffine &a) {
   return text;
 }
 
+/// Where a binding's buffer starts in its storage, in bytes, as C over the
+/// call's `pos`: the arena offset the memory plan chose, a cache's offset in
+/// the KV block (and, for the window a call writes, its first position's),
+/// nothing for a weight, the tokens or the logits.
+std::string storageOffset(const Program &p, const KernelParam &param, const Binding &b) {
+  switch (b.storage) {
+  case Storage::Weight:
+  case Storage::Tokens:
+  case Storage::Logits: // the caller's buffer holds the call's rows from its start
+    return "0";
+  case Storage::Arena:
+    return std::to_string(b.offset);
+  case Storage::Cache: {
+    const CacheBuffer &cache = p.caches[b.index];
+    std::string offset = std::to_string(cache.offset);
+    if (!param.isOutput) // a read window starts at position 0
+      return offset;
+    int64_t elementBytes = dtypeBytes(param.type.plain);
+    int64_t cols = param.type.storedRowLength(param.shape.back());
+    int64_t positionBytes =
+        param.cacheLayout == CacheLayout::Transposed ? elementBytes : elementBytes * cols;
+    return offset + " + " + std::to_string(positionBytes) + " * (int64_t)pos";
+  }
+  }
+  return "0";
+}
+
+/// The device region a binding's storage lives in, on a GPU target
+/// (runtime/model-lib/device_memory.h), as C over the call's sequence `s`.
+std::string deviceRegion(const Binding &b) {
+  switch (b.storage) {
+  case Storage::Weight:
+    return "tfm_device_weight(" + std::to_string(b.index) + ")";
+  case Storage::Tokens:
+    return "&s->tokens.buffer";
+  case Storage::Logits:
+    return "&s->logits.buffer";
+  case Storage::Arena:
+    return "&s->arena.buffer";
+  case Storage::Cache:
+    return "&s->kv.buffer";
+  }
+  return "&s->arena.buffer";
+}
+
 /// The C expression for one launch argument: a buffer over the storage the
 /// binding names, shaped as the kernel parameter expects, over the rows
-/// the call binds (rowWindow). `T` and `pos` are the rows and first
-/// position of the call.
+/// the call binds (rowWindow), its host pointer at storageOffset. `T` and
+/// `pos` are the rows and first position of the call.
 std::string bufferFor(const Program &p, const KernelParam &param, const Binding &b, int slot) {
   std::ostringstream e;
   int64_t cols = param.type.storedRowLength(param.shape.back());
-  // As tfm::kernels::storedElementType: q8_0's blocks are signed bytes.
+  // As tfm::kernels::storedElementType: q8_0's blocks are signed bytes, and
+  // GPU kernels hold f16 and bf16 as their bits (SixteenBitFloats).
+  bool sixteenAsBits = targetDevice(p.target) != TargetDevice::Cpu;
   std::string type = param.type.block ? (*param.type.block == BlockFormat::Q8_0 ? "I8" : "U8")
                      : param.type.plain == DType::I32                         ? "I32"
+                     : sixteenAsBits && (param.type.plain == DType::F16 ||
+                                         param.type.plain == DType::BF16)     ? "U16"
                      : param.type.plain == DType::F16                         ? "F16"
                      : param.type.plain == DType::BF16                        ? "BF16"
                                                                               : "F32";
   RowWindow window = rowWindow(param);
   std::string min = cBound(window.min), extent = cBound(window.extent);
-  auto view2 = [&](const std::string &host, int64_t stride0, int64_t stride1) {
-    e << "view2(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << cols
-      << ", " << stride0 << ", " << min << ", " << extent << ", " << stride1 << ")";
-  };
-  switch (b.storage) {
-  case Storage::Weight:
-    if (param.shape.size() == 1)
-      e << "view1(&b[" << slot << "], d[" << slot << "], w[" << b.index << "], " << type
-        << ", " << min << ", " << extent << ")";
-    else
-      view2("w[" + std::to_string(b.index) + "]", 1, cols);
-    break;
-  case Storage::Tokens:
-    e << "view1(&b[" << slot << "], d[" << slot << "], tokens, I32, " << min << ", " << extent
-      << ")";
-    break;
-  case Storage::Arena:
-    view2("arena + " + std::to_string(b.offset), 1, cols);
-    break;
-  case Storage::Logits: // the caller's buffer holds the call's rows from its start
-    view2("logits", 1, cols);
-    break;
-  case Storage::Cache: {
-    const CacheBuffer &cache = p.caches[b.index];
-    int64_t ctx = cache.rows;
-    std::string base = "kv + " + std::to_string(cache.offset);
-    int64_t elementBytes = dtypeBytes(param.type.plain);
-    // The host pointer addresses the window's first position.
-    bool transposed = param.cacheLayout == CacheLayout::Transposed;
-    int64_t positionBytes = transposed ? elementBytes : elementBytes * cols;
-    if (param.isOutput)
-      base += " + " + std::to_string(positionBytes) + " * (int64_t)pos";
-    if (transposed)
-      view2(base, ctx, 1);
-    else
-      view2(base, 1, cols);
-    break;
+  std::string host = storageHost(b) + " + " + storageOffset(p, param, b);
+  if (param.shape.size() == 1) {
+    e << "view1(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << min
+      << ", " << extent << ")";
+    return e.str();
   }
-  }
+  // A transposed cache holds a column's positions contiguously.
+  bool transposed = b.storage == Storage::Cache && param.cacheLayout == CacheLayout::Transposed;
+  int64_t stride0 = transposed ? p.caches[b.index].rows : 1, stride1 = transposed ? 1 : cols;
+  e << "view2(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << cols
+    << ", " << stride0 << ", " << min << ", " << extent << ", " << stride1 << ")";
   return e.str();
 }
 
@@ -132,46 +171,84 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
 /// in the launches.
 constexpr size_t kLaunchesPerFunction = 64;
 
-/// One C function running `launches` in order: `name`, with the entry's
-/// parameters.
+/// The parameters of the functions running an entry's launches: the
+/// entry's, and the sequence's device memory on a GPU target (null on a CPU).
+constexpr const char kLaunchParams[] =
+    "(const void *const *w, uint8_t *kv, uint8_t *arena, const int32_t *tokens,\n"
+    "    int32_t T, int32_t pos, float *logits, struct tfm_device_sequence *s)";
+
+/// One launch on the CPU: the kernel called on its buffers.
+void emitCpuLaunch(std::ostringstream &c, const Program &p, const Launch &l) {
+  const Kernel &k = p.kernels[l.kernel];
+  c << "  rc = " << k.name << "(";
+  int slot = 0;
+  bool first = true;
+  // Halide's calling convention: inputs in order, then outputs in order.
+  for (bool outputs : {false, true})
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].isOutput != outputs)
+        continue;
+      c << (first ? "\n      " : ",\n      ") << bufferFor(p, k.params[i], l.bindings[i], slot++);
+      first = false;
+    }
+  c << ");\n  if (rc) return rc;\n";
+}
+
+/// One launch on a GPU: each buffer given its region's device memory, the
+/// kernel called, the logits it writes brought back to the caller, the
+/// device views released.
+void emitGpuLaunch(std::ostringstream &c, const Program &p, const Launch &l) {
+  const Kernel &k = p.kernels[l.kernel];
+  std::vector<int> logitsSlots;
+  int slot = 0;
+  for (bool outputs : {false, true})
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].isOutput != outputs)
+        continue;
+      const Binding &b = l.bindings[i];
+      c << "  rc = tfm_device_view(" << bufferFor(p, k.params[i], b, slot) << ",\n      "
+        << deviceRegion(b) << ", " << storageOffset(p, k.params[i], b) << ");\n"
+        << "  if (rc) { tfm_device_release_views(b, " << slot << "); return rc; }\n";
+      if (b.storage == Storage::Logits)
+        logitsSlots.push_back(slot);
+      ++slot;
+    }
+  c << "  rc = " << k.name << "(";
+  for (int i = 0; i < slot; ++i)
+    c << (i ? ", " : "") << "&b[" << i << "]";
+  c << ");\n";
+  for (int logits : logitsSlots)
+    c << "  if (!rc) rc = halide_copy_to_host(NULL, &b[" << logits << "]);\n";
+  c << "  tfm_device_release_views(b, " << slot << ");\n  if (rc) return rc;\n";
+}
+
+/// One C function running `launches` in order: `name`, with kLaunchParams.
 void emitLaunches(std::ostringstream &c, const Program &p, const std::string &name,
                   llvm::ArrayRef<Launch> launches) {
   size_t maxParams = 1;
   for (const Launch &l : launches)
     maxParams = std::max(maxParams, l.bindings.size());
-  c << "static int " << name
-    << "(const void *const *w, uint8_t *kv, uint8_t *arena, const int32_t *tokens,\n"
-    << "    int32_t T, int32_t pos, float *logits) {\n"
+  c << "static int " << name << kLaunchParams << " {\n"
     << "  halide_buffer_t b[" << maxParams << "];\n"
     << "  halide_dimension_t d[" << maxParams << "][2];\n"
     << "  int rc;\n";
+  bool gpu = targetDevice(p.target) != TargetDevice::Cpu;
+  if (!gpu)
+    c << "  (void)s;\n";
   for (const Launch &l : launches) {
-    const Kernel &k = p.kernels[l.kernel];
-    c << "  rc = " << k.name << "(";
-    int slot = 0;
-    bool first = true;
-    // Halide's calling convention: inputs in order, then outputs in order.
-    for (bool outputs : {false, true}) {
-      for (size_t i = 0; i < k.params.size(); ++i) {
-        if (k.params[i].isOutput != outputs)
-          continue;
-        c << (first ? "\n      " : ",\n      ") << bufferFor(p, k.params[i], l.bindings[i], slot++);
-        first = false;
-      }
-    }
-    c << ");\n  if (rc) return rc;\n";
+    if (gpu)
+      emitGpuLaunch(c, p, l);
+    else
+      emitCpuLaunch(c, p, l);
   }
   c << "  return 0;\n}\n\n";
 }
 
-/// run_<entry>: the entry's launches, in parts of kLaunchesPerFunction.
+/// run_<entry>: the entry's launches, in parts of kLaunchesPerFunction, on
+/// a GPU after the call's memory is on the device.
 void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry) {
   std::string name = std::string("run_") + entryName(entry.kind);
   llvm::ArrayRef<Launch> launches = entry.launches;
-  if (launches.size() <= kLaunchesPerFunction) {
-    emitLaunches(c, p, name, launches);
-    return;
-  }
   std::vector<std::string> parts;
   for (size_t first = 0; first < launches.size(); first += kLaunchesPerFunction) {
     parts.push_back(name + "_" + std::to_string(parts.size()));
@@ -181,10 +258,36 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
   c << "static int " << name
     << "(const void *const *w, uint8_t *kv, uint8_t *arena, const int32_t *tokens,\n"
     << "    int32_t T, int32_t pos, float *logits) {\n"
+    << "  struct tfm_device_sequence *s = NULL;\n"
     << "  int rc;\n";
+  if (targetDevice(p.target) != TargetDevice::Cpu)
+    c << "  rc = tfm_device_enter(&device_model, w, kv, tokens, T, &s);\n  if (rc) return rc;\n";
   for (const std::string &part : parts)
-    c << "  rc = " << part << "(w, kv, arena, tokens, T, pos, logits);\n  if (rc) return rc;\n";
+    c << "  rc = " << part << "(w, kv, arena, tokens, T, pos, logits, s);\n  if (rc) return rc;\n";
   c << "  return 0;\n}\n\n";
+}
+
+/// A GPU target's device (runtime/model-lib/device_memory.h): its runtime's
+/// header and the sizes of the memory the model keeps there.
+void emitDeviceModel(std::ostringstream &c, const Program &p, int64_t arenaBytes) {
+  TargetDevice device = targetDevice(p.target);
+  bool cuda = device == TargetDevice::Cuda;
+  c << "#include \"device_memory.h\"\n"
+    << (cuda ? "#include \"HalideRuntimeCuda.h\"\n" : "#include \"HalideRuntimeOpenCL.h\"\n")
+    << "\nstatic const uint64_t weight_bytes[] = {";
+  for (size_t i = 0; i < p.weights.size(); ++i) {
+    const WeightInfo &w = p.weights[i];
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < w.shape.size(); ++d)
+      rows *= w.shape[d];
+    c << (i % 8 ? " " : "\n    ") << rows * w.type.bytes(w.shape.back()) << "ull,";
+  }
+  c << "\n    0};\n\n"
+    << "static const tfm_device_model device_model = {\n"
+    << "    " << (cuda ? "halide_cuda_device_interface" : "halide_opencl_device_interface")
+    << ", " << p.weights.size() << ", weight_bytes, " << p.kvCacheBytes << "ull, " << arenaBytes
+    << "ull,\n    " << p.prefillChunk * 4 << "ull, "
+    << std::max(p.prefillChunk, int64_t(1)) * p.vocabSize * 4 << "ull};\n\n";
 }
 
 } // namespace
@@ -195,7 +298,9 @@ std::string tfm::emitDriverSource(const Program &p, const std::string &manifest)
     << "). The call sequence of each entry point; do not edit. */\n"
     << "#include <stdint.h>\n#include <string.h>\n#include \"HalideRuntime.h\"\n"
     << "#include \"parallel_for.h\"\n"
-    << "#include \"" << p.name << ".h\"\n\n";
+    << "#include \"" << p.name << ".h\"\n\n"
+    << "/* A sequence's memory on a GPU (device_memory.h); none on a CPU. */\n"
+    << "struct tfm_device_sequence;\n\n";
 
   for (const Kernel &k : p.kernels) {
     c << "/* schedule " << k.schedule << " */\n";
@@ -209,6 +314,7 @@ static const struct halide_type_t F32 = {halide_type_float, 32, 1};
 static const struct halide_type_t I32 = {halide_type_int, 32, 1};
 static const struct halide_type_t F16 = {halide_type_float, 16, 1};
 static const struct halide_type_t BF16 = {halide_type_bfloat, 16, 1};
+static const struct halide_type_t U16 = {halide_type_uint, 16, 1};
 static const struct halide_type_t U8 = {halide_type_uint, 8, 1};
 static const struct halide_type_t I8 = {halide_type_int, 8, 1};
 
@@ -237,6 +343,10 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
   // halide_print, to stdout unless told otherwise: keep it apart from the
   // generated text.
   bool profiled = targetHasFeature(p.target, "profile");
+  int64_t arena = std::max({p.prefill.arenaBytes, p.decode.arenaBytes, p.score.arenaBytes});
+  bool gpu = targetDevice(p.target) != TargetDevice::Cpu;
+  if (gpu)
+    emitDeviceModel(c, p, arena);
   if (profiled)
     c << "#include <unistd.h>\n"
       << "static void print_to_stderr(void *user_context, const char *text) {\n"
@@ -246,7 +356,6 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
   emitEntry(c, p, p.decode);
   emitEntry(c, p, p.score);
 
-  int64_t arena = std::max({p.prefill.arenaBytes, p.decode.arenaBytes, p.score.arenaBytes});
   c << "#define CONTEXT " << p.contextLength << "\n#define CHUNK " << p.prefillChunk
     << "\n#define VOCAB " << p.vocabSize << "\n\n"
     << R"C(typedef int (*run_fn)(const void *const *, uint8_t *, uint8_t *, const int32_t *, int32_t,
@@ -282,6 +391,18 @@ static fp_mode flush_subnormals(void) { return 0; }
 static void restore_fp_mode(fp_mode caller) { (void)caller; }
 #endif
 
+/* The message of the last Halide runtime error on this thread, for
+ * tfm_model.last_error; cleared by each call. */
+static __thread char last_error_text[1024];
+static void record_error(void *user_context, const char *message) {
+  (void)user_context;
+  size_t n = strlen(message);
+  if (n >= sizeof last_error_text)
+    n = sizeof last_error_text - 1;
+  memcpy(last_error_text, message, n);
+  last_error_text[n] = 0;
+}
+
 /* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
  * logits go `logits_per_token` floats per token further into the caller's
  * buffer: 0 when only the last token's logits are wanted (the last chunk's
@@ -293,6 +414,7 @@ static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
                    int64_t logits_per_token) {
   if (n <= 0 || pos < 0 || pos > CONTEXT - n)
     return TFM_ERR_CONTEXT;
+  last_error_text[0] = 0;
   fp_mode caller = flush_subnormals();
   int rc = 0;
   for (int32_t done = 0; done < n && !rc; done += CHUNK) {
@@ -318,6 +440,7 @@ static int decode(const void *const *w, void *kv, void *arena, int32_t token, in
                   float *logits) {
   if (pos < 0 || pos >= CONTEXT)
     return TFM_ERR_CONTEXT;
+  last_error_text[0] = 0;
   fp_mode caller = flush_subnormals();
   int rc = run_decode(w, (uint8_t *)kv, (uint8_t *)arena, &token, 1, pos, logits);
   restore_fp_mode(caller);
@@ -326,7 +449,13 @@ static int decode(const void *const *w, void *kv, void *arena, int32_t token, in
 
 static void set_num_threads(int n) { tfm_parallel_for_threads(n); }
 
+static const char *last_error(void) { return last_error_text; }
+
 )C";
+  if (gpu)
+    c << "static void release_sequence(void *kv_cache) { tfm_device_release_sequence(kv_cache); }\n\n";
+  else
+    c << "static void release_sequence(void *kv_cache) { (void)kv_cache; }\n\n";
   c << "static const tfm_model model = {\n"
     << "  TFM_ABI_VERSION,\n"
     << "  " << cString(p.name) << ",\n"
@@ -336,9 +465,12 @@ static void set_num_threads(int n) { tfm_parallel_for_threads(n); }
     << "  " << p.weights.size() << ", " << p.vocabSize << ", " << p.contextLength << ", "
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
-    << "  prefill, decode, score, set_num_threads,\n};\n\n"
+    << "  prefill, decode, score, set_num_threads, last_error, release_sequence,\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *tfm_model_get(void) {\n"
     << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")
+    << "  // Halide's runtime errors (a missing GPU driver, ...) reach the caller\n"
+    << "  // through last_error, instead of aborting the process.\n"
+    << "  halide_set_error_handler(record_error);\n"
     << "  // Parallel loops on workers that spin between kernels\n"
     << "  // (runtime/model-lib/parallel_for.c says why), through Halide's hook.\n"
     << "  halide_set_custom_do_par_for(tfm_parallel_for);\n"

@@ -10,7 +10,7 @@
 #include "tfm/common/Targets.h"
 #include "tfm/common/model_abi.h"
 
-#include "ModelLibSources.inc" // runtime/model-lib/parallel_for.{h,c}
+#include "ModelLibSources.inc" // runtime/model-lib/: kModelLibFiles
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
@@ -259,32 +259,32 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
     jobs.push_back(runtimeJob(program, objDir, options));
     return runJobs(jobs, options.verbose, error) ? llvm::Error::success() : failed();
   }
-  // A GPU library needs a driver that keeps the weights, caches and arena
-  // on the device, which tfmc does not write yet; its kernels compile alone.
-  TargetDevice device = targetDevice(program.target);
-  if (device != TargetDevice::Cpu)
-    return failure("the target's kernels run on a GPU (" + targetDeviceName(device).str() +
-                   "): tfmc compiles them (--emit kernels) but does not write a GPU library "
-                   "yet, whose driver must keep the weights, caches and arena on the device "
-                   "(docs/gpu.md)");
-
   llvm::Expected<std::string> emitted = emitManifest(program);
   if (!emitted)
     return emitted.takeError();
   const std::string &manifest = *emitted;
   std::string driver = join(objDir, "driver.c");
-  std::string parallelFor = join(objDir, "parallel_for.c");
   std::string exports = join(objDir, "exports.map");
   const std::pair<std::string, std::string> files[] = {
       {join(options.outDir, "manifest.json"), manifest},
       {join(options.outDir, name + ".h"), emitModelHeader(program)},
       {driver, emitDriverSource(program, manifest)},
-      {join(objDir, "parallel_for.h"), kParallelForHeader},
-      {parallelFor, kParallelForSource},
       {exports, "{ global: tfm_model_get; local: *; };\n"}};
   for (const auto &[file, text] : files)
     if (llvm::Error e = writeTextFile(file, text))
       return e;
+  // runtime/model-lib/: the parallel loops' workers, and a GPU library's
+  // memory on its device.
+  std::vector<std::string> modelLibSources;
+  for (const ModelLibFile &f : kModelLibFiles) {
+    if (f.gpuOnly && targetDevice(program.target) == TargetDevice::Cpu)
+      continue;
+    std::string path = join(objDir, f.name);
+    if (llvm::Error e = writeTextFile(path, f.text))
+      return e;
+    if (llvm::StringRef(f.name).ends_with(".c"))
+      modelLibSources.push_back(path);
+  }
 
   // Slowest first: the driver (a C compile of every launch), the multi-row
   // kernels, the single-row ones, then the parallel loops' workers
@@ -304,14 +304,15 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
     for (const Kernel &k : program.kernels)
       if (isMultiRow(k) == multiRow)
         jobs.push_back(kernelJob(k, program, objDir, options));
-  std::string parallelForObject = join(objDir, "parallel_for.o");
-  jobs.push_back({parallelForObject, [&](std::string &e) {
-                    return runTool("cc",
-                                   {"-c", "-O2", "-fPIC", "-fvisibility=hidden",
-                                    "-I" TFM_HALIDE_INCLUDE_DIR, parallelFor, "-o",
-                                    parallelForObject},
-                                   options.verbose, e);
-                  }});
+  for (const std::string &source : modelLibSources) {
+    std::string object = source.substr(0, source.size() - 2) + ".o";
+    jobs.push_back({object, [&, source, object](std::string &e) {
+                      return runTool("cc",
+                                     {"-c", "-O2", "-fPIC", "-fvisibility=hidden",
+                                      "-I" TFM_HALIDE_INCLUDE_DIR, source, "-o", object},
+                                     options.verbose, e);
+                    }});
+  }
   jobs.push_back(runtimeJob(program, objDir, options));
   if (!runJobs(jobs, options.verbose, error))
     return failed();

@@ -1,11 +1,7 @@
 //===- BufferBoundsCheck.cpp - Refuse a kernel that reaches outside its buffers -===//
 #include "BufferBoundsCheck.h"
 
-#include "tfm/Program/CallWindow.h"
-
-#include <algorithm>
 #include <optional>
-#include <set>
 
 using namespace Halide;
 using namespace Halide::Internal;
@@ -24,64 +20,11 @@ std::optional<int64_t> constant(const Expr &e) {
   return std::nullopt;
 }
 
-bool isDynamicRows(const KernelParam &p) {
-  return p.tokenRows && !p.shape.empty() && p.shape.front() == kDynamicRows;
-}
-
 } // namespace
 
 BufferBoundsCheck::BufferBoundsCheck(const Kernel &kernel, const KernelAlgorithm &algorithm,
                                      CallRange range)
-    : kernel_(kernel), range_(range) {
-  size_t input = 0;
-  for (const KernelParam &p : kernel.params)
-    if (!p.isOutput)
-      buffers_.push_back({algorithm.inputs[input++].name(), &p});
-  for (size_t i = 0; i < algorithm.outputs.size(); ++i)
-    buffers_.push_back({algorithm.outputs[i].name(), algorithm.outputParams[i]});
-}
-
-std::vector<std::pair<int64_t, int64_t>> BufferBoundsCheck::calls() const {
-  bool manyRows = std::any_of(kernel_.params.begin(), kernel_.params.end(), isDynamicRows);
-  std::set<int64_t> rows{1};
-  if (manyRows)
-    for (int64_t n : {int64_t(2), int64_t(3), range_.maxRows - 1, range_.maxRows})
-      if (n >= 1 && n <= range_.maxRows)
-        rows.insert(n);
-  std::vector<std::pair<int64_t, int64_t>> calls;
-  for (int64_t n : rows)
-    if (n <= range_.context)
-      for (int64_t pos : {int64_t(0), range_.context - n})
-        calls.push_back({pos, n});
-  return calls;
-}
-
-std::map<std::string, Expr> BufferBoundsCheck::bufferShapes(int64_t pos, int64_t rows) const {
-  std::map<std::string, Expr> shapes;
-  for (const auto &[name, param] : buffers_) {
-    RowWindow window = rowWindow(*param);
-    int rowDim = static_cast<int>(param->shape.size()) - 1;
-    auto set = [&, name = name](int dim, int64_t min, int64_t extent) {
-      shapes[name + ".min." + std::to_string(dim)] = Expr(static_cast<int>(min));
-      shapes[name + ".extent." + std::to_string(dim)] = Expr(static_cast<int>(extent));
-    };
-    if (rowDim == 1)
-      set(0, 0, param->type.storedRowLength(param->shape[1]));
-    set(rowDim, window.min.at(pos, rows), window.extent.at(pos, rows));
-  }
-  return shapes;
-}
-
-Expr BufferBoundsCheck::evaluate(Expr e, const std::map<std::string, Expr> &shapes) const {
-  // The lets `e` names, innermost first (a let's value names only lets
-  // outside it), wrapped around it for the simplifier to fold. A buffer's
-  // own shape symbols are lets reading the buffer: the call's shape
-  // replaces them.
-  for (auto it = lets_.rbegin(); it != lets_.rend(); ++it)
-    if (!shapes.count(it->first) && expr_uses_var(e, it->first))
-      e = Let::make(it->first, it->second, e);
-  return simplify(substitute(shapes, e));
-}
+    : calls_(kernel, algorithm, range) {}
 
 Stmt BufferBoundsCheck::visit(const LetStmt *let) {
   lets_.push_back({let->name, let->value});
@@ -111,17 +54,16 @@ void BufferBoundsCheck::checkRegion(const std::string &buffer, const Call *error
   for (const char *prefix : kBufferPrefixes)
     if (starts_with(buffer, prefix))
       name = buffer.substr(std::string(prefix).size());
-  auto found = std::find_if(buffers_.begin(), buffers_.end(),
-                            [&](const auto &b) { return b.first == name; });
+  const KernelParam *found = calls_.param(name);
   const IntImm *dim = error->args[1].as<IntImm>();
-  if (found == buffers_.end() || !dim)
+  if (!found || !dim)
     return;
-  const KernelParam &param = *found->second;
+  const KernelParam &param = *found;
   std::string dimText = std::to_string(dim->value);
-  for (auto [pos, rows] : calls()) {
-    std::map<std::string, Expr> shapes = bufferShapes(pos, rows);
-    std::optional<int64_t> minNeeded = constant(evaluate(error->args[2], shapes));
-    std::optional<int64_t> maxNeeded = constant(evaluate(error->args[3], shapes));
+  for (auto [pos, rows] : calls_.calls()) {
+    std::map<std::string, Expr> shapes = calls_.bufferShapes(pos, rows);
+    std::optional<int64_t> minNeeded = constant(evaluateInCall(error->args[2], lets_, shapes));
+    std::optional<int64_t> maxNeeded = constant(evaluateInCall(error->args[3], lets_, shapes));
     if (!minNeeded || !maxNeeded) // depends on more than the call: Halide asserts it
       continue;
     int64_t min = *constant(shapes[name + ".min." + dimText]);

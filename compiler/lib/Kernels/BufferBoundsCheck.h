@@ -5,15 +5,16 @@
 // required. A schedule whose tiles overhang a region (an autoscheduler's
 // shifted tail, say) would fail every call, or read before a weight's first
 // row where the asserts are compiled out. This pass finds it at compile
-// time: for calls at the ends of the kernel's range, it evaluates the
-// region each of those asserts requires and holds it to the window the
-// driver binds (tfm/Program/CallWindow.h). Nothing is executed.
+// time: for calls at the ends of the kernel's range (KernelCalls.h), it
+// evaluates the region each of those asserts requires and holds it to the
+// window the driver binds. Nothing is executed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_KERNELS_BUFFERBOUNDSCHECK_H
 #define TFM_KERNELS_BUFFERBOUNDSCHECK_H
 
 #include "KernelAlgorithm.h"
+#include "KernelCalls.h"
 #include "tfm/Program/CallWindow.h"
 
 #include "Halide.h"
@@ -39,19 +40,10 @@ private:
   Halide::Internal::Stmt visit(const Halide::Internal::LetStmt *let) override;
   Halide::Internal::Stmt visit(const Halide::Internal::AssertStmt *check) override;
 
-  /// (pos, rows) of the calls checked: the first and last positions, for
-  /// one row, a few rows and a whole chunk.
-  std::vector<std::pair<int64_t, int64_t>> calls() const;
-  /// Every buffer's min and extent symbol in a call, as the driver binds it.
-  std::map<std::string, Halide::Expr> bufferShapes(int64_t pos, int64_t rows) const;
-  /// `e` with the enclosing lets and the buffer shapes put in, simplified.
-  Halide::Expr evaluate(Halide::Expr e, const std::map<std::string, Halide::Expr> &shapes) const;
   void checkRegion(const std::string &buffer, const Halide::Internal::Call *error);
 
-  const Kernel &kernel_;
-  CallRange range_;
-  std::vector<std::pair<std::string, const KernelParam *>> buffers_; // Halide name, param
-  std::vector<std::pair<std::string, Halide::Expr>> lets_;           // enclosing, outermost first
+  KernelCalls calls_;
+  std::vector<std::pair<std::string, Halide::Expr>> lets_; // enclosing, outermost first
   std::vector<std::string> violations_;
 };
 

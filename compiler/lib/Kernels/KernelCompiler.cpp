@@ -2,6 +2,7 @@
 #include "tfm/Kernels/KernelCompiler.h"
 
 #include "BufferBoundsCheck.h"
+#include "SharedMemoryCheck.h"
 #include "KernelAlgorithm.h"
 #include "PrefetchLineSteps.h"
 #include "Schedules/Schedules.h"
@@ -61,8 +62,12 @@ bool lowerChecked(const Kernel &kernel, const std::string &tfmTarget, CallRange 
     ScheduledKernel scheduled = scheduleKernel(*set, kernel, target, amx);
     Halide::Pipeline &pipeline = scheduled.pipeline;
     BufferBoundsCheck bounds(kernel, scheduled.algorithm, range);
+    SharedMemoryCheck shared(kernel, scheduled.algorithm, range);
     pipeline.add_custom_lowering_pass(new PrefetchLineSteps);
-    pipeline.add_custom_lowering_pass(&bounds, [] {}); // lives here, not in the pipeline
+    // Both live here, not in the pipeline.
+    pipeline.add_custom_lowering_pass(&bounds, [] {});
+    if (target.has_gpu_feature())
+      pipeline.add_custom_lowering_pass(&shared, [] {});
     std::vector<Halide::Argument> args(scheduled.algorithm.inputs.begin(),
                                        scheduled.algorithm.inputs.end());
     lower(pipeline, args, target.with_feature(Halide::Target::NoRuntime));
@@ -70,6 +75,11 @@ bool lowerChecked(const Kernel &kernel, const std::string &tfmTarget, CallRange 
     if (!bounds.violations().empty()) {
       error = "kernel " + kernel.name + " (schedule " + kernel.schedule +
               ") reaches outside its buffers: " + bounds.violations().front();
+      return false;
+    }
+    if (!shared.violations().empty()) {
+      error = "kernel " + kernel.name + " (schedule " + kernel.schedule +
+              "): " + shared.violations().front();
       return false;
     }
   } catch (const Halide::Error &e) {

@@ -1,6 +1,7 @@
 //===- ChooseAttention.cpp - each attention op's algorithm ----------------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/Targets.h"
 
 namespace tfm {
 #define GEN_PASS_DEF_TFMCHOOSEATTENTION
@@ -21,11 +22,24 @@ namespace {
 /// read the key cache twice.
 constexpr int64_t kDefaultKeyTile = 0;
 
+/// A GPU's default: tiles of 64. The gpu schedule holds a block's scores
+/// in shared memory, which all the keys outgrow past a few thousand
+/// (48 KiB a block); a tile's do not.
+constexpr int64_t kGpuKeyTile = 64;
+
+/// The default for the module's target.
+int64_t defaultKeyTile(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<StringAttr>(attrs::kTarget) : StringAttr();
+  bool gpu = target && targetDevice(target.getValue()) != TargetDevice::Cpu;
+  return gpu ? kGpuKeyTile : kDefaultKeyTile;
+}
+
 struct ChooseAttentionPass : public impl::TfmChooseAttentionBase<ChooseAttentionPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    int64_t wanted = keyTile < 0 ? kDefaultKeyTile : int64_t(keyTile);
+    int64_t wanted = keyTile < 0 ? defaultKeyTile(getOperation()) : int64_t(keyTile);
     getOperation().walk([&](AttentionOp op) {
       if (op.getKeyTile() != 0 || wanted == 0)
         return;

@@ -1,6 +1,7 @@
 //===- ChooseCacheLayouts.cpp - each cache laid out for its reader --------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/Targets.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -17,6 +18,8 @@ namespace {
 struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCacheLayoutsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    auto target = module->getAttrOfType<StringAttr>(attrs::kTarget);
+    bool gpu = target && targetDevice(target.getValue()) != TargetDevice::Cpu;
     // The kv_cache ops naming each declaration.
     llvm::DenseMap<StringAttr, SmallVector<KvCacheOp>> refs;
     module.walk([&](KvCacheOp ref) { refs[ref.getCacheAttr().getAttr()].push_back(ref); });
@@ -33,8 +36,10 @@ struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCac
         }
       // Kernel signatures already fix an outlined cache's layout; any other
       // cache keeps the one it was declared with (rows from the builder, or
-      // a hand-written choice).
-      if (outlined || !readAsKeys)
+      // a hand-written choice). A GPU's keys stay in rows: the window a call
+      // writes then starts on a row, which OpenCL's sub-buffers need
+      // aligned, where a transposed cache's starts at any element.
+      if (outlined || !readAsKeys || gpu)
         continue;
       auto type = cast<MemRefType>(decl.getType());
       MemRefType chosen = cacheBufferType(type.getElementType(), type.getDimSize(0),

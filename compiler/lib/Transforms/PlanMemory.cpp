@@ -1,6 +1,7 @@
 //===- PlanMemory.cpp - static offsets for caches and arena values --------===//
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
+#include "tfm/common/Targets.h"
 
 namespace tfm {
 #define GEN_PASS_DEF_TFMPLANMEMORY
@@ -12,11 +13,15 @@ using namespace mlir;
 namespace tfm {
 namespace {
 
-constexpr int64_t kAlignment = 64;
 constexpr int64_t kElementBytes = 4; // activations are f32
 
-int64_t alignUp(int64_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+/// Where values and caches start: on 64-byte lines for a CPU; on 512 bytes
+/// for a GPU, whose OpenCL kernels take a buffer at an offset as a
+/// sub-buffer, which must start on the device's base address alignment
+/// (128 bytes on POCL; 512 covers the devices we know).
+int64_t alignmentFor(ModuleOp module) {
+  auto target = module->getAttrOfType<StringAttr>(attrs::kTarget);
+  return target && targetDevice(target.getValue()) != TargetDevice::Cpu ? 512 : 64;
 }
 
 /// One arena value: live from the launch that defines it to its last reader,
@@ -31,8 +36,13 @@ struct Interval {
 };
 
 struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
+  int64_t alignment = 64;
+
+  int64_t alignUp(int64_t bytes) const { return (bytes + alignment - 1) / alignment * alignment; }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    alignment = alignmentFor(module);
     std::optional<int64_t> chunk;
     if (auto attr = module->getAttrOfType<IntegerAttr>(attrs::kPrefillChunk))
       chunk = attr.getInt();
@@ -42,7 +52,7 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
         return signalPassFailure();
   }
 
-  /// The caches back to back in declaration order, each 64-byte aligned.
+  /// The caches back to back in declaration order, each aligned.
   void planCaches(ModuleOp module) {
     Builder b(&getContext());
     int64_t bytes = 0;

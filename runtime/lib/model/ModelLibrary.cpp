@@ -1,5 +1,6 @@
 //===- ModelLibrary.cpp - dlopen a generated model and check it -----------===//
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/GpuDevice.h"
 
 #include "tfm/common/Failure.h"
 #include "tfm/common/Targets.h"
@@ -115,7 +116,8 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return failure(src + ": model ABI version " + std::to_string(m.abi_version) +
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
-  if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score)
+  if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score ||
+      !m.last_error || !m.release_sequence)
     return failure(src + ": the model description lacks its manifest, build hash, target "
                          "or entry points");
 
@@ -142,6 +144,8 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
                    llvm::join(missing, "; ") +
                    "; recompile the model here (tfmc --target host), or for features this CPU "
                    "has (--target avx2, avx512, ...)");
+  if (llvm::Error e = checkGpuDevice(targetDevice(m.target), src))
+    return std::move(e);
   if (man.tensors.size() != m.n_weights)
     return mismatch("the number of weights", std::to_string(m.n_weights),
                     std::to_string(man.tensors.size()));

@@ -75,6 +75,11 @@ Session::create(const tfm_model &model, std::vector<const void *> weights) {
   return std::move(s);
 }
 
+Session::~Session() {
+  if (kvCache && model.release_sequence)
+    model.release_sequence(kvCache.get());
+}
+
 void Session::reset() {
   std::memset(kvCache.get(), 0, roundUp64(model.kv_cache_bytes));
   pos = 0;
@@ -101,9 +106,14 @@ llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens,
     return failure(std::string("model ") + entry + " refused positions " +
                    std::to_string(pos) + ".." + std::to_string(pos + nTokens - 1) +
                    ": past the context of " + std::to_string(model.context_length));
-  if (status != 0)
+  if (status != 0) {
+    std::string why = model.last_error ? model.last_error() : "";
+    while (!why.empty() && why.back() == '\n')
+      why.pop_back();
     return failure(std::string("model ") + entry + " failed with code " +
-                   std::to_string(status) + " at position " + std::to_string(pos));
+                   std::to_string(status) + " at position " + std::to_string(pos) +
+                   (why.empty() ? "" : ": " + why));
+  }
   for (size_t i = 0; i < count; ++i)
     if (!std::isfinite(logits[i]))
       return llvm::make_error<NonFiniteLogitError>(

@@ -11,7 +11,9 @@
  *  - kv_cache: kv_cache_bytes, zero-initialised once per sequence; its layout
  *    is private to the generated code;
  *  - arena: arena_bytes of scratch for activations, 64-byte aligned.
- * The generated code never allocates per call.
+ * The generated code never allocates per call. A library for a GPU target
+ * keeps the weights and each sequence's cache and arena on its device
+ * (runtime/model-lib/device_memory.h): the host cache is uploaded once.
  *
  * The entry points return 0 on success, or a non-zero error code (a Halide
  * runtime error code, or TFM_ERR_* below).
@@ -26,7 +28,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to tfm_model below. */
-#define TFM_ABI_VERSION 3
+#define TFM_ABI_VERSION 4
 
 /* Returned when a call's positions do not fit the context. */
 #define TFM_ERR_CONTEXT (-1000)
@@ -71,6 +73,16 @@ typedef struct tfm_model {
    * included (runtime/model-lib/parallel_for.c). Until it is called:
    * HL_NUM_THREADS, else the CPUs online, as Halide's own pool. */
   void (*set_num_threads)(int n);
+
+  /* The message of the Halide runtime error behind the last non-zero return
+   * on this thread ("" if none): a missing GPU driver or device, say. The
+   * library records it instead of letting Halide abort the process. */
+  const char *(*last_error)(void);
+
+  /* Frees what the library keeps for the sequence of `kv_cache` (a GPU
+   * library: its cache, arena and call buffers on the device); call it
+   * before freeing the cache. A CPU library keeps nothing. */
+  void (*release_sequence)(void *kv_cache);
 } tfm_model;
 
 /* The one exported symbol of a generated library. */

@@ -65,8 +65,9 @@ def TfmChooseAttention : Pass<"tfm-choose-attention", "mlir::func::FuncOp"> {
     keys of FlashAttention's online softmax, or 0 for one softmax over all
     the keys of a row (tfm/Dialect/TfmOps.td). `key-tile=N` asks for tiles
     of N keys, `key-tile=0` for all keys at once; without it, the default
-    below applies (ChooseAttention.cpp), and a tile longer than the cache
-    is the whole cache. An op given a tile by hand keeps it.
+    for the module's target applies (ChooseAttention.cpp: all keys on a
+    CPU, tiles of 64 on a GPU), and a tile longer than the cache is the
+    whole cache. An op given a tile by hand keeps it.
 
     Example: `tfm-opt --tfm-choose-attention=key-tile=64 m.mlir`
   }];

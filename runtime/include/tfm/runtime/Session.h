@@ -47,6 +47,9 @@ public:
   /// would not fit in this machine's memory or cannot be allocated.
   static llvm::Expected<std::unique_ptr<Session>> create(const tfm_model &model,
                                                          std::vector<const void *> weights);
+  /// Tells the library the sequence is gone (a GPU library frees its memory
+  /// on the device).
+  ~Session();
 
   /// Runs `tokens` from the current position; logits() then holds the last
   /// token's logits.

@@ -4,10 +4,11 @@
 // keys for the scores and weights (kept in shared memory) and across the
 // head dimension for the value mix, reading each value row's consecutive
 // elements together. The row's maximum and the weights' sum are one
-// value each, computed by one thread. With key tiles (FlashAttention) the
-// block goes through the tiles in order, holding one tile's scores at a
-// time, and merges them with an online softmax: shared memory stays the
-// size of a tile, whatever the context.
+// value each, computed by one thread. With key tiles (FlashAttention, the
+// GPU's default: tfm-choose-attention) the block goes through the tiles in
+// order, holding one tile's scores at a time, and merges them with an
+// online softmax: shared memory stays the size of a tile, whatever the
+// context.
 //
 //===----------------------------------------------------------------------===//
 #include "Gpu.h"
@@ -63,6 +64,11 @@ void scheduleAttention(ScheduleContext &ctx, const GpuParams &params, Func out,
   LoopLevel inTile(at.merged, tile);
   acrossKeys(at.dot, at.s, inTile, params.threads);
   acrossKeys(at.weight, at.s, inTile, params.threads);
+  // Halide sizes shared memory for every tile at once, from bounds of the
+  // tile's keys over the tile loop whose clamps it cannot follow: the
+  // whole context. A tile's keys are at most a tile.
+  at.dot.bound_storage(at.s, at.keyTile);
+  at.weight.bound_storage(at.s, at.keyTile);
   at.maxScore.compute_at(inTile);
   at.denom.compute_at(inTile);
   acrossHeadDim(at.mixed, at.d, inTile);
