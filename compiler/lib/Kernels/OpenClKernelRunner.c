@@ -1,10 +1,10 @@
-/* ScheduleEquivalenceRunner.c - one GPU kernel call, out of the test's process.
+/* OpenClKernelRunner.c - one GPU kernel call, out of the test's process.
  *
- * ScheduleEquivalenceTest runs GPU schedules on an OpenCL device (POCL on
- * the CPU machines). POCL compiles kernels with its own LLVM, which must not
- * share a process with Halide's LLVM 14 (their symbols interpose, and POCL
- * crashes inside clang), so the test compiles the kernel ahead of time, as
- * tfmc does, links it with this file and runs it here.
+ * The kernel tests run GPU schedules on an OpenCL device (POCL on the CPU
+ * machines). POCL compiles kernels with its own LLVM, which must not share
+ * a process with Halide's LLVM 14 (their symbols interpose, and POCL
+ * crashes inside clang), so OpenClKernelRun.cpp compiles the kernel ahead
+ * of time, as tfmc does, links it with this file and runs it here.
  *
  * Usage: runner CALL OUT. CALL holds the buffer count, then per buffer (the
  * kernel's arguments in order, inputs then outputs): type code, bits and
@@ -31,7 +31,7 @@ static int is_output[kMaxBuffers];
 static int read_exact(FILE *f, void *to, size_t n) { return fread(to, 1, n, f) == n; }
 
 static int fail(const char *what) {
-  fprintf(stderr, "ScheduleEquivalenceRunner: %s\n", what);
+  fprintf(stderr, "OpenClKernelRunner: %s\n", what);
   return 2;
 }
 
@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
   fclose(call);
   int rc = kernel_argv(args);
   if (rc != 0) {
-    fprintf(stderr, "ScheduleEquivalenceRunner: the kernel returned %d\n", rc);
+    fprintf(stderr, "OpenClKernelRunner: the kernel returned %d\n", rc);
     return 1;
   }
   FILE *out = fopen(argv[2], "wb");
