@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static tfm_device_region *weights;
@@ -228,4 +229,44 @@ void tfm_device_release_sequence(void *kv) {
       break;
     }
   pthread_mutex_unlock(&lock);
+}
+
+int tfm_device_select(int device) {
+  if (device < 0)
+    return fail(halide_error_code_generic_error, "tfm: a device index must be 0 or more\n");
+  halide_set_gpu_device(device);
+  return 0;
+}
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int tfm_device_copy_rate(const tfm_device_model *m, uint64_t bytes, int repeats, double *gbs) {
+  tfm_device_region from, to;
+  memset(&from, 0, sizeof from);
+  memset(&to, 0, sizeof to);
+  int rc = region_allocate(m, &from, bytes);
+  if (!rc)
+    rc = region_allocate(m, &to, bytes);
+  double start = 0;
+  /* Copy -1 is not timed: it starts the device's queue and pages in both. */
+  for (int i = -1; i < repeats && !rc; ++i) {
+    if (i == 0) {
+      rc = halide_device_sync(NULL, &to.buffer);
+      start = seconds_now();
+    }
+    if (!rc)
+      rc = halide_buffer_copy(NULL, &from.buffer, m->interface(), &to.buffer);
+  }
+  if (!rc)
+    rc = halide_device_sync(NULL, &to.buffer);
+  double seconds = seconds_now() - start;
+  region_free(&from);
+  region_free(&to);
+  if (!rc)
+    *gbs = seconds > 0 ? 2.0 * (double)bytes * repeats / seconds / 1e9 : 0;
+  return rc;
 }

@@ -61,6 +61,12 @@ void tfm_device_release_views(halide_buffer_t *views, int count);
 /** Frees the device memory of the sequence of host cache `kv`, if any. */
 void tfm_device_release_sequence(void *kv);
 
+/** tfm_model.set_device: the device the calls run on once it is opened. */
+int tfm_device_select(int device);
+
+/** tfm_model.measure_device_copy on the model's device. */
+int tfm_device_copy_rate(const tfm_device_model *model, uint64_t bytes, int repeats, double *gbs);
+
 #ifdef __cplusplus
 }
 #endif

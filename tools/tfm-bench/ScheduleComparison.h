@@ -47,9 +47,6 @@ constexpr double kTuningMargin = 0.03;
 /// its time to count: a kernel seen less keeps the target's default.
 constexpr int kTuningSamples = 10;
 
-/// The prompt of every timed run and check: `tokens` pseudo-random ids.
-std::vector<int32_t> benchPrompt(int tokens, uint32_t vocab);
-
 /// Runs the comparison; the exit status (non-zero when a schedule fails to
 /// compile or computes something else than plain).
 int compareSchedules(const ComparisonOptions &options, const Roofline &roofline);

@@ -9,9 +9,15 @@
 // medians. Each is held against this machine's roofline, measured first
 // with the same number of threads (Roofline.h): prefill's FLOPs against the
 // FMA peak; decode, which reads every weight once per token, against the
-// read bandwidth measured for a working set of the weights' size.
+// read bandwidth measured for a working set of the weights' size. A GPU
+// library is held against its device's copy bandwidth instead, measured
+// through the library (tfm_model.measure_device_copy). With --reference,
+// each folder's logits are first checked against another compilation's of
+// the same config (a GPU library against the CPU's), and a folder that
+// computes otherwise is not timed.
 //
 //===----------------------------------------------------------------------===//
+#include "LogitsCheck.h"
 #include "Roofline.h"
 #include "ScheduleComparison.h"
 
@@ -33,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -50,6 +57,8 @@ struct Options {
   int threads = 2, promptTokens = 128, decodeTokens = 64, repeats = 5;
   tfm::rt::WeightMemory weightMemory = tfm::rt::WeightMemory::Mapped;
   std::vector<int> depths{0}; // tokens already in the context when timing starts
+  std::string referenceDir;     // --reference: whose logits every folder's must match
+  std::optional<int> device;    // --device: a GPU library's device
 };
 Options opt;
 
@@ -86,7 +95,14 @@ struct Result {
   double weightsReadGBs = 0;      // reading those weights where they lie (Roofline.h)
   std::string schedule;
   tfm::Products products = tfm::Products::F32; // what prefill's products multiply
+  bool gpu = false;
+  double deviceCopyGBs = 0; // a GPU library: its device's copy bandwidth, read + written
 };
+
+/// What a GPU library copies to measure its device's bandwidth: past any
+/// GPU's last-level cache (50 MiB on an H100) many times over.
+constexpr uint64_t kDeviceCopyBytes = 256ull << 20;
+constexpr int kDeviceCopyRepeats = 10;
 
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
 /// prefill of `depth` tokens (as llama-bench's -d).
@@ -94,12 +110,16 @@ Expected<Result> bench(const std::string &dir, int depth) {
   auto lib = tfm::rt::ModelLibrary::open(dir);
   if (!lib)
     return lib.takeError();
+  if (opt.device && (*lib)->onGpu())
+    if (Error e = (*lib)->selectDevice(*opt.device))
+      return std::move(e);
   const tfm_model &model = (*lib)->model();
   auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(),
                                       tfm::rt::LoadOptions{true, opt.weightMemory});
   if (!weights)
     return weights.takeError();
   Result result;
+  result.gpu = (*lib)->onGpu();
   result.schedule = (*lib)->manifest().scheduleSummary();
   for (const tfm::KernelSchedule &k : (*lib)->manifest().kernels)
     if (StringRef(k.kernel).starts_with("prefill_") && k.products != tfm::Products::F32)
@@ -163,6 +183,13 @@ Expected<Result> bench(const std::string &dir, int depth) {
   }
   result.prefill = median(prefillRates);
   result.decode = median(decodeRates);
+  if (result.gpu) {
+    Expected<double> gbs = (*lib)->measureDeviceCopy(kDeviceCopyBytes, kDeviceCopyRepeats);
+    if (!gbs)
+      return gbs.takeError();
+    result.deviceCopyGBs = *gbs;
+    return result;
+  }
   // After the runs, so that the weights are where decode left them.
   result.weightsReadGBs = tfm::bench::measureRangesRead(decodeWeights, opt.threads);
   return result;
@@ -189,10 +216,98 @@ void printRoofline(const tfm::bench::Roofline &roof) {
                     roof.reads.back().bytes >> 20);
 }
 
-int benchModels(const tfm::bench::Roofline &before) {
+/// A library for a GPU against the reference on the CPU (--reference): f32
+/// sums in another order, through another device's exp and tanh, over many
+/// layers, stay within 1e-3 of the largest logit; a wrong kernel is off by
+/// tenths.
+constexpr double kOtherDeviceTolerance = 1e-3;
+
+/// Checks `dir` against the --reference logits: the relative difference, or
+/// an error when it is over the tolerance of the two compilations.
+Expected<double> differenceFromReference(const std::string &dir,
+                                         const std::vector<float> &reference) {
+  auto lib = tfm::rt::ModelLibrary::open(dir);
+  if (!lib)
+    return lib.takeError();
+  double tolerance = tfm::bench::checkTolerance((*lib)->manifest());
+  if ((*lib)->onGpu())
+    tolerance = std::max(tolerance, kOtherDeviceTolerance);
+  Expected<std::vector<float>> logits =
+      tfm::bench::checkLogits(dir, opt.weightsPath, opt.promptTokens, opt.device);
+  if (!logits)
+    return logits.takeError();
+  if (logits->size() != reference.size())
+    return failure("its vocabulary differs from --reference " + opt.referenceDir + "'s");
+  double difference = tfm::bench::relativeDifference(*logits, reference);
+  if (difference > tolerance)
+    return failure(formatv("computes other logits than --reference {0} (relative difference "
+                           "{1:e2}, expected at most {2:e1}); not timed",
+                           opt.referenceDir, difference, tolerance)
+                       .str());
+  return difference;
+}
+
+/// How many of the folders hold a library for a GPU, whose rates the CPU's
+/// roofline does not bound. A folder that does not open counts as the CPU's:
+/// its error comes when it is timed.
+size_t foldersOnGpu() {
+  size_t count = 0;
+  for (const std::string &dir : opt.modelDirs) {
+    auto lib = tfm::rt::ModelLibrary::open(dir);
+    if (!lib)
+      consumeError(lib.takeError());
+    else
+      count += (*lib)->onGpu();
+  }
+  return count;
+}
+
+void printRow(const std::string &dir, int depth, const Result &r,
+              const std::optional<double> &difference, const tfm::bench::Roofline &roof) {
+  double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
+  double gbs = r.decode * r.decodeBytes / 1e9;
+  // A GPU's decode is held against its device's copy bandwidth; no FMA
+  // peak of a GPU is measured, so its prefill has no per cent.
+  std::string peak = r.gpu ? "-" : formatv("{0:f0}%", 100.0 * gflops /
+                                                       roof.computeGops(r.products, true)).str();
+  double readRoof = r.gpu ? r.deviceCopyGBs : roof.readGBs(r.decodeBytes);
+  double wall = r.gpu ? r.deviceCopyGBs : r.weightsReadGBs;
+  const char *where = r.gpu ? "device" : r.decodeBytes <= roof.cacheBytes ? "cache" : "memory";
+  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,6} {6,13:f1} {7,12:f1} {8,6:f0}% "
+                    "{9,-6} {10,12:f1} {11,8:f0}%",
+                    dir, r.schedule, depth, r.prefill, gflops, peak, r.decode, gbs,
+                    readRoof > 0 ? 100.0 * gbs / readRoof : 0.0, where, wall,
+                    wall > 0 ? 100.0 * gbs / wall : 0.0);
+  if (difference)
+    outs() << formatv(" {0,10:e2}", *difference);
+  outs() << "\n";
+}
+
+int benchModels(const std::optional<tfm::bench::Roofline> &before) {
   int status = 0;
-  std::vector<std::tuple<std::string, int, Result>> results;
-  for (const std::string &dir : opt.modelDirs)
+  std::optional<std::vector<float>> reference;
+  if (!opt.referenceDir.empty()) {
+    Expected<std::vector<float>> logits =
+        tfm::bench::checkLogits(opt.referenceDir, opt.weightsPath, opt.promptTokens, opt.device);
+    if (!logits) {
+      errs() << "tfm-bench: error: --reference " << opt.referenceDir << ": "
+             << toString(logits.takeError()) << "\n";
+      return 1;
+    }
+    reference = std::move(*logits);
+  }
+  std::vector<std::tuple<std::string, int, Result, std::optional<double>>> results;
+  for (const std::string &dir : opt.modelDirs) {
+    std::optional<double> difference;
+    if (reference) {
+      Expected<double> d = differenceFromReference(dir, *reference);
+      if (!d) {
+        errs() << "tfm-bench: error: " << dir << ": " << toString(d.takeError()) << "\n";
+        status = 1;
+        continue;
+      }
+      difference = *d;
+    }
     for (int depth : opt.depths) {
       Expected<Result> r = bench(dir, depth);
       if (!r) {
@@ -200,38 +315,43 @@ int benchModels(const tfm::bench::Roofline &before) {
         status = 1;
         continue;
       }
-      results.emplace_back(dir, depth, *r);
+      results.emplace_back(dir, depth, *r, difference);
     }
+  }
   if (results.empty()) // the errors above say why; no table of nothing
     return status;
   // The rates are held against the higher of the ceilings measured before
   // and after them (Roofline.h: higherOf).
-  tfm::bench::Roofline roof = higherOf(before, tfm::bench::measureRoofline(opt.threads));
-  outs() << formatv("roofline after the runs: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA {2:f1} "
-                    "GFLOP/s (the higher of before and after)\n",
-                    roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
-  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13} {9,13} "
-                    "{10,9}\n",
-"model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% peak",
-                    "decode tok/s", "decode GB/s", "% of read", "weights GB/s", "% of it");
-  for (const auto &[dir, depth, r] : results) {
-    double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
-    double gbs = r.decode * r.decodeBytes / 1e9;
-    bool cached = r.decodeBytes <= roof.cacheBytes;
-    outs() << formatv("{0,-28} {1,-8} {2,6} {3,14:f1} {4,8:f1} {5,5:f0}% {6,13:f1} "
-                      "{7,12:f1} {8,6:f0}% {9,-6} {10,12:f1} {11,8:f0}%\n",
-                      dir, r.schedule, depth, r.prefill, gflops,
-                      100.0 * gflops / roof.computeGops(r.products, true),
-                      r.decode, gbs, 100.0 * gbs / roof.readGBs(r.decodeBytes),
-                      cached ? "cache" : "memory", r.weightsReadGBs,
-                      r.weightsReadGBs > 0 ? 100.0 * gbs / r.weightsReadGBs : 0.0);
+  tfm::bench::Roofline roof;
+  if (before) {
+    roof = higherOf(*before, tfm::bench::measureRoofline(opt.threads));
+    outs() << formatv("roofline after the runs: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA "
+                      "{2:f1} GFLOP/s (the higher of before and after)\n",
+                      roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
   }
+  for (const auto &[dir, depth, r, difference] : results)
+    if (r.gpu)
+      outs() << formatv("device roofline of {0}: copy {1:f1} GB/s, read + written ({2} MiB "
+                        "copied {3} times on the device)\n",
+                        dir, r.deviceCopyGBs, kDeviceCopyBytes >> 20, kDeviceCopyRepeats);
+  outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13} {9,13} "
+                    "{10,9}{11}\n",
+                    "model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% peak",
+                    "decode tok/s", "decode GB/s", "% of read", "weights GB/s", "% of it",
+                    reference ? "  vs ref" : "");
+  for (const auto &[dir, depth, r, difference] : results)
+    printRow(dir, depth, r, difference, roof);
   outs() << formatv("medians of {0} runs: prefill {1} tokens, then {2} decode steps, after "
                     "an untimed prefill of `depth` tokens; `weights GB/s` reads the weights "
-                    "where they lie ({3}), after the runs\n",
+                    "where they lie ({3}), after the runs, or a GPU's device copies",
                     opt.repeats, opt.promptTokens, opt.decodeTokens,
                     opt.weightMemory == tfm::rt::WeightMemory::Mapped
                         ? "the mapped file" : "--no-mmap's copy");
+  if (reference)
+    outs() << formatv("; `vs ref` is the largest logit difference from --reference {0}, "
+                      "relative to its largest logit",
+                      opt.referenceDir);
+  outs() << "\n";
   return status;
 }
 
@@ -288,6 +408,15 @@ int bench(int argc, char **argv) {
       "depth", cl::desc("Tokens already in the context when the prefill and decode timed start, "
                         "one run for each of a list such as 0,1024,4096 (default 0)"),
       cl::init("0"), cl::cat(category));
+  cl::opt<std::string> reference(
+      "reference",
+      cl::desc("Check each model folder's logits against this folder's (another compilation "
+               "of the same config, such as the CPU library beside a GPU one) before timing it"),
+      cl::cat(category));
+  cl::opt<int> device("device",
+                      cl::desc("The device of the GPU libraries among the folders: 0, 1, ... in "
+                               "their driver's order (default: the first)"),
+                      cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads (default 2)"), cl::init(2), cl::cat(category));
   cl::opt<bool> noMmap("no-mmap",
                        cl::desc("Read the weights into the process's own memory instead of "
@@ -310,6 +439,18 @@ int bench(int argc, char **argv) {
          decodeTokens,
          repeats};
   opt.weightMemory = noMmap ? tfm::rt::WeightMemory::Resident : tfm::rt::WeightMemory::Mapped;
+  opt.referenceDir = reference;
+  if (device.getNumOccurrences()) {
+    if (device < 0) {
+      errs() << "tfm-bench: error: --device is " << device << ", expected 0 or more\n";
+      return 1;
+    }
+    opt.device = device;
+  }
+  if (!config.empty() && (opt.device || !opt.referenceDir.empty())) {
+    errs() << "tfm-bench: error: --device and --reference go with model folders, not --config\n";
+    return 1;
+  }
   if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
     errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
               "must be >= 1\n";
@@ -331,6 +472,12 @@ int bench(int argc, char **argv) {
   }
   if (opt.depths.empty())
     opt.depths.push_back(0);
+  size_t onGpu = config.empty() ? foldersOnGpu() : 0;
+  if (opt.device && onGpu == 0) {
+    errs() << "tfm-bench: error: --device " << *opt.device
+           << " is given, and no model folder holds a GPU library\n";
+    return 1;
+  }
   if (ratesOnly) {
     Expected<Result> r = bench(opt.modelDirs.front(), opt.depths.front());
     if (!r) {
@@ -340,6 +487,8 @@ int bench(int argc, char **argv) {
     outs() << formatv("rates {0} {1}\n", r->prefill, r->decode);
     return 0;
   }
+  if (config.empty() && onGpu == opt.modelDirs.size())
+    return benchModels(std::nullopt); // the device's roofline only
   tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
   printRoofline(roof);
   if (config.empty())

@@ -391,11 +391,15 @@ static fp_mode flush_subnormals(void) { return 0; }
 static void restore_fp_mode(fp_mode caller) { (void)caller; }
 #endif
 
-/* The message of the last Halide runtime error on this thread, for
- * tfm_model.last_error; cleared by each call. */
+/* The message of the first Halide runtime error on this thread since the
+ * last call began, for tfm_model.last_error: the cause, where the errors
+ * after it follow from it ("CL: Failed to get device: 3", then "null
+ * context"). */
 static __thread char last_error_text[1024];
 static void record_error(void *user_context, const char *message) {
   (void)user_context;
+  if (last_error_text[0])
+    return;
   size_t n = strlen(message);
   if (n >= sizeof last_error_text)
     n = sizeof last_error_text - 1;
@@ -453,9 +457,16 @@ static const char *last_error(void) { return last_error_text; }
 
 )C";
   if (gpu)
-    c << "static void release_sequence(void *kv_cache) { tfm_device_release_sequence(kv_cache); }\n\n";
+    c << "static void release_sequence(void *kv_cache) { tfm_device_release_sequence(kv_cache); }\n\n"
+      << "static int set_device(int device) { return tfm_device_select(device); }\n\n"
+      << "static int measure_device_copy(uint64_t bytes, int repeats, double *gbs) {\n"
+      << "  last_error_text[0] = 0;\n"
+      << "  return tfm_device_copy_rate(&device_model, bytes, repeats, gbs);\n}\n\n";
   else
-    c << "static void release_sequence(void *kv_cache) { (void)kv_cache; }\n\n";
+    c << "static void release_sequence(void *kv_cache) { (void)kv_cache; }\n\n"
+      << "static int set_device(int device) { (void)device; return TFM_ERR_NOT_GPU; }\n\n"
+      << "static int measure_device_copy(uint64_t bytes, int repeats, double *gbs) {\n"
+      << "  (void)bytes; (void)repeats; (void)gbs;\n  return TFM_ERR_NOT_GPU;\n}\n\n";
   c << "static const tfm_model model = {\n"
     << "  TFM_ABI_VERSION,\n"
     << "  " << cString(p.name) << ",\n"
@@ -465,7 +476,8 @@ static const char *last_error(void) { return last_error_text; }
     << "  " << p.weights.size() << ", " << p.vocabSize << ", " << p.contextLength << ", "
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
-    << "  prefill, decode, score, set_num_threads, last_error, release_sequence,\n};\n\n"
+    << "  prefill, decode, score, set_num_threads, last_error, release_sequence,\n"
+    << "  set_device, measure_device_copy,\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *tfm_model_get(void) {\n"
     << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")
     << "  // Halide's runtime errors (a missing GPU driver, ...) reach the caller\n"

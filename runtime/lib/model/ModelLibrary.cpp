@@ -117,7 +117,7 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
   if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score ||
-      !m.last_error || !m.release_sequence)
+      !m.last_error || !m.release_sequence || !m.set_device || !m.measure_device_copy)
     return failure(src + ": the model description lacks its manifest, build hash, target "
                          "or entry points");
 
@@ -156,4 +156,24 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return mismatch("context_length", std::to_string(m.context_length),
                     std::to_string(man.config.contextLength));
   return std::move(lib);
+}
+
+bool ModelLibrary::onGpu() const { return targetDevice(model_->target) != TargetDevice::Cpu; }
+
+llvm::Error ModelLibrary::selectDevice(int index) const {
+  if (!onGpu())
+    return failure(source_ + ": a device was chosen (" + std::to_string(index) +
+                   "), but this library runs on the CPU (target " + model_->target + ")");
+  if (int rc = model_->set_device(index))
+    return failure(source_ + ": device " + std::to_string(index) + " refused (error " +
+                   std::to_string(rc) + "): " + model_->last_error());
+  return llvm::Error::success();
+}
+
+llvm::Expected<double> ModelLibrary::measureDeviceCopy(uint64_t bytes, int repeats) const {
+  double gbs = 0;
+  if (int rc = model_->measure_device_copy(bytes, repeats, &gbs))
+    return failure(source_ + ": measuring the device's copy bandwidth failed (error " +
+                   std::to_string(rc) + "): " + (onGpu() ? model_->last_error() : "a CPU library"));
+  return gbs;
 }

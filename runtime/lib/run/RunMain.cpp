@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 using namespace tfm;
@@ -54,6 +55,7 @@ struct RunOptions {
   int64_t maxNewTokens = -1; // -1: until the context is full
   int64_t contextSize = 0;   // --perplexity chunk size; 0: the model's context
   int threads = 1;
+  std::optional<int> device; // --device; none: the driver's first (or HL_GPU_DEVICE)
   SamplerOptions sampling;
 };
 
@@ -228,6 +230,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   }
   if (o.threads < 1)
     return failure("--threads is " + std::to_string(o.threads) + ", expected at least 1");
+  if (o.device && *o.device < 0)
+    return failure("--device is " + std::to_string(*o.device) + ", expected 0 or more");
   if (o.maxNewTokens < -1)
     return failure("-n is " + std::to_string(o.maxNewTokens) +
                    ", expected the number of tokens to generate (>= 0)");
@@ -279,6 +283,9 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     return weights.takeError();
   if (model.set_num_threads)
     model.set_num_threads(o.threads);
+  if (o.device)
+    if (llvm::Error e = resolved->library->selectDevice(*o.device))
+      return e;
   auto session = Session::create(model, weights->pointers);
   if (!session)
     return session.takeError();
@@ -336,6 +343,10 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"),
                        cl::init(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
                        cl::cat(modelCategory));
+  cl::opt<int> device("device",
+                      cl::desc("A GPU library's device: 0, 1, ... in its driver's order "
+                               "(default: the first, or Halide's HL_GPU_DEVICE)"),
+                      cl::init(-1), cl::value_desc("n"), cl::cat(modelCategory));
 
   cl::opt<bool> tokenize("tokenize", cl::desc("Print the prompt's token ids as a JSON array and exit"),
                          cl::cat(jobCategory));
@@ -396,6 +407,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.contextSize = contextSize;
   o.maxNewTokens = steps;
   o.threads = threads;
+  if (device.getNumOccurrences())
+    o.device = device;
   o.weightMemory = noMmap ? WeightMemory::Resident : WeightMemory::Mapped;
   o.sampling.temperature = temperature;
   o.sampling.topK = topK;

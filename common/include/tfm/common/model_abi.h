@@ -28,10 +28,12 @@ extern "C" {
 #endif
 
 /* Bumped on any change to tfm_model below. */
-#define TFM_ABI_VERSION 4
+#define TFM_ABI_VERSION 5
 
 /* Returned when a call's positions do not fit the context. */
 #define TFM_ERR_CONTEXT (-1000)
+/* Returned by a CPU library's set_device and measure_device_copy. */
+#define TFM_ERR_NOT_GPU (-1001)
 
 typedef struct tfm_model {
   uint32_t abi_version;      /* TFM_ABI_VERSION of the compiler that wrote it */
@@ -83,6 +85,17 @@ typedef struct tfm_model {
    * library: its cache, arena and call buffers on the device); call it
    * before freeing the cache. A CPU library keeps nothing. */
   void (*release_sequence)(void *kv_cache);
+
+  /* A GPU library: the device (0, 1, ... in the driver's order, as Halide's
+   * HL_GPU_DEVICE) that its calls run on; call it before the first call, as
+   * the device is opened then. 0, or TFM_ERR_NOT_GPU. */
+  int (*set_device)(int device);
+
+  /* A GPU library: the device's copy bandwidth, bytes read plus bytes
+   * written per second (GB/s), copying `bytes` from one device buffer to
+   * another `repeats` times after one untimed copy; tfm-bench's roofline.
+   * 0, a Halide error code (see last_error), or TFM_ERR_NOT_GPU. */
+  int (*measure_device_copy)(uint64_t bytes, int repeats, double *gbs);
 } tfm_model;
 
 /* The one exported symbol of a generated library. */

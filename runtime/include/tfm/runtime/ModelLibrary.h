@@ -40,6 +40,15 @@ public:
   const Manifest &manifest() const { return manifest_; }
   /// Where the model came from, for messages.
   const std::string &source() const { return source_; }
+  /// Whether its kernels run on a GPU (CUDA or OpenCL).
+  bool onGpu() const;
+
+  /// A GPU library runs its calls on device `index` of its driver
+  /// (tfm-run --device); before the first call. Refused for a CPU library.
+  llvm::Error selectDevice(int index) const;
+  /// A GPU library's device copy bandwidth in GB/s, read plus written, for
+  /// `bytes` copied `repeats` times (tfm_model.measure_device_copy).
+  llvm::Expected<double> measureDeviceCopy(uint64_t bytes, int repeats) const;
 
 private:
   ModelLibrary() = default;
