@@ -100,6 +100,16 @@ def steps_past_context():
 
 
 @testlib.case
+def device_for_a_cpu_library():
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", "--device", "0")
+    testlib.assert_clean_failure(result, ["a device was chosen (0)", "runs on the CPU"],
+                                 "--device for a CPU library")
+    result = aidreams.tfm_run("-p", "hello", "-n", "4", "--device", "-1")
+    testlib.assert_clean_failure(result, ["--device is -1, expected 0 or more"],
+                                 "a negative --device")
+
+
+@testlib.case
 def model_dir_without_library():
     empty = scratch("empty-model-dir")
     os.makedirs(empty, exist_ok=True)

@@ -9,8 +9,10 @@ One case per script argument:
           --rates prints only those), and the decode rate is held against
           the cache's bandwidth, since 260K parameters fit in any last-level
           cache (before, it was held against the memory's, and read over
-          100%). A run past the context is refused, naming it, with no
-          empty table.
+          100%). Both are checked against plain's logits first
+          (--reference, within 1e-4, shown per row). A run past the context
+          is refused, naming it, with no empty table, as is --device with no
+          GPU library among the folders.
   config  tfm-bench --config with fast and mullapudi2016: both checked
           against plain (within 1e-4), timed, and listed kernel by kernel in
           the table, the CSV and the JSON, no kernel above 100% of the
@@ -30,9 +32,10 @@ ROOFLINE = {
     "fma": r"f32 FMA peak\s+([0-9.]+) GFLOP/s",
 }
 # model, schedule, depth, prefill tok/s, GFLOP/s, % peak, decode tok/s, GB/s, % of read, where,
-# the weights' own read rate, % of it
+# the weights' own read rate, % of it, and with --reference the logits' difference from its
 ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9]+)%\s+([0-9.]+)\s+"
-                 r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)\s+([0-9.]+)\s+([0-9]+)%$")
+                 r"([0-9.]+)\s+([0-9]+)%\s+(cache|memory)\s+([0-9.]+)\s+([0-9]+)%"
+                 r"(?:\s+([0-9.e+-]+))?$")
 
 
 @testlib.case
@@ -45,7 +48,8 @@ def models():
                                                  ["--schedule", schedule])
     out = testlib.check_run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
                              "--repeat", "1", "--prompt", "16", "--decode", "8",
-                             "--depth", "0,32", models["fast"], models["plain"]])
+                             "--depth", "0,32", "--reference", models["plain"],
+                             models["fast"], models["plain"]])
     print(out)
     for name, pattern in ROOFLINE.items():
         found = re.search(pattern, out)
@@ -62,6 +66,8 @@ def models():
                                  (7, "decode tok/s"), (8, "decode GB/s"),
                                  (11, "the weights' read rate")):
                 assert float(row.group(column)) > 0, f"{folder}: {what} is {row.group(column)}"
+            assert row.group(13) is not None and float(row.group(13)) <= 1e-4, (
+                f"{folder}: {row.group(13)} from --reference's logits")
             assert row.group(10) == "cache", (
                 f"{folder}: 260K parameters' decode held against {row.group(10)}, not the cache")
     rates = testlib.check_run([testlib.bin("tfm-bench"), "--rates", "--weights",
@@ -75,8 +81,12 @@ def models():
     testlib.assert_clean_failure(result, ["= 129 exceeds the context (128)", models["fast"]],
                                  "tfm-bench past the context")
     assert "decode tok/s" not in result[1], f"a table with no rows:\n{result[1]}"
-    print("ok: roofline, both models' rows at two depths, decode held against the cache, "
-          "a run past the context refused")
+    result = testlib.run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
+                          "--device", "0", models["fast"]])
+    testlib.assert_clean_failure(result, ["--device 0 is given, and no model folder holds a GPU"],
+                                 "tfm-bench --device with CPU libraries")
+    print("ok: roofline, both models' rows at two depths checked against plain, decode held "
+          "against the cache, a run past the context and a --device without a GPU refused")
 
 
 @testlib.case
