@@ -122,6 +122,7 @@ static void sequence_free(tfm_device_sequence *s) {
   region_free(&s->arena);
   region_free(&s->tokens);
   region_free(&s->logits);
+  region_free(&s->staging);
   free(s);
 }
 
@@ -139,6 +140,8 @@ static int sequence_create(const tfm_device_model *m, void *kv, tfm_device_seque
     rc = region_allocate(m, &s->tokens, m->tokens_bytes);
   if (!rc)
     rc = region_allocate(m, &s->logits, m->logits_bytes);
+  if (!rc && m->staging_slots > 0)
+    rc = region_allocate(m, &s->staging, m->staging_slot_bytes * (uint64_t)m->staging_slots);
   if (rc) {
     sequence_free(s);
     return rc;
@@ -212,6 +215,39 @@ int tfm_device_view(halide_buffer_t *view, const halide_buffer_t *region, int64_
   parent.device_interface = region->device_interface;
   parent.flags = 0;
   return halide_device_crop(NULL, &parent, view);
+}
+
+static int in_place(const tfm_device_model *m, int64_t offset) {
+  return (uint64_t)offset % m->view_alignment == 0;
+}
+
+int tfm_device_cache_write_view(const tfm_device_model *m, tfm_device_sequence *s,
+                                halide_buffer_t *view, int64_t offset, int slot) {
+  if (in_place(m, offset))
+    return tfm_device_view(view, &s->kv.buffer, offset);
+  if (slot < 0 || slot >= m->staging_slots)
+    return fail(halide_error_code_generic_error, "tfm: a cache write past the staging slots\n");
+  return tfm_device_view(view, &s->staging.buffer, (int64_t)m->staging_slot_bytes * slot);
+}
+
+int tfm_device_cache_write_done(const tfm_device_model *m, tfm_device_sequence *s,
+                                halide_buffer_t *view, int64_t offset) {
+  if (in_place(m, offset))
+    return 0;
+  /* The rows' place in the cache, shaped as the view: a view that is only
+   * copied into, never given to a kernel, may start at any byte. */
+  halide_dimension_t dims[4];
+  halide_buffer_t rows = *view;
+  memcpy(dims, view->dim, view->dimensions * sizeof *dims);
+  rows.dim = dims;
+  rows.device = 0;
+  rows.device_interface = NULL;
+  rows.flags = 0;
+  int rc = tfm_device_view(&rows, &s->kv.buffer, offset);
+  if (!rc)
+    rc = halide_buffer_copy(NULL, view, m->interface(), &rows);
+  tfm_device_release_views(&rows, 1);
+  return rc;
 }
 
 void tfm_device_release_views(halide_buffer_t *views, int count) {

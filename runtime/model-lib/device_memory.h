@@ -26,10 +26,12 @@ typedef struct tfm_device_region {
   halide_dimension_t dim;
 } tfm_device_region;
 
-/** One sequence's memory on the device, found by its host KV cache. */
+/** One sequence's memory on the device, found by its host KV cache.
+ * `staging` holds the cache rows a kernel writes where they cannot be given
+ * to it in place (tfm_device_cache_write_view). */
 typedef struct tfm_device_sequence {
   void *kv_host;
-  tfm_device_region kv, arena, tokens, logits;
+  tfm_device_region kv, arena, tokens, logits, staging;
 } tfm_device_sequence;
 
 /** What the driver knows of its model's memory. */
@@ -38,6 +40,15 @@ typedef struct tfm_device_model {
   int n_weights;
   const uint64_t *weight_bytes;
   uint64_t kv_bytes, arena_bytes, tokens_bytes, logits_bytes;
+  /* The byte offsets at which a kernel can be given a view of a region:
+   * 1 on CUDA; on OpenCL, where a view is a sub-buffer, a multiple of every
+   * device's base-address alignment. */
+  uint64_t view_alignment;
+  /* The staging region: `staging_slots` slots of `staging_slot_bytes` (a
+   * call's rows of the widest cache, rounded up to view_alignment), one for
+   * each cache output of a kernel. */
+  uint64_t staging_slot_bytes;
+  int staging_slots;
 } tfm_device_model;
 
 /** Before a call: the weights `w` on the device (uploaded when they are
@@ -54,6 +65,20 @@ const halide_buffer_t *tfm_device_weight(int i);
  * memory of `region` from byte `offset` on, for the kernel it is passed to.
  * 0, or Halide's error code. */
 int tfm_device_view(halide_buffer_t *view, const halide_buffer_t *region, int64_t offset);
+
+/** For the cache rows a kernel writes (`view`), from byte `offset` of the
+ * sequence's cache: the cache's memory where the offset is a multiple of
+ * the model's view_alignment; else staging slot `slot`, which
+ * tfm_device_cache_write_done copies into the cache after the kernel.
+ * 0, or Halide's error code. */
+int tfm_device_cache_write_view(const tfm_device_model *model, tfm_device_sequence *s,
+                                halide_buffer_t *view, int64_t offset, int slot);
+
+/** After the kernel: a staged view's rows copied to byte `offset` of the
+ * cache (a device-to-device copy, which takes any offset); nothing for a
+ * view given in place. 0, or Halide's error code. */
+int tfm_device_cache_write_done(const tfm_device_model *model, tfm_device_sequence *s,
+                                halide_buffer_t *view, int64_t offset);
 
 /** Releases what tfm_device_view gave `count` views. */
 void tfm_device_release_views(halide_buffer_t *views, int count);

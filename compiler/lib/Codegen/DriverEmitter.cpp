@@ -86,6 +86,15 @@ std::string cBound(const CallAffine &a) {
   return text;
 }
 
+/// The bytes between one position's row of a cache parameter and the
+/// next's: a row's, or an element's in a transposed cache.
+int64_t cachePositionBytes(const KernelParam &param) {
+  int64_t elementBytes = dtypeBytes(param.type.plain);
+  if (param.cacheLayout == CacheLayout::Transposed)
+    return elementBytes;
+  return elementBytes * param.type.storedRowLength(param.shape.back());
+}
+
 /// Where a binding's buffer starts in its storage, in bytes, as C over the
 /// call's `pos`: the arena offset the memory plan chose, a cache's offset in
 /// the KV block (and, for the window a call writes, its first position's),
@@ -103,11 +112,7 @@ std::string storageOffset(const Program &p, const KernelParam &param, const Bind
     std::string offset = std::to_string(cache.offset);
     if (!param.isOutput) // a read window starts at position 0
       return offset;
-    int64_t elementBytes = dtypeBytes(param.type.plain);
-    int64_t cols = param.type.storedRowLength(param.shape.back());
-    int64_t positionBytes =
-        param.cacheLayout == CacheLayout::Transposed ? elementBytes : elementBytes * cols;
-    return offset + " + " + std::to_string(positionBytes) + " * (int64_t)pos";
+    return offset + " + " + std::to_string(cachePositionBytes(param)) + " * (int64_t)pos";
   }
   }
   return "0";
@@ -194,21 +199,38 @@ void emitCpuLaunch(std::ostringstream &c, const Program &p, const Launch &l) {
   c << ");\n  if (rc) return rc;\n";
 }
 
-/// One launch on a GPU: each buffer given its region's device memory, the
-/// kernel called, the logits it writes brought back to the caller, the
-/// device views released.
+/// Whether a kernel parameter bound to `b` is cache rows the kernel writes.
+bool writesCache(const KernelParam &param, const Binding &b) {
+  return param.isOutput && b.storage == Storage::Cache;
+}
+
+/// One launch on a GPU: each buffer given its region's device memory (the
+/// cache rows it writes through tfm_device_cache_write_view, each kernel's
+/// in a staging slot of their own where they cannot be in place), the
+/// kernel called, staged rows copied into the cache, the logits it writes
+/// brought back to the caller, the device views released.
 void emitGpuLaunch(std::ostringstream &c, const Program &p, const Launch &l) {
   const Kernel &k = p.kernels[l.kernel];
   std::vector<int> logitsSlots;
+  std::vector<std::pair<int, std::string>> cacheWrites; // slot, offset
   int slot = 0;
   for (bool outputs : {false, true})
     for (size_t i = 0; i < k.params.size(); ++i) {
-      if (k.params[i].isOutput != outputs)
+      const KernelParam &param = k.params[i];
+      if (param.isOutput != outputs)
         continue;
       const Binding &b = l.bindings[i];
-      c << "  rc = tfm_device_view(" << bufferFor(p, k.params[i], b, slot) << ",\n      "
-        << deviceRegion(b) << ", " << storageOffset(p, k.params[i], b) << ");\n"
-        << "  if (rc) { tfm_device_release_views(b, " << slot << "); return rc; }\n";
+      std::string offset = storageOffset(p, param, b);
+      if (writesCache(param, b)) {
+        c << "  rc = tfm_device_cache_write_view(&device_model, s, "
+          << bufferFor(p, param, b, slot) << ",\n      " << offset << ", "
+          << cacheWrites.size() << ");\n";
+        cacheWrites.emplace_back(slot, offset);
+      } else {
+        c << "  rc = tfm_device_view(" << bufferFor(p, param, b, slot) << ",\n      "
+          << deviceRegion(b) << ", " << offset << ");\n";
+      }
+      c << "  if (rc) { tfm_device_release_views(b, " << slot << "); return rc; }\n";
       if (b.storage == Storage::Logits)
         logitsSlots.push_back(slot);
       ++slot;
@@ -217,6 +239,9 @@ void emitGpuLaunch(std::ostringstream &c, const Program &p, const Launch &l) {
   for (int i = 0; i < slot; ++i)
     c << (i ? ", " : "") << "&b[" << i << "]";
   c << ");\n";
+  for (const auto &[written, offset] : cacheWrites)
+    c << "  if (!rc) rc = tfm_device_cache_write_done(&device_model, s, &b[" << written << "], "
+      << offset << ");\n";
   for (int logits : logitsSlots)
     c << "  if (!rc) rc = halide_copy_to_host(NULL, &b[" << logits << "]);\n";
   c << "  tfm_device_release_views(b, " << slot << ");\n  if (rc) return rc;\n";
@@ -267,11 +292,36 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
   c << "  return 0;\n}\n\n";
 }
 
+/// The staging slots of a GPU library (device_memory.h): as many as a
+/// kernel writes caches, each the rows of a call in the widest cache.
+struct CacheStaging {
+  int64_t slotBytes = 0;
+  int slots = 0;
+};
+
+CacheStaging cacheStaging(const Program &p, int64_t viewAlignment) {
+  CacheStaging staging;
+  for (const Kernel &k : p.kernels) {
+    int writes = 0;
+    for (const KernelParam &param : k.params)
+      if (param.isOutput && param.isCache) {
+        ++writes;
+        staging.slotBytes = std::max(
+            staging.slotBytes, std::max(p.prefillChunk, int64_t(1)) * cachePositionBytes(param));
+      }
+    staging.slots = std::max(staging.slots, writes);
+  }
+  staging.slotBytes = (staging.slotBytes + viewAlignment - 1) / viewAlignment * viewAlignment;
+  return staging;
+}
+
 /// A GPU target's device (runtime/model-lib/device_memory.h): its runtime's
 /// header and the sizes of the memory the model keeps there.
 void emitDeviceModel(std::ostringstream &c, const Program &p, int64_t arenaBytes) {
   TargetDevice device = targetDevice(p.target);
   bool cuda = device == TargetDevice::Cuda;
+  int64_t viewAlignment = cuda ? 1 : kOpenClSubBufferAlignment;
+  CacheStaging staging = cacheStaging(p, viewAlignment);
   c << "#include \"device_memory.h\"\n"
     << (cuda ? "#include \"HalideRuntimeCuda.h\"\n" : "#include \"HalideRuntimeOpenCL.h\"\n")
     << "\nstatic const uint64_t weight_bytes[] = {";
@@ -287,7 +337,8 @@ void emitDeviceModel(std::ostringstream &c, const Program &p, int64_t arenaBytes
     << "    " << (cuda ? "halide_cuda_device_interface" : "halide_opencl_device_interface")
     << ", " << p.weights.size() << ", weight_bytes, " << p.kvCacheBytes << "ull, " << arenaBytes
     << "ull,\n    " << p.prefillChunk * 4 << "ull, "
-    << std::max(p.prefillChunk, int64_t(1)) * p.vocabSize * 4 << "ull};\n\n";
+    << std::max(p.prefillChunk, int64_t(1)) * p.vocabSize * 4 << "ull, " << viewAlignment
+    << "ull, " << staging.slotBytes << "ull, " << staging.slots << "};\n\n";
 }
 
 } // namespace

@@ -15,13 +15,14 @@ namespace {
 
 constexpr int64_t kElementBytes = 4; // activations are f32
 
-/// Where values and caches start: on 64-byte lines for a CPU; on 512 bytes
-/// for a GPU, whose OpenCL kernels take a buffer at an offset as a
-/// sub-buffer, which must start on the device's base address alignment
-/// (128 bytes on POCL; 512 covers the devices we know).
+/// Where values and caches start: on 64-byte lines for a CPU; for a GPU
+/// where an OpenCL kernel can be given them (a sub-buffer's alignment),
+/// which CUDA's coalesced loads like too.
 int64_t alignmentFor(ModuleOp module) {
   auto target = module->getAttrOfType<StringAttr>(attrs::kTarget);
-  return target && targetDevice(target.getValue()) != TargetDevice::Cpu ? 512 : 64;
+  return target && targetDevice(target.getValue()) != TargetDevice::Cpu
+             ? kOpenClSubBufferAlignment
+             : 64;
 }
 
 /// One arena value: live from the launch that defines it to its last reader,

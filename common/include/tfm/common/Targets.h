@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,13 @@ enum class TargetDevice { Cpu, Cuda, OpenCl };
 
 /// The device of an explicit target string.
 TargetDevice targetDevice(llvm::StringRef target);
+
+/// The byte offsets at which an OpenCL kernel can be given a buffer inside
+/// a larger one, which it takes as a sub-buffer: a multiple of every
+/// device's base-address alignment (CL_DEVICE_MEM_BASE_ADDR_ALIGN: 128
+/// bytes on POCL; 512 covers the GPUs we know). A CUDA kernel takes a
+/// pointer, which may start anywhere.
+constexpr int64_t kOpenClSubBufferAlignment = 512;
 /// "cpu", "cuda" or "opencl".
 llvm::StringRef targetDeviceName(TargetDevice device);
 
