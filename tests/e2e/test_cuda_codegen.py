@@ -7,7 +7,9 @@ Ampere's PTX through the driver), takes the PTX module Halide embeds in each
 kernel's object, and assembles it with ptxas for sm_80 (A100) and sm_90
 (H100, H200) with -maxrregcount=64, the cap of Halide's runtime when it
 JIT-compiles PTX. A kernel that spills a register or needs a stack frame
-fails. Where ptxas is absent the cases skip, except under CI=true. On a
+fails. The CUDA-only schedule gpu-warp, which no OpenCL device can check,
+is assembled the same way, its decode products adding their lanes by warp
+shuffles. Where ptxas is absent the cases skip, except under CI=true. On a
 machine without the NVIDIA driver, a CUDA library is refused by name."""
 
 import os
@@ -78,7 +80,9 @@ def require_ptxas():
     sys.exit(testlib.SKIP_EXIT_CODE)
 
 
-def check_preset(config, *options):
+def check_preset(config, *options, shuffling=()):
+    """Compiles `config` for CUDA with `options` and assembles every kernel's
+    PTX; the kernels named in `shuffling` must use warp shuffles."""
     require_ptxas()
     name = os.path.splitext(os.path.basename(config))[0] + "-".join(("",) + options).replace("--", "")
     out = os.path.join(testlib.work_dir("e2e-cuda-codegen"), name)
@@ -94,6 +98,8 @@ def check_preset(config, *options):
             modules = ptx_modules(os.path.join(out, "obj", obj))
             if not modules:
                 failures.append(f"{obj}: no PTX module inside")
+            if obj[:-2] in shuffling and not any("shfl.sync" in ptx for ptx in modules):
+                failures.append(f"{obj}: no warp shuffle (shfl.sync) in its PTX")
             for ptx in modules:
                 assert ".target sm_80" in ptx, f"{obj}: PTX not for sm_80"
                 for arch in ARCHES:
@@ -111,11 +117,9 @@ def check_preset(config, *options):
           f"{', '.join(ARCHES)} with at most {MAX_REGISTERS} registers, no spill, no stack")
 
 
-# GPT-2 Small's cache in f16: with an f32 cache its attention kernel still
-# spills 88 bytes at 64 registers (docs/gpu.md).
 @testlib.case
-def gpt2_small_f16_cache():
-    check_preset("configs/gpt2-small.json", "--kv-dtype", "f16")
+def gpt2_small():
+    check_preset("configs/gpt2-small.json")
 
 
 @testlib.case
@@ -131,6 +135,13 @@ def llama2_7b_q8_0():
 @testlib.case
 def alibi_mpt_7b_f16():
     check_preset("configs/mpt-7b.json", "--dtype", "f16")
+
+
+@testlib.case
+def warp_shuffles_llama2_7b_f16():
+    check_preset("configs/llama2-7b.json", "--dtype", "f16", "--schedule", "gpu-warp",
+                 shuffling=("decode_attn_in", "decode_attn_out", "decode_ffn_in",
+                            "decode_ffn_out", "decode_logits"))
 
 
 @testlib.case

@@ -50,11 +50,14 @@ namespace tfm {
     "Halide's Mullapudi2016 autoscheduler: grouping and tiling for locality")                   \
   X(Gpu, "gpu", Gpu,                                                                             \
     "GPU threads (CUDA or OpenCL): decode products a warp of lanes per column, reduced in "      \
-    "shared memory; prefill products in shared-memory tiles; attention a block per head and row")
+    "shared memory; prefill products in shared-memory tiles; attention a block per head and row")\
+  X(GpuWarp, "gpu-warp", Cuda,                                                                   \
+    "gpu with decode products summed by a half warp of 16 lanes per column, added by warp "      \
+    "shuffles, not through shared memory (CUDA only: Halide's OpenCL back end has no gpu_lanes)")
 
-/// Where a schedule's kernels run: the CPU's cores, or a GPU through either
-/// of Halide's GPU back ends.
-enum class ScheduleDevice { Cpu, Gpu };
+/// Where a schedule's kernels run: the CPU's cores, a GPU through either of
+/// Halide's GPU back ends, or a GPU through its CUDA back end alone.
+enum class ScheduleDevice { Cpu, Gpu, Cuda };
 
 #define TFM_SCHEDULE_ENUMERATOR(value, name, device, summary) value,
 enum class Schedule { TFM_SCHEDULES(TFM_SCHEDULE_ENUMERATOR) };

@@ -23,6 +23,8 @@ inline bool scheduleRunsOn(const ScheduleName &schedule, TargetDevice device) {
     return device == TargetDevice::Cpu;
   case ScheduleDevice::Gpu:
     return device == TargetDevice::Cuda || device == TargetDevice::OpenCl;
+  case ScheduleDevice::Cuda:
+    return device == TargetDevice::Cuda;
   }
   return false;
 }

@@ -61,6 +61,16 @@ ScheduleSet scheduleSetOf(const ScheduleName &schedule) {
     return {name, device, scheduleMullapudi2016, InputReads::EdgeClamped};
   case Schedule::Gpu:
     return {name, device, [](ScheduleContext &ctx) { scheduleGpu(ctx, GpuParams{}); }};
+  case Schedule::GpuWarp:
+    return {name, device, [](ScheduleContext &ctx) {
+              GpuParams params;
+              params.warpShuffles = true;
+              // A half warp per column: with 32 lanes a thread summing two
+              // products (gate and up) or a RoPE pair spills at the 64
+              // registers Halide's runtime gives a kernel.
+              params.matvecLanes = 16;
+              scheduleGpu(ctx, params);
+            }};
   }
   return {name, device, schedulePlain}; // unreachable: the switch names every schedule
 }

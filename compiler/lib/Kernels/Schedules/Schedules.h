@@ -60,6 +60,8 @@ struct GpuParams {
   int matmulColumns = 16;  // output columns of a prefill product's block tile
   int matmulRows = 16;     // output rows of a prefill product's block tile
   int matmulDepth = 16;    // reduction elements per shared-memory step of a prefill product
+  bool warpShuffles = false; // a decode product's lanes added by warp shuffles (CUDA only),
+                             // not through shared memory
 };
 
 /// GPU blocks and threads, for Halide's CUDA and OpenCL back ends alike.

@@ -5,7 +5,7 @@
 // one row and of many (Products.cpp), attention (Attention.cpp), and every
 // other Func one GPU thread per point (Threads.cpp). The same schedule
 // serves Halide's CUDA and OpenCL back ends; only the warp shuffles of
-// gpu-warp are CUDA's alone.
+// gpu-warp (GpuParams::warpShuffles) are CUDA's alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_KERNELS_SCHEDULES_GPU_GPU_H

@@ -4,7 +4,9 @@
 // column's dot product is split across a warp of lanes that read
 // consecutive weights (one transaction for the warp), each lane summing
 // every lanes-th element (or block of a block format), and the lanes'
-// partial sums, kept in shared memory, are added by the column's thread.
+// partial sums, kept in shared memory, are added by the column's thread;
+// or, on CUDA (GpuParams::warpShuffles), kept in the lanes' registers and
+// added by warp shuffles.
 // Prefill's products reuse each weight across the rows: a block computes
 // a tile of columns by rows, and each depth step stages the tile's
 // weights and activations in shared memory for all its threads.
@@ -38,17 +40,28 @@ void refuseCpuForms(const Value &linear) {
 void scheduleMatvec(ScheduleContext &ctx, const GpuParams &params, Func out,
                     const std::vector<Value *> &linears) {
   KernelAlgorithm &a = ctx.algorithm;
-  Var block("block"), column("column");
-  out.split(a.col, block, column, params.matvecColumns, TailStrategy::GuardWithIf)
-      .gpu_blocks(block, a.row)
-      .gpu_threads(column);
+  Var block("block"), column("column"), unit("unit"), columns("columns");
+  if (params.warpShuffles) {
+    // The threads' x is the lanes' (gpu_lanes), their y the column's: a
+    // loop of one column inside the column's thread, split off first so
+    // that the guard of the last block's columns encloses what is
+    // computed at the column.
+    out.split(a.col, columns, unit, 1)
+        .split(columns, block, column, params.matvecColumns, TailStrategy::GuardWithIf)
+        .gpu_blocks(block, a.row)
+        .gpu_threads(unit, column);
+  } else {
+    out.split(a.col, block, column, params.matvecColumns, TailStrategy::GuardWithIf)
+        .gpu_blocks(block, a.row)
+        .gpu_threads(column);
+  }
   for (Value *lin : linears) {
     refuseCpuForms(*lin);
     Func product = lin->product;
     // A column's thread computes the columns its output reads (both of an
     // interleaved RoPE pair): unrolled, they stay in registers, where a
     // loop over them kept them in an array on the stack.
-    product.compute_at(out, column).unroll(a.col);
+    product.compute_at(out, params.warpShuffles ? unit : column).unroll(a.col);
     product.update().unroll(a.col);
     RVar over = innermost(*lin);
     int lanes = divisorAtMost(constantExtent(over), params.matvecLanes);
@@ -58,6 +71,15 @@ void scheduleMatvec(ScheduleContext &ctx, const GpuParams &params, Func out,
     Var lane("lane");
     product.update().split(over, group, laneStep, lanes);
     Func partial = product.update().rfactor(laneStep, lane);
+    if (params.warpShuffles) {
+      // Each column's warp: its lanes' sums in their registers, read
+      // across the warp by the column's sum (Halide's gpu_lanes).
+      // Lanes innermost in its storage: a warp's registers hold a column
+      // each, where the columns of a RoPE pair would interleave them.
+      partial.compute_at(out, column).reorder_storage(lane, a.col, a.row).gpu_lanes(lane);
+      partial.update().gpu_lanes(lane);
+      continue;
+    }
     partial.compute_at(out, block).reorder(lane, a.col, a.row).gpu_threads(lane, a.col);
     partial.update().reorder(lane, a.col, a.row).gpu_threads(lane, a.col);
   }
