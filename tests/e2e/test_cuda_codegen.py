@@ -9,7 +9,8 @@ kernel's object, and assembles it with ptxas for sm_80 (A100) and sm_90
 JIT-compiles PTX. A kernel that spills a register or needs a stack frame
 fails. The CUDA-only schedule gpu-warp, which no OpenCL device can check,
 is assembled the same way, its decode products adding their lanes by warp
-shuffles. Where ptxas is absent the cases skip, except under CI=true. On a
+shuffles. Decode attention splits its key tiles among blocks (split-K): a
+kernel of tile summaries beside the merge. Where ptxas is absent the cases skip, except under CI=true. On a
 machine without the NVIDIA driver, a CUDA library is refused by name."""
 
 import os
@@ -92,7 +93,7 @@ def check_preset(config, *options, shuffling=()):
     objects = sorted(f for f in os.listdir(os.path.join(out, "obj"))
                      if f.endswith(".o") and f != "halide_runtime.o")
     assert objects, f"{out}/obj holds no kernel"
-    failures, functions = [], 0
+    failures, functions, summaries = [], 0, 0
     with tempfile.TemporaryDirectory() as scratch:
         for obj in objects:
             modules = ptx_modules(os.path.join(out, "obj", obj))
@@ -105,11 +106,14 @@ def check_preset(config, *options, shuffling=()):
                 for arch in ARCHES:
                     for function, r in assemble(ptx, arch, scratch).items():
                         functions += 1
+                        summaries += obj == "decode_attention.o" and "tile_summary" in function
                         if r.get("stack") or r.get("spill_stores") or r.get("spill_loads"):
                             failures.append(f"{obj} {function} ({arch}): {r}")
                         if r.get("registers", 0) > MAX_REGISTERS:
                             failures.append(f"{obj} {function} ({arch}): {r['registers']} "
                                             f"registers, over {MAX_REGISTERS}")
+    if not summaries:
+        failures.append("decode_attention.o: no kernel of tile summaries (split-K)")
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
         sys.exit(1)

@@ -537,6 +537,11 @@ static const char *last_error(void) { return last_error_text; }
     << "  // Parallel loops on workers that spin between kernels\n"
     << "  // (runtime/model-lib/parallel_for.c says why), through Halide's hook.\n"
     << "  halide_set_custom_do_par_for(tfm_parallel_for);\n"
+    << (gpu ? "  // A kernel's own intermediates on the device (decode attention's tile\n"
+              "  // summaries) are allocated per call: from Halide's cache of freed\n"
+              "  // allocations after the first, not from the driver each time.\n"
+              "  halide_reuse_device_allocations(NULL, 1);\n"
+            : "")
     << "  return &model;\n}\n";
   return c.str();
 }

@@ -30,8 +30,9 @@ namespace tfm::kernels {
 /// keys at once (key_tile 0), the softmax is over every key of the row:
 /// maxScore, weight, denom and mixed are over `overKeys`. With key tiles
 /// (FlashAttention), each tile t has its own maximum, weights, sum and
-/// mix (over `inTile`), and `merged` combines the tiles in order (over
-/// `overTiles`) with an online softmax.
+/// mix (over `inTile`), `tileSummary` holds the three together, and
+/// `merged` combines the tiles' summaries in order (over `overTiles`)
+/// with an online softmax.
 struct AttentionFuncs {
   Halide::Func dot;      // (s, h, row): q . k
   Halide::Func score;    // (s, h, row): dot / sqrt(head_dim)
@@ -49,6 +50,8 @@ struct AttentionFuncs {
   Halide::Var t;           // a tile of keys
   Halide::RDom inTile;     // the tile's keys up to the row
   Halide::RDom overTiles;  // the tiles after the first, up to the row's
+  Halide::Func tileSummary; // (d, t, h, row): {max, sum, mix} of tile t alone; inlined
+                            // unless a schedule computes the tiles apart (split-K)
   Halide::Func merged;     // (d, h, row): {max, sum, mix} of the tiles so far
 };
 

@@ -82,7 +82,8 @@ typedef struct tfm_model {
   const char *(*last_error)(void);
 
   /* Frees what the library keeps for the sequence of `kv_cache` (a GPU
-   * library: its cache, arena and call buffers on the device); call it
+   * library: its cache, arena and call buffers on the device, into Halide's
+   * cache of device allocations, which later sequences reuse); call it
    * before freeing the cache. A CPU library keeps nothing. */
   void (*release_sequence)(void *kv_cache);
 

@@ -54,16 +54,19 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   // The running maximum starts at the lowest float, not -inf, and the sums
   // at 0: the first tile's rescaling of them, exp(lowest - max), is 0 or
   // tiny, and multiplies zeros.
+  at.tileSummary = Func(name + "_tile_summary");
+  at.tileSummary(dd, t, h, r) = Tuple(at.maxScore(t, h, r), at.denom(t, h, r), at.mixed(dd, t, h, r));
   at.overTiles = RDom(0, (keys + tile - 1) / tile, name + "_t");
   at.overTiles.where(at.overTiles.x * tile <= r);
   Expr u = at.overTiles.x;
+  Tuple summary = at.tileSummary(dd, u, h, r);
   at.merged = Func(name + "_merged");
   at.merged(dd, h, r) = Tuple(Float(32).min(), 0.0f, 0.0f);
   Expr runningMax = at.merged(dd, h, r)[0];
-  Expr newMax = max(runningMax, at.maxScore(u, h, r));
-  Expr keep = exp(runningMax - newMax), add = exp(at.maxScore(u, h, r) - newMax);
-  at.merged(dd, h, r) = Tuple(newMax, at.merged(dd, h, r)[1] * keep + at.denom(u, h, r) * add,
-                              at.merged(dd, h, r)[2] * keep + at.mixed(dd, u, h, r) * add);
+  Expr newMax = max(runningMax, summary[0]);
+  Expr keep = exp(runningMax - newMax), add = exp(summary[0] - newMax);
+  at.merged(dd, h, r) = Tuple(newMax, at.merged(dd, h, r)[1] * keep + summary[1] * add,
+                              at.merged(dd, h, r)[2] * keep + summary[2] * add);
 }
 
 } // namespace

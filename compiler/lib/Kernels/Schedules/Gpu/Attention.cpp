@@ -8,7 +8,10 @@
 // GPU's default: tfm-choose-attention) the block goes through the tiles in
 // order, holding one tile's scores at a time, and merges them with an
 // online softmax: shared memory stays the size of a tile, whatever the
-// context.
+// context. Decode, one row of a few heads, would leave most of a GPU idle
+// that way: there the tiles are split among blocks (split-K, as
+// flash-decoding), a block per tile and head computing the tile's
+// summary, then a block per head merging the summaries.
 //
 //===----------------------------------------------------------------------===//
 #include "Gpu.h"
@@ -40,7 +43,7 @@ void acrossHeadDim(Func f, Var d, LoopLevel where) {
 } // namespace
 
 void scheduleAttention(ScheduleContext &ctx, const GpuParams &params, Func out,
-                       Value &attention) {
+                       Value &attention, bool singleRow) {
   KernelAlgorithm &a = ctx.algorithm;
   AttentionFuncs &at = attention.attention;
   Var head("head"), inHead("in_head");
@@ -62,6 +65,12 @@ void scheduleAttention(ScheduleContext &ctx, const GpuParams &params, Func out,
   at.merged.compute_at(block).gpu_threads(at.d);
   at.merged.update().reorder(at.d, tile, at.h, a.row).gpu_threads(at.d);
   LoopLevel inTile(at.merged, tile);
+  if (singleRow) {
+    // Split-K: every tile's summary at once, a block per tile and head,
+    // before the merge (which reads them from global memory).
+    at.tileSummary.compute_root().gpu_blocks(at.t, at.h).gpu_threads(at.d);
+    inTile = LoopLevel(at.tileSummary, at.t);
+  }
   acrossKeys(at.dot, at.s, inTile, params.threads);
   acrossKeys(at.weight, at.s, inTile, params.threads);
   // Halide sizes shared memory for every tile at once, from bounds of the

@@ -12,7 +12,8 @@
 //    columns (half-split RoPE), is computed on its own first;
 //  * norms are materialised before the projections, their row statistics
 //    a thread per row, and tables of position alone (RoPE's) once per call;
-//  * attention is a block per head and row (Attention.cpp);
+//  * attention is a block per head and row, decode's key tiles split among
+//    blocks (Attention.cpp);
 //  * gathers, copies and plain elementwise outputs are a thread per point.
 //
 //===----------------------------------------------------------------------===//
@@ -75,7 +76,8 @@ void tfm::kernels::scheduleGpu(ScheduleContext &ctx, const GpuParams &params) {
     Func out = a.outputs[i];
     const Anchors &anchors = found.perOutput[i];
     if (anchors.attention >= 0) {
-      scheduleAttention(ctx, params, out, a.values[anchors.attention]);
+      Value &attention = a.values[anchors.attention];
+      scheduleAttention(ctx, params, out, attention, isSingleRow(attention));
       continue;
     }
     std::vector<Value *> linears;

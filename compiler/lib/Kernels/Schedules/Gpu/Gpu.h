@@ -43,9 +43,10 @@ void scheduleMatmul(ScheduleContext &ctx, const GpuParams &params, Halide::Func 
 
 /// Attention feeding `out`: a block per head and row, its threads across
 /// the head dimension, the scores of the keys (all, or a tile at a time)
-/// in shared memory.
+/// in shared memory; a `singleRow` one's key tiles in blocks of their own
+/// (split-K).
 void scheduleAttention(ScheduleContext &ctx, const GpuParams &params, Halide::Func out,
-                       Value &attention);
+                       Value &attention, bool singleRow);
 
 } // namespace tfm::kernels::gpu
 
