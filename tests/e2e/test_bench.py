@@ -11,8 +11,8 @@ One case per script argument:
           cache (before, it was held against the memory's, and read over
           100%). Both are checked against plain's logits first
           (--reference, within 1e-4, shown per row). A run past the context
-          is refused, naming it, with no empty table, as is --device with no
-          GPU library among the folders.
+          is refused, naming it, with no empty table, as are --device with no
+          GPU library among the folders and --config for a GPU target.
   config  tfm-bench --config with fast and mullapudi2016: both checked
           against plain (within 1e-4), timed, and listed kernel by kernel in
           the table, the CSV and the JSON, no kernel above 100% of the
@@ -85,6 +85,10 @@ def models():
                           "--device", "0", models["fast"]])
     testlib.assert_clean_failure(result, ["--device 0 is given, and no model folder holds a GPU"],
                                  "tfm-bench --device with CPU libraries")
+    result = testlib.run([testlib.bin("tfm-bench"), "--config", aidreams.config(), "--weights",
+                          aidreams.checkpoint(), "--tfmc-args", "--dtype f32 --target opencl"])
+    testlib.assert_clean_failure(result, ["--tfmc-args names the GPU target opencl", "--reference"],
+                                 "tfm-bench --config for a GPU target")
     print("ok: roofline, both models' rows at two depths checked against plain, decode held "
           "against the cache, a run past the context and a --device without a GPU refused")
 

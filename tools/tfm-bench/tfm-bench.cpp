@@ -23,6 +23,7 @@
 
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/Failure.h"
+#include "tfm/common/Targets.h"
 #include "tfm/common/TensorNames.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
@@ -214,6 +215,28 @@ void printRoofline(const tfm::bench::Roofline &roof) {
                     roof.cacheGBs(), roof.cacheBytes >> 20);
   outs() << formatv("  read from memory  {0,8:f1} GB/s      ({1} MiB)\n", roof.memoryGBs(),
                     roof.reads.back().bytes >> 20);
+}
+
+/// The target of tfmc options `args` (--target X or --target=X) when its
+/// kernels run on a GPU.
+std::optional<std::string> gpuTargetIn(const std::vector<std::string> &args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef arg = args[i], name;
+    if (arg == "--target" && i + 1 < args.size())
+      name = args[i + 1];
+    else if (!arg.consume_front("--target="))
+      continue;
+    else
+      name = arg;
+    Expected<std::string> target = tfm::resolveTarget(name);
+    if (!target) {
+      consumeError(target.takeError()); // tfmc names it when it compiles
+      continue;
+    }
+    if (tfm::targetDevice(*target) != tfm::TargetDevice::Cpu)
+      return name.str();
+  }
+  return std::nullopt;
 }
 
 /// A library for a GPU against the reference on the CPU (--reference): f32
@@ -447,6 +470,16 @@ int bench(int argc, char **argv) {
     }
     opt.device = device;
   }
+  SmallVector<StringRef> argWords;
+  StringRef(tfmcArgs).split(argWords, ' ', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> compileArgs(argWords.begin(), argWords.end());
+  if (std::optional<std::string> gpu = gpuTargetIn(compileArgs)) {
+    errs() << "tfm-bench: error: --tfmc-args names the GPU target " << *gpu
+           << ": --config times each kernel with Halide's profiler, which sees only the CPU's "
+              "side of a GPU launch; compile the GPU library and the CPU's, and pass their "
+              "folders with --reference (the CPU's) instead\n";
+    return 1;
+  }
   if (!config.empty() && (opt.device || !opt.referenceDir.empty())) {
     errs() << "tfm-bench: error: --device and --reference go with model folders, not --config\n";
     return 1;
@@ -505,10 +538,7 @@ int bench(int argc, char **argv) {
       opt.promptTokens,
       opt.decodeTokens,
       opt.repeats};
-  SmallVector<StringRef> compileArgs;
-  StringRef(tfmcArgs).split(compileArgs, ' ', -1, /*KeepEmpty=*/false);
-  for (StringRef arg : compileArgs)
-    comparison.tfmcArgs.push_back(arg.str());
+  comparison.tfmcArgs = compileArgs;
   comparison.tuningFile = tuningFile;
   comparison.leaveOutFailing = leaveOutFailing;
   return tfm::bench::compareSchedules(comparison, roof);
