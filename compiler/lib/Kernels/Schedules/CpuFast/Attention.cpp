@@ -1,25 +1,13 @@
 //===- Attention.cpp - Attention per head, direct or in key tiles ---------===//
 #include "CpuFast.h"
 
+#include "../AttentionGroups.h"
+
 using namespace Halide;
 
 namespace tfm::kernels::cpufast {
 
 namespace {
-
-/// Orders an attention stage's loops as `loops`, innermost first, the
-/// first being its vector loop. With `shareGroup` the heads of a KV group
-/// (grouped-query attention) go right outside the vector loop, unrolled:
-/// each key or value vector is then loaded once for all the group's heads.
-void orderSharingGroup(Stage stage, const AttentionFuncs &at, bool shareGroup,
-                       std::vector<VarOrRVar> loops) {
-  if (shareGroup) {
-    Var kvHead("kv_head"), inGroup("in_group");
-    stage.split(at.h, kvHead, inGroup, at.groupSize, TailStrategy::GuardWithIf).unroll(inGroup);
-    loops.insert(loops.begin() + 1, inGroup);
-  }
-  stage.reorder(loops);
-}
 
 /// The value mix's update: vectors across the head dimension, `keys` the
 /// reduction over keys (all of them, or a tile's).
