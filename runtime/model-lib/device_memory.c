@@ -280,6 +280,41 @@ static double seconds_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+int tfm_device_fma_rate(const tfm_device_model *m, int (*probe)(halide_buffer_t *out),
+                        int32_t threads, double flops, int repeats, double *gflops) {
+  tfm_device_region sums;
+  memset(&sums, 0, sizeof sums);
+  int rc = region_allocate(m, &sums, (uint64_t)threads * sizeof(float));
+  halide_dimension_t dim = {0, threads, 1, 0};
+  halide_buffer_t out;
+  memset(&out, 0, sizeof out);
+  out.type.code = halide_type_float;
+  out.type.bits = 32;
+  out.type.lanes = 1;
+  out.dimensions = 1;
+  out.dim = &dim;
+  if (!rc)
+    rc = tfm_device_view(&out, &sums.buffer, 0);
+  double start = 0;
+  /* Run -1 is not timed: it loads the kernel onto the device. */
+  for (int i = -1; i < repeats && !rc; ++i) {
+    if (i == 0) {
+      rc = halide_device_sync(NULL, &out);
+      start = seconds_now();
+    }
+    if (!rc)
+      rc = probe(&out);
+  }
+  if (!rc)
+    rc = halide_device_sync(NULL, &out);
+  double seconds = seconds_now() - start;
+  tfm_device_release_views(&out, 1);
+  region_free(&sums);
+  if (!rc)
+    *gflops = seconds > 0 ? flops * repeats / seconds / 1e9 : 0;
+  return rc;
+}
+
 int tfm_device_copy_rate(const tfm_device_model *m, uint64_t bytes, int repeats, double *gbs) {
   tfm_device_region from, to;
   memset(&from, 0, sizeof from);

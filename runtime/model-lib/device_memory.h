@@ -92,6 +92,12 @@ int tfm_device_select(int device);
 /** tfm_model.measure_device_copy on the model's device. */
 int tfm_device_copy_rate(const tfm_device_model *model, uint64_t bytes, int repeats, double *gbs);
 
+/** tfm_model.measure_device_fma: the kernel `probe` (the compiler's
+ * DeviceFmaProbe), which does `flops` floating-point operations over an
+ * output of `threads` floats, timed on the model's device. */
+int tfm_device_fma_rate(const tfm_device_model *model, int (*probe)(halide_buffer_t *out),
+                        int32_t threads, double flops, int repeats, double *gflops);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,10 +7,11 @@
 # then:
 #  - on a GPU: checks the GPU library's logits (a prefill of --prompt
 #    tokens and decode steps) against the CPU library's, and times prefill
-#    and decode against the device's own copy bandwidth, measured through the
-#    library (bin/tfm-bench --reference ... --device N): one table per model,
-#    with `vs ref` the logit difference and `% of read` decode's share of the
-#    bandwidth.
+#    and decode against the device's own multiply-add peak and copy
+#    bandwidth, measured through the library (bin/tfm-bench --reference ...
+#    --device N): one table per model, with `vs ref` the logit difference,
+#    `% peak` prefill's share of the peak and `% of read` decode's share of
+#    the bandwidth.
 #  - with --cpu-only (any machine): the small models' CPU libraries run a
 #    prefill and decode steps, and their GPU libraries either run (a GPU is
 #    here) or are refused with a message naming the NVIDIA driver or device,

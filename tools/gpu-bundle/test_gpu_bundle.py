@@ -104,12 +104,17 @@ class OpenClBundle(unittest.TestCase):
                                     "--models", "llama-110m",
                                     "--prompt", "16", "--decode", "4", "--repeat", "1",
                                     "--device", "0"])
-        self.assertRegex(stdout, r"device roofline of models/llama-110m-gpu: copy [0-9.]+ GB/s")
-        row = re.search(r"^models/llama-110m-gpu\s+gpu\s+0\s+([0-9.]+)\s.*device\s+([0-9.]+)\s+"
-                        r"(\d+)%\s+([0-9.e+-]+)$", stdout, re.M)
+        roof = re.search(r"device roofline of models/llama-110m-gpu: f32 multiply-add peak "
+                         r"([0-9.]+) GFLOP/s; copy ([0-9.]+) GB/s", stdout)
+        self.assertIsNotNone(roof, stdout)
+        self.assertGreater(float(roof.group(1)), 0)
+        self.assertGreater(float(roof.group(2)), 0)
+        row = re.search(r"^models/llama-110m-gpu\s+gpu\s+0\s+([0-9.]+)\s+[0-9.]+\s+(\d+)%\s.*"
+                        r"device\s+([0-9.]+)\s+(\d+)%\s+([0-9.e+-]+)$", stdout, re.M)
         self.assertIsNotNone(row, stdout)
-        self.assertGreater(float(row.group(1)), 0)
-        self.assertLess(float(row.group(4)), 1e-4)  # against the CPU library's logits
+        self.assertGreater(float(row.group(1)), 0)  # prefill tok/s, and its per cent of the peak
+        self.assertGreater(int(row.group(2)), 0)
+        self.assertLess(float(row.group(5)), 1e-4)  # against the CPU library's logits
 
 
 if __name__ == "__main__":

@@ -97,13 +97,16 @@ struct Result {
   std::string schedule;
   tfm::Products products = tfm::Products::F32; // what prefill's products multiply
   bool gpu = false;
-  double deviceCopyGBs = 0; // a GPU library: its device's copy bandwidth, read + written
+  double deviceCopyGBs = 0;   // a GPU library: its device's copy bandwidth, read + written
+  double deviceFmaGflops = 0; // and its f32 multiply-add peak
 };
 
 /// What a GPU library copies to measure its device's bandwidth: past any
 /// GPU's last-level cache (50 MiB on an H100) many times over.
 constexpr uint64_t kDeviceCopyBytes = 256ull << 20;
 constexpr int kDeviceCopyRepeats = 10;
+/// Runs of the library's multiply-add probe (8.6 GFLOP each).
+constexpr int kDeviceFmaRepeats = 10;
 
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
 /// prefill of `depth` tokens (as llama-bench's -d).
@@ -189,6 +192,10 @@ Expected<Result> bench(const std::string &dir, int depth) {
     if (!gbs)
       return gbs.takeError();
     result.deviceCopyGBs = *gbs;
+    Expected<double> gflops = (*lib)->measureDeviceFma(kDeviceFmaRepeats);
+    if (!gflops)
+      return gflops.takeError();
+    result.deviceFmaGflops = *gflops;
     return result;
   }
   // After the runs, so that the weights are where decode left them.
@@ -289,10 +296,10 @@ void printRow(const std::string &dir, int depth, const Result &r,
               const std::optional<double> &difference, const tfm::bench::Roofline &roof) {
   double gflops = r.prefill / opt.promptTokens * r.prefillFlops / 1e9;
   double gbs = r.decode * r.decodeBytes / 1e9;
-  // A GPU's decode is held against its device's copy bandwidth; no FMA
-  // peak of a GPU is measured, so its prefill has no per cent.
-  std::string peak = r.gpu ? "-" : formatv("{0:f0}%", 100.0 * gflops /
-                                                       roof.computeGops(r.products, true)).str();
+  // A GPU's rates are held against its device's multiply-add peak and copy
+  // bandwidth.
+  double peakGflops = r.gpu ? r.deviceFmaGflops : roof.computeGops(r.products, true);
+  std::string peak = formatv("{0:f0}%", peakGflops > 0 ? 100.0 * gflops / peakGflops : 0.0).str();
   double readRoof = r.gpu ? r.deviceCopyGBs : roof.readGBs(r.decodeBytes);
   double wall = r.gpu ? r.deviceCopyGBs : r.weightsReadGBs;
   const char *where = r.gpu ? "device" : r.decodeBytes <= roof.cacheBytes ? "cache" : "memory";
@@ -354,9 +361,10 @@ int benchModels(const std::optional<tfm::bench::Roofline> &before) {
   }
   for (const auto &[dir, depth, r, difference] : results)
     if (r.gpu)
-      outs() << formatv("device roofline of {0}: copy {1:f1} GB/s, read + written ({2} MiB "
-                        "copied {3} times on the device)\n",
-                        dir, r.deviceCopyGBs, kDeviceCopyBytes >> 20, kDeviceCopyRepeats);
+      outs() << formatv("device roofline of {0}: f32 multiply-add peak {1:f1} GFLOP/s; copy "
+                        "{2:f1} GB/s, read + written ({3} MiB copied {4} times on the device)\n",
+                        dir, r.deviceFmaGflops, r.deviceCopyGBs, kDeviceCopyBytes >> 20,
+                        kDeviceCopyRepeats);
   outs() << formatv("{0,-28} {1,-8} {2,6} {3,14} {4,8} {5,6} {6,13} {7,12} {8,13} {9,13} "
                     "{10,9}{11}\n",
                     "model", "schedule", "depth", "prefill tok/s", "GFLOP/s", "% peak",

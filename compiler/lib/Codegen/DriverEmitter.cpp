@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/LibraryWriter.h"
 
+#include "tfm/Kernels/KernelCompiler.h"
 #include "tfm/Program/CallWindow.h"
 #include "tfm/common/Targets.h"
 
@@ -512,12 +513,20 @@ static const char *last_error(void) { return last_error_text; }
       << "static int set_device(int device) { return tfm_device_select(device); }\n\n"
       << "static int measure_device_copy(uint64_t bytes, int repeats, double *gbs) {\n"
       << "  last_error_text[0] = 0;\n"
-      << "  return tfm_device_copy_rate(&device_model, bytes, repeats, gbs);\n}\n\n";
+      << "  return tfm_device_copy_rate(&device_model, bytes, repeats, gbs);\n}\n\n"
+      << "int " << DeviceFmaProbe::kName << "(halide_buffer_t *out);\n\n"
+      << "static int measure_device_fma(int repeats, double *gflops) {\n"
+      << "  last_error_text[0] = 0;\n"
+      << "  return tfm_device_fma_rate(&device_model, " << DeviceFmaProbe::kName << ", "
+      << DeviceFmaProbe::kThreads << ", " << std::to_string(DeviceFmaProbe::kFlopsPerCall)
+      << ", repeats, gflops);\n}\n\n";
   else
     c << "static void release_sequence(void *kv_cache) { (void)kv_cache; }\n\n"
       << "static int set_device(int device) { (void)device; return TFM_ERR_NOT_GPU; }\n\n"
       << "static int measure_device_copy(uint64_t bytes, int repeats, double *gbs) {\n"
-      << "  (void)bytes; (void)repeats; (void)gbs;\n  return TFM_ERR_NOT_GPU;\n}\n\n";
+      << "  (void)bytes; (void)repeats; (void)gbs;\n  return TFM_ERR_NOT_GPU;\n}\n\n"
+      << "static int measure_device_fma(int repeats, double *gflops) {\n"
+      << "  (void)repeats; (void)gflops;\n  return TFM_ERR_NOT_GPU;\n}\n\n";
   c << "static const tfm_model model = {\n"
     << "  TFM_ABI_VERSION,\n"
     << "  " << cString(p.name) << ",\n"
@@ -528,7 +537,7 @@ static const char *last_error(void) { return last_error_text; }
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
     << "  prefill, decode, score, set_num_threads, last_error, release_sequence,\n"
-    << "  set_device, measure_device_copy,\n};\n\n"
+    << "  set_device, measure_device_copy, measure_device_fma,\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *tfm_model_get(void) {\n"
     << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")
     << "  // Halide's runtime errors (a missing GPU driver, ...) reach the caller\n"

@@ -216,6 +216,35 @@ ObjectJob runtimeJob(const Program &program, const std::string &objDir,
           cachePath(options, "halide_runtime", "", target)};
 }
 
+/// A GPU library's multiply-add probe (tfm/Kernels/KernelCompiler.h).
+ObjectJob fmaProbeJob(const Program &program, const std::string &objDir,
+                      const LibraryOptions &options) {
+  std::string object = join(objDir, std::string(DeviceFmaProbe::kName) + ".o");
+  std::string target = program.target;
+  return {object,
+          [target, object](std::string &error) {
+            std::string bitcode = object.substr(0, object.size() - 2) + ".bc";
+            bool ok = compileDeviceFmaProbe(target, bitcode, error);
+            if (ok)
+              if (llvm::Error e = compileKernelBitcode(bitcode, target, object)) {
+                error = DeviceFmaProbe::kName + (": " + llvm::toString(std::move(e)));
+                ok = false;
+              }
+            fs::remove(bitcode);
+            return ok;
+          },
+          cachePath(options, DeviceFmaProbe::kName, "", target)};
+}
+
+/// Halide's runtime, and on a GPU the multiply-add probe: what a library
+/// holds besides its kernels.
+void pushLibraryJobs(std::vector<ObjectJob> &jobs, const Program &program,
+                     const std::string &objDir, const LibraryOptions &options) {
+  if (targetDevice(program.target) != TargetDevice::Cpu)
+    jobs.push_back(fmaProbeJob(program, objDir, options));
+  jobs.push_back(runtimeJob(program, objDir, options));
+}
+
 } // namespace
 
 std::string tfm::buildHash(const Program &program) {
@@ -256,7 +285,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
     std::vector<ObjectJob> jobs;
     for (const Kernel &k : program.kernels)
       jobs.push_back(kernelJob(k, program, objDir, options));
-    jobs.push_back(runtimeJob(program, objDir, options));
+    pushLibraryJobs(jobs, program, objDir, options);
     return runJobs(jobs, options.verbose, error) ? llvm::Error::success() : failed();
   }
   llvm::Expected<std::string> emitted = emitManifest(program);
@@ -313,7 +342,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
                                      options.verbose, e);
                     }});
   }
-  jobs.push_back(runtimeJob(program, objDir, options));
+  pushLibraryJobs(jobs, program, objDir, options);
   if (!runJobs(jobs, options.verbose, error))
     return failed();
   std::vector<std::string> objects;

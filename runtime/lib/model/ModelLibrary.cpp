@@ -117,7 +117,8 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
   if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score ||
-      !m.last_error || !m.release_sequence || !m.set_device || !m.measure_device_copy)
+      !m.last_error || !m.release_sequence || !m.set_device || !m.measure_device_copy ||
+      !m.measure_device_fma)
     return failure(src + ": the model description lacks its manifest, build hash, target "
                          "or entry points");
 
@@ -170,10 +171,22 @@ llvm::Error ModelLibrary::selectDevice(int index) const {
   return llvm::Error::success();
 }
 
+/// A measure_device_* call's result, or an error naming `what` and why.
+llvm::Expected<double> ModelLibrary::deviceMeasure(const char *what, int rc, double value) const {
+  if (rc)
+    return failure(source_ + ": measuring the device's " + what + " failed (error " +
+                   std::to_string(rc) + "): " + (onGpu() ? model_->last_error() : "a CPU library"));
+  return value;
+}
+
 llvm::Expected<double> ModelLibrary::measureDeviceCopy(uint64_t bytes, int repeats) const {
   double gbs = 0;
-  if (int rc = model_->measure_device_copy(bytes, repeats, &gbs))
-    return failure(source_ + ": measuring the device's copy bandwidth failed (error " +
-                   std::to_string(rc) + "): " + (onGpu() ? model_->last_error() : "a CPU library"));
-  return gbs;
+  int rc = model_->measure_device_copy(bytes, repeats, &gbs);
+  return deviceMeasure("copy bandwidth", rc, gbs);
+}
+
+llvm::Expected<double> ModelLibrary::measureDeviceFma(int repeats) const {
+  double gflops = 0;
+  int rc = model_->measure_device_fma(repeats, &gflops);
+  return deviceMeasure("multiply-add peak", rc, gflops);
 }

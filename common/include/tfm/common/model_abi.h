@@ -32,7 +32,7 @@ extern "C" {
 
 /* Returned when a call's positions do not fit the context. */
 #define TFM_ERR_CONTEXT (-1000)
-/* Returned by a CPU library's set_device and measure_device_copy. */
+/* Returned by a CPU library's set_device and measure_device_* calls. */
 #define TFM_ERR_NOT_GPU (-1001)
 
 typedef struct tfm_model {
@@ -97,6 +97,12 @@ typedef struct tfm_model {
    * another `repeats` times after one untimed copy; tfm-bench's roofline.
    * 0, a Halide error code (see last_error), or TFM_ERR_NOT_GPU. */
   int (*measure_device_copy)(uint64_t bytes, int repeats, double *gbs);
+
+  /* A GPU library: the device's f32 multiply-add peak in GFLOP/s, from a
+   * kernel of independent chains of multiply-adds over a million threads
+   * run `repeats` times after one untimed run; tfm-bench's roofline.
+   * 0, a Halide error code (see last_error), or TFM_ERR_NOT_GPU. */
+  int (*measure_device_fma)(int repeats, double *gflops);
 } tfm_model;
 
 /* The one exported symbol of a generated library. */

@@ -35,6 +35,20 @@ bool compileKernel(const Kernel &kernel, const std::string &target, CallRange ra
 bool checkKernelBounds(const Kernel &kernel, const std::string &target, CallRange range,
                        std::string &error);
 
+/// A GPU library's multiply-add probe (tfm_model.measure_device_fma): the
+/// kernel `kName(out)` whose kThreads threads each run kChains independent
+/// chains of kSteps multiply-adds and write their sum to out[thread], a
+/// float buffer of kThreads on the device.
+struct DeviceFmaProbe {
+  static constexpr const char *kName = "tfm_probe_fma";
+  static constexpr int kThreads = 1 << 20, kChains = 8, kSteps = 512;
+  static constexpr double kFlopsPerCall = 2.0 * kThreads * kChains * kSteps;
+};
+
+/// Compiles DeviceFmaProbe's kernel for a GPU `target` into `bitcodePath`.
+bool compileDeviceFmaProbe(const std::string &target, const std::string &bitcodePath,
+                           std::string &error);
+
 /// Compiles Halide's runtime (thread pool, buffers, errors) once per library.
 bool compileKernelRuntime(const std::string &target, const std::string &objectPath,
                           std::string &error);

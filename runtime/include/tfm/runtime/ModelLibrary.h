@@ -49,11 +49,15 @@ public:
   /// A GPU library's device copy bandwidth in GB/s, read plus written, for
   /// `bytes` copied `repeats` times (tfm_model.measure_device_copy).
   llvm::Expected<double> measureDeviceCopy(uint64_t bytes, int repeats) const;
+  /// A GPU library's device f32 multiply-add peak in GFLOP/s, over
+  /// `repeats` runs (tfm_model.measure_device_fma).
+  llvm::Expected<double> measureDeviceFma(int repeats) const;
 
 private:
   ModelLibrary() = default;
   static llvm::Expected<std::unique_ptr<ModelLibrary>>
   check(std::unique_ptr<ModelLibrary> lib);
+  llvm::Expected<double> deviceMeasure(const char *what, int rc, double value) const;
 
   void *handle_ = nullptr; // dlopen handle; null for a linked model
   const tfm_model *model_ = nullptr;
