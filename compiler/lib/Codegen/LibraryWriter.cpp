@@ -298,7 +298,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
       {join(options.outDir, "manifest.json"), manifest},
       {join(options.outDir, name + ".h"), emitModelHeader(program)},
       {driver, emitDriverSource(program, manifest)},
-      {exports, "{ global: tfm_model_get; local: *; };\n"}};
+      {exports, "{ global: tfm_model_get; " + modelGetName(program) + "; local: *; };\n"}};
   for (const auto &[file, text] : files)
     if (llvm::Error e = writeTextFile(file, text))
       return e;

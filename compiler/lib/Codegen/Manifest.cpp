@@ -75,6 +75,9 @@ std::string tfm::emitModelHeader(const Program &p) {
     << "#define " << macro << "_VOCAB_SIZE " << p.vocabSize << "\n"
     << "#define " << macro << "_CONTEXT_LENGTH " << p.contextLength << "\n"
     << "#define " << macro << "_N_WEIGHTS " << p.weights.size() << "\n\n"
+    << "/* tfm_model_get under this model's name: a program linking several\n"
+    << " * models' libraries calls each one's. */\n"
+    << "const tfm_model *" << modelGetName(p) << "(void);\n\n"
     << "#endif\n";
   return h.str();
 }

@@ -113,6 +113,15 @@ bool tfm::checkKernelBounds(const Kernel &kernel, const std::string &tfmTarget, 
                       });
 }
 
+std::vector<uint64_t> tfm::targetFeatureWords(const std::string &tfmTarget) {
+  Halide::Target target = halideTarget(tfmTarget).target;
+  std::vector<uint64_t> words((Halide::Target::FeatureEnd + 63) / 64, 0);
+  for (int f = 0; f < Halide::Target::FeatureEnd; ++f)
+    if (target.has_feature(static_cast<Halide::Target::Feature>(f)))
+      words[f / 64] |= uint64_t(1) << (f % 64);
+  return words;
+}
+
 bool tfm::compileKernelRuntime(const std::string &tfmTarget, const std::string &objectPath,
                                std::string &error) {
   try {

@@ -1,9 +1,14 @@
 /*===- model_abi.h - The C ABI between a generated model and the runtime ---===*
  *
- * Every library tfmc writes exports exactly one symbol, tfm_model_get(), that
- * returns a description of the compiled model and its three entry points. The
- * runtime dlopens the library (or, for `tfmc --emit exe`, links it in) and
- * talks to it only through this struct.
+ * Every library tfmc writes exports one function, under two names, that
+ * returns a description of the compiled model and its entry points:
+ * tfm_model_get(), which a program that dlopens the library looks up, and
+ * tfm_model_get_<name>() (<name> the config's name), which a program that
+ * links several models' libraries calls for each. The runtime dlopens the
+ * library (or, for `tfmc --emit exe`, links it in) and talks to it only
+ * through this struct. Before its first call a library checks that this CPU
+ * has its target's features, and asks Linux for AMX tiles where its target
+ * uses them: a program on another CPU gets TFM_ERR_CPU and a message.
  *
  * Memory is owned by the caller:
  *  - weights: one pointer per manifest tensor, in manifest order, each to the
@@ -34,6 +39,9 @@ extern "C" {
 #define TFM_ERR_CONTEXT (-1000)
 /* Returned by a CPU library's set_device and measure_device_* calls. */
 #define TFM_ERR_NOT_GPU (-1001)
+/* Returned by every call of a library this CPU cannot run: a feature of its
+ * target missing, or AMX tiles the process may not use (see last_error). */
+#define TFM_ERR_CPU (-1002)
 
 typedef struct tfm_model {
   uint32_t abi_version;      /* TFM_ABI_VERSION of the compiler that wrote it */
@@ -105,7 +113,7 @@ typedef struct tfm_model {
   int (*measure_device_fma)(int repeats, double *gflops);
 } tfm_model;
 
-/* The one exported symbol of a generated library. */
+/* The exported function of a generated library (and tfm_model_get_<name>). */
 const tfm_model *tfm_model_get(void);
 typedef const tfm_model *(*tfm_model_get_fn)(void);
 

@@ -45,6 +45,9 @@ std::string buildHash(const Program &program);
 /// manifest.json; an error when the IR's config does not parse.
 llvm::Expected<std::string> emitManifest(const Program &program);
 std::string emitDriverSource(const Program &program, const std::string &manifest);
+/// The name of the library's tfm_model_get under its model's own:
+/// "tfm_model_get_<name>".
+std::string modelGetName(const Program &program);
 std::string emitModelHeader(const Program &program);
 
 /// Does all of the above into options.outDir.

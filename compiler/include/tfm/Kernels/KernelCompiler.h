@@ -17,7 +17,9 @@
 #include "tfm/Program/CallWindow.h"
 #include "tfm/Program/Program.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tfm {
 
@@ -48,6 +50,11 @@ struct DeviceFmaProbe {
 /// Compiles DeviceFmaProbe's kernel for a GPU `target` into `bitcodePath`.
 bool compileDeviceFmaProbe(const std::string &target, const std::string &bitcodePath,
                            std::string &error);
+
+/// Halide's feature bits of `target` (halide_target_feature_t, 64 to a
+/// word), as its runtime's halide_can_use_target_features takes them: what
+/// a library holds this CPU to before its first call.
+std::vector<uint64_t> targetFeatureWords(const std::string &target);
 
 /// Compiles Halide's runtime (thread pool, buffers, errors) once per library.
 bool compileKernelRuntime(const std::string &target, const std::string &objectPath,
