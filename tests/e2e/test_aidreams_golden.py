@@ -6,7 +6,8 @@ llama2.c's `steps` counts positions: it runs the model at positions
 0..steps-1 and records the token each one produces, so a full run holds
 steps + 1 ids (BOS, the prompt, the generated tokens). It stops early only
 when it samples BOS; then the golden holds fewer ids. It never stops at EOS,
-so tfm-run runs with --ignore-eos here."""
+so tfm-run runs with --ignore-eos here. With --emit-exe, the standalone
+program is also held to needing nothing but glibc, libstdc++ and libgcc."""
 
 import argparse
 import os
@@ -29,6 +30,22 @@ def run_ids(program, prompt, n):
         *prompt_args(prompt)])
     text, _, ids_line = stdout.rstrip("\n").rpartition("\n")
     return text + "\n", json.loads(ids_line)
+
+
+# What `ldd` may list for a standalone program: glibc's libraries, its
+# loader, libstdc++ and libgcc.
+STANDALONE_LIBS = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
+                   "librt.so.1", "libstdc++.so.6", "libgcc_s.so.1",
+                   "/lib64/ld-linux-x86-64.so.2"}
+
+
+def require_standalone(program):
+    """tfmc --emit exe links the runtime and its dependencies statically: the
+    program needs no libLLVM or ICU where it runs."""
+    listing = testlib.check_run(["ldd", program])
+    needed = {line.split()[0] for line in listing.splitlines() if line.strip()}
+    assert needed <= STANDALONE_LIBS, f"{program} needs {sorted(needed - STANDALONE_LIBS)}:\n{listing}"
+    print(f"ok: {program} needs only {', '.join(sorted(needed))}")
 
 
 def main():
@@ -60,6 +77,7 @@ def main():
         out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-exe")
         testlib.compile_model(aidreams.config(), out, ("--emit", "exe"))
         program = [os.path.join(out, "aidreams260k")]
+        require_standalone(program[0])
     else:
         aidreams.model_override = args.model
         program = [testlib.bin("tfm-run"), "--model", aidreams.model_dir()]
