@@ -10,8 +10,9 @@
 // with the same number of threads (Roofline.h): prefill's FLOPs against the
 // FMA peak; decode, which reads every weight once per token, against the
 // read bandwidth measured for a working set of the weights' size. A GPU
-// library is held against its device's copy bandwidth instead, measured
-// through the library (tfm_model.measure_device_copy). With --reference,
+// library is held against its device's multiply-add peak and copy
+// bandwidth instead, measured through the library (tfm_model's
+// measure_device_fma and measure_device_copy). With --reference,
 // each folder's logits are first checked against another compilation's of
 // the same config (a GPU library against the CPU's), and a folder that
 // computes otherwise is not timed.
