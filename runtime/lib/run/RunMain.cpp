@@ -31,9 +31,14 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <optional>
+#include <random>
 #include <thread>
+
+#include <unistd.h>
 
 using namespace tfm;
 using namespace tfm::rt;
@@ -51,9 +56,10 @@ struct RunOptions {
   std::string target, schedule, activations, cacheDir;
   std::string logitsPath, perplexityPath;
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
+  unsigned promptRepeats = 0; // how many -p
   WeightMemory weightMemory = WeightMemory::Mapped;
   int64_t maxNewTokens = -1; // -1: until the context is full
-  int64_t contextSize = 0;   // --perplexity chunk size; 0: the model's context
+  int64_t contextSize = 0;   // -c: the context used, at most the compiled one; 0: that one
   int threads = 1;
   std::optional<int> device; // --device; none: the driver's first (or HL_GPU_DEVICE)
   SamplerOptions sampling;
@@ -64,6 +70,21 @@ struct ResolvedModel {
   std::unique_ptr<ModelLibrary> library;
   std::string weights, tokenizer;
 };
+
+/// A seed for a run that was given none: 64 bits from the system's entropy.
+uint64_t randomSeed() {
+  std::random_device device;
+  return (uint64_t(device()) << 32) | device();
+}
+
+/// Whether --model (-m) names a folder tfmc wrote, rather than what
+/// --model-dir takes: any folder but a Hugging Face one (its config.json);
+/// a file is a GGUF to compile.
+bool isLibraryFolder(const std::string &path) {
+  llvm::SmallString<256> config(path);
+  llvm::sys::path::append(config, "config.json");
+  return llvm::sys::fs::is_directory(path) && !llvm::sys::fs::exists(config);
+}
 
 llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model *linked) {
   int sources = !o.modelDir.empty() + !o.modelSource.empty() + (linked != nullptr);
@@ -78,11 +99,14 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
     return failure("--model and --model-dir name two models; pass one");
 
   ResolvedModel resolved{nullptr, o.weights, o.tokenizer};
-  std::string libraryDir = o.modelDir;
-  if (!o.modelSource.empty()) {
+  // --model (-m) takes what --model-dir takes too, as llama.cpp's -m does.
+  bool compiled = !o.modelDir.empty() && isLibraryFolder(o.modelDir);
+  std::string libraryDir = compiled ? o.modelDir : "";
+  std::string sourcePath = compiled ? o.modelSource : o.modelDir + o.modelSource;
+  if (!sourcePath.empty()) {
     // A folder's own tokenizer is looked for only when none is given.
     llvm::Expected<ModelSource> source =
-        findModelSource(o.modelSource, /*needTokenizer=*/o.tokenizer.empty());
+        findModelSource(sourcePath, /*needTokenizer=*/o.tokenizer.empty());
     if (!source)
       return source.takeError();
     if (resolved.weights.empty())
@@ -110,11 +134,33 @@ llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model 
   return resolved;
 }
 
+/// The whole of standard input, refused past `limit` bytes.
+llvm::Expected<std::string> readStandardInput(uint64_t limit) {
+  std::string text;
+  char chunk[65536];
+  for (ssize_t n; (n = read(0, chunk, sizeof chunk)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return failure(std::string("-f -: reading standard input: ") + std::strerror(errno));
+    }
+    if (text.size() + size_t(n) > limit)
+      return failure("-f -: standard input is longer than " + std::to_string(limit) +
+                     " bytes, the most a prompt may be");
+    text.append(chunk, size_t(n));
+  }
+  return text;
+}
+
 llvm::Expected<std::string> promptText(const RunOptions &o) {
   if (o.promptFile.empty())
     return o.prompt;
   if (o.promptGiven)
     return failure("-p and -f both give a prompt; pass one");
+  // "-" is standard input, as llama.cpp's -f takes it; /dev/stdin, which
+  // is not a regular file, is read the same way.
+  if (o.promptFile == "-" || o.promptFile == "/dev/stdin")
+    return readStandardInput(kMaxTextFileBytes);
   auto buffer = readBoundedFile(o.promptFile, kMaxTextFileBytes, "prompt");
   if (!buffer)
     return buffer.takeError();
@@ -134,10 +180,7 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   auto text = readBoundedFile(o.perplexityPath, kMaxTextFileBytes, "text");
   if (!text)
     return text.takeError();
-  int64_t chunk = o.contextSize > 0 ? o.contextSize : context;
-  if (chunk > context)
-    return failure("-c is " + std::to_string(chunk) + ", more than the model's context of " +
-                   std::to_string(context));
+  int64_t chunk = context;
   std::vector<int32_t> tokens = tokenizer.encode((*text)->getBuffer().str(), tokenizer.addsBos());
   llvm::errs() << "perplexity: " << tokens.size() << " tokens of " << o.perplexityPath
                << ", " << tokens.size() / std::max<int64_t>(chunk, 1) << " chunks of " << chunk
@@ -181,6 +224,11 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
                    " positions, the context is " +
                    std::to_string(context) + " (at most -n " +
                    std::to_string(context - promptTokens + 1) + ")" + kLongerContext);
+  // Random unless -s gives it, as llama.cpp's; said, so that a run can be
+  // repeated with -s.
+  if (o.sampling.temperature > 0)
+    llvm::errs() << "seed: " << o.sampling.seed << " (-s " << o.sampling.seed
+                 << " repeats this run)\n";
   llvm::Expected<Sampler> sampler = Sampler::create(o.sampling);
   if (!sampler)
     return sampler.takeError();
@@ -213,6 +261,12 @@ llvm::Error tokenizeWithoutModel(const RunOptions &o, const std::string &prompt)
 }
 
 llvm::Error run(const RunOptions &o, const tfm_model *linked) {
+  if (o.promptRepeats > 1)
+    return failure("-p is given " + std::to_string(o.promptRepeats) +
+                   " times; pass one prompt (or the text in a file with -f FILE)");
+  if (o.contextSize < 0)
+    return failure("-c/--ctx-size is " + std::to_string(o.contextSize) +
+                   ", expected a number of positions (0: the compiled context)");
   int jobs = o.tokenize + !o.logitsPath.empty() + !o.perplexityPath.empty();
   if (jobs > 1)
     return failure("--tokenize, --logits and --perplexity are separate jobs; pass one");
@@ -243,7 +297,12 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     return resolved.takeError();
   const tfm_model &model = resolved->library->model();
   const Manifest &manifest = resolved->library->manifest();
-  const int64_t context = manifest.config.contextLength;
+  const int64_t compiledContext = manifest.config.contextLength;
+  if (o.contextSize > compiledContext)
+    return failure("-c/--ctx-size is " + std::to_string(o.contextSize) +
+                   ", more than the context of " + std::to_string(compiledContext) +
+                   " the model was compiled for" + kLongerContext);
+  const int64_t context = o.contextSize > 0 ? o.contextSize : compiledContext;
 
   auto tokenizer = loadTokenizer(resolved->tokenizer, manifest.config);
   if (!tokenizer)
@@ -303,8 +362,13 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::OptionCategory modelCategory("Model");
   cl::OptionCategory jobCategory("What to do (default: generate text)");
   cl::OptionCategory samplingCategory("Generation");
-  cl::opt<std::string> modelDir("model", cl::desc("Model folder written by tfmc"),
-                                cl::value_desc("dir"), cl::cat(modelCategory));
+  cl::opt<std::string> modelDir(
+      "model",
+      cl::desc("The model: a folder tfmc wrote, or what --model-dir takes (a .gguf file or a "
+               "Hugging Face folder)"),
+      cl::value_desc("path"), cl::cat(modelCategory));
+  cl::alias modelShort("m", cl::desc("--model, as llama.cpp's -m"), cl::aliasopt(modelDir),
+                       cl::cat(modelCategory));
   cl::opt<std::string> modelSource(
       "model-dir",
       cl::desc("A Hugging Face model folder or a .gguf file; compiled on first use and cached"),
@@ -343,6 +407,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"),
                        cl::init(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
                        cl::cat(modelCategory));
+  cl::alias threadsShort("t", cl::desc("--threads, as llama.cpp's -t"), cl::aliasopt(threads),
+                         cl::cat(modelCategory));
   cl::opt<int> device("device",
                       cl::desc("A GPU library's device: 0, 1, ... in its driver's order "
                                "(default: the first, or Halide's HL_GPU_DEVICE)"),
@@ -358,8 +424,13 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::desc("Perplexity of a text file in chunks of the context size, scoring the second "
                "half of each (as llama-perplexity)"),
       cl::value_desc("file"), cl::cat(jobCategory));
-  cl::opt<int64_t> contextSize("c", cl::desc("--perplexity chunk size (default: the model's context)"),
-                               cl::init(0), cl::cat(jobCategory));
+  cl::opt<int64_t> contextSize(
+      "c",
+      cl::desc("Context size, at most the one compiled (the default); --perplexity's chunk "
+               "size"),
+      cl::init(0), cl::cat(jobCategory));
+  cl::alias ctxSize("ctx-size", cl::desc("-c, as llama.cpp's --ctx-size"),
+                    cl::aliasopt(contextSize), cl::cat(jobCategory));
 
   cl::opt<std::string> prompt("p", cl::desc("Prompt text"), cl::value_desc("text"),
                               cl::cat(samplingCategory));
@@ -377,8 +448,13 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                       cl::init(0.95f), cl::cat(samplingCategory));
   cl::opt<float> minP("min-p", cl::desc("Drop tokens below this fraction of the most probable one"),
                       cl::init(0.0f), cl::cat(samplingCategory));
-  cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed; the same seed gives the same tokens"),
-                         cl::init(42), cl::cat(samplingCategory));
+  cl::opt<uint64_t> seed(
+      "seed",
+      cl::desc("Sampling seed (default: a random one, printed); the same seed gives the same "
+               "tokens"),
+      cl::cat(samplingCategory));
+  cl::alias seedShort("s", cl::desc("--seed, as llama.cpp's -s"), cl::aliasopt(seed),
+                      cl::cat(samplingCategory));
   cl::opt<bool> printIdsAtEnd("ids", cl::desc("At the end, print every token id as one JSON array line"),
                               cl::cat(samplingCategory));
   cl::opt<bool> ignoreEos("ignore-eos", cl::desc("Do not stop at the end-of-sequence token"),
@@ -414,7 +490,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.sampling.topK = topK;
   o.sampling.topP = topP;
   o.sampling.minP = minP;
-  o.sampling.seed = seed;
+  o.sampling.seed = seed.getNumOccurrences() ? uint64_t(seed) : randomSeed();
+  o.promptRepeats = prompt.getNumOccurrences();
 
   llvm::StringRef tool = llvm::sys::path::filename(argv[0]);
   if (llvm::Error e = run(o, linked)) {
