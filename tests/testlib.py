@@ -91,6 +91,24 @@ def require_opencl_platform():
     sys.exit(SKIP_EXIT_CODE)
 
 
+# What `ldd` may list for a program that runs where only glibc is: glibc's
+# libraries and loader, and the C++ runtime's (GPU bundle, tfmc --emit exe).
+GLIBC_AND_CXX_RUNTIME = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2",
+                         "libpthread.so.0", "librt.so.1", "libstdc++.so.6", "libgcc_s.so.1",
+                         "/lib64/ld-linux-x86-64.so.2"}
+
+
+def assert_needs_only_glibc(path):
+    """`path` (a program or shared library) needs no shared library outside
+    GLIBC_AND_CXX_RUNTIME, as `ldd` lists them."""
+    listing = check_run(["ldd", path])
+    needed = {line.split()[0] for line in listing.splitlines() if line.strip()}
+    outside = needed - GLIBC_AND_CXX_RUNTIME
+    if outside:
+        raise AssertionError(f"{path} needs {sorted(outside)}:\n{listing}")
+    return needed
+
+
 def cpu_flags():
     """The feature flags /proc/cpuinfo lists for this CPU (empty if unreadable)."""
     try:

@@ -36,6 +36,12 @@ while [ $# -gt 0 ]; do
   shift
 done
 out=${out:-$root/build/gpu-bundle}
+known=$(printf '%s\n' "${models[@]}" | cut -d: -f1 | tr '\n' ' ')
+IFS=, read -ra wanted <<<"$chosen"
+for name in "${wanted[@]}"; do
+  [[ " $known" == *" $name "* ]] ||
+    { echo "gpu-bundle: --models: no model '$name'; the models are: $known" >&2; exit 2; }
+done
 limit_bytes=$((64 << 20))
 
 for tool in tfmc tfm-run tfm-bench tfm-weights; do

@@ -32,22 +32,6 @@ def run_ids(program, prompt, n):
     return text + "\n", json.loads(ids_line)
 
 
-# What `ldd` may list for a standalone program: glibc's libraries, its
-# loader, libstdc++ and libgcc.
-STANDALONE_LIBS = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
-                   "librt.so.1", "libstdc++.so.6", "libgcc_s.so.1",
-                   "/lib64/ld-linux-x86-64.so.2"}
-
-
-def require_standalone(program):
-    """tfmc --emit exe links the runtime and its dependencies statically: the
-    program needs no libLLVM or ICU where it runs."""
-    listing = testlib.check_run(["ldd", program])
-    needed = {line.split()[0] for line in listing.splitlines() if line.strip()}
-    assert needed <= STANDALONE_LIBS, f"{program} needs {sorted(needed - STANDALONE_LIBS)}:\n{listing}"
-    print(f"ok: {program} needs only {', '.join(sorted(needed))}")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="a model folder to use instead of compiling "
@@ -77,7 +61,10 @@ def main():
         out = os.path.join(testlib.work_dir("e2e"), "aidreams260k-exe")
         testlib.compile_model(aidreams.config(), out, ("--emit", "exe"))
         program = [os.path.join(out, "aidreams260k")]
-        require_standalone(program[0])
+        # The runtime and its dependencies are linked statically: no libLLVM,
+        # no ICU where it runs.
+        needed = testlib.assert_needs_only_glibc(program[0])
+        print(f"ok: {program[0]} needs only {', '.join(sorted(needed))}")
     else:
         aidreams.model_override = args.model
         program = [testlib.bin("tfm-run"), "--model", aidreams.model_dir()]

@@ -18,10 +18,6 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import testlib  # noqa: E402
 
 LIMIT_BYTES = 64 << 20
-# What `ldd` may list for a file of the bundle: glibc's libraries, its
-# loader, and libstdc++.
-ALLOWED = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
-           "librt.so.1", "libstdc++.so.6", "/lib64/ld-linux-x86-64.so.2"}
 
 
 # Where check.sh writes its random weights: outside the bundles, whose size
@@ -66,9 +62,7 @@ class CudaBundle(unittest.TestCase):
         files = list(bundle_files(self.out))
         self.assertGreaterEqual(len(files), 9)  # 3 tools, 6 libraries
         for path in files:
-            listing = testlib.check_run(["ldd", path])
-            needed = {line.split()[0] for line in listing.splitlines() if line.strip()}
-            self.assertEqual(needed - ALLOWED, set(), f"{path} needs:\n{listing}")
+            testlib.assert_needs_only_glibc(path)
 
     def test_gpu_libraries_are_cuda(self):
         with open(os.path.join(self.out, "models", "llama-110m-gpu", "manifest.json")) as f:
@@ -86,6 +80,14 @@ class CudaBundle(unittest.TestCase):
             self.assertRegex(stdout, rf"== {model}-cpu: runs \(rates [0-9.]+ [0-9.]+")
             self.assertRegex(stdout, rf"== {model}-gpu: refused as it should be here: .*"
                                      r"no NVIDIA driver \(libcuda\.so\.1 is not found\)")
+
+    def test_unknown_model_refused(self):
+        env = dict(os.environ, TFM_BUILD_DIR=os.path.dirname(os.path.dirname(testlib.bin("tfmc"))))
+        out = os.path.join(testlib.work_dir("gpu_bundle"), "unknown")
+        testlib.assert_clean_failure(
+            testlib.run([os.path.join(ROOT, "tools", "gpu-bundle.sh"), "--models", "gpt2-smal",
+                         out], env=env),
+            mentions=["--models: no model 'gpt2-smal'"])
 
     def test_check_refuses_unknown_options(self):
         testlib.assert_clean_failure(

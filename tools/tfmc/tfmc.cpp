@@ -49,11 +49,15 @@ cl::opt<std::string> inputPath(cl::Positional, cl::desc("<config.json | model.ml
                                cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default: generated/<name>)"),
                             cl::value_desc("dir"), cl::cat(category));
-cl::opt<std::string> targetName(
-    "target",
-    cl::desc("CPU to compile for: host, avx512, avx2, x86-64 or an explicit Halide target "
-             "string (default: host; for a .mlir input, the module's tfm.target)"),
-    cl::cat(category));
+/// --target's help, naming every preset (tfm/common/Targets.h).
+const std::string &targetHelp() {
+  static const std::string help =
+      "What to compile for: " + join(tfm::targetPresets(), ", ") +
+      " (the GPUs with this CPU's features for the driver), or an explicit Halide target "
+      "string (default: host; for a .mlir input, the module's tfm.target)";
+  return help;
+}
+cl::opt<std::string> targetName("target", cl::desc(targetHelp()), cl::cat(category));
 cl::opt<bool> profile("profile",
                       cl::desc("Compile the kernels with Halide's profiler: the library prints "
                                "each kernel's calls and time per call when its process exits"),
