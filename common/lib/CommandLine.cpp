@@ -1,5 +1,6 @@
 //===- CommandLine.cpp - Command lines read as written, no @file ----------===//
 #include "tfm/common/CommandLine.h"
+#include "tfm/common/Version.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -41,6 +42,8 @@ tfm::LiteralArguments::LiteralArguments(int argc, const char *const *argv) {
 }
 
 void tfm::parseCommandLine(int argc, const char *const *argv, llvm::StringRef overview) {
+  // --version names this project's build, not the LLVM it links.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << versionText() << "\n"; });
   LiteralArguments literal(argc, argv);
   cl::ParseCommandLineOptions(literal.argc(), literal.argv(), overview);
 }

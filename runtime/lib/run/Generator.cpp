@@ -13,6 +13,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+bool endsWithStopString(const std::string &text, const std::vector<std::string> &stops) {
+  for (const std::string &stop : stops)
+    if (!stop.empty() && text.size() >= stop.size() &&
+        text.compare(text.size() - stop.size(), stop.size(), stop) == 0)
+      return true;
+  return false;
+}
+
 } // namespace
 
 llvm::Expected<GenerationResult>
@@ -26,6 +34,10 @@ tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler
   for (size_t i = first; i < prompt.size(); ++i)
     out << tokenizer.decode(i > 0 ? prompt[i - 1] : -1, prompt[i]);
   out.flush();
+  // The prompt's tokens count as recent for the repeat penalty, as in
+  // llama.cpp.
+  for (int32_t token : prompt)
+    sampler.accept(token);
 
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error e = session.prefill(prompt))
@@ -33,14 +45,19 @@ tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler
   result.prefillSeconds = secondsSince(start);
   result.prefillTokens = static_cast<int64_t>(prompt.size());
 
+  std::string generated; // the new tokens' text, for the stop strings
   for (int64_t produced = 0; produced < options.maxNewTokens; ++produced) {
     int32_t next = sampler.sample(session.logits(), session.vocabSize());
     int32_t previous = result.ids.back();
     result.ids.push_back(next);
     if (options.stopAtEos && next == options.eosTokenId)
       break;
-    out << tokenizer.decode(previous, next);
+    std::string piece = tokenizer.decode(previous, next);
+    out << piece;
     out.flush();
+    generated += piece;
+    if (endsWithStopString(generated, options.stopStrings))
+      break;
     if (produced + 1 == options.maxNewTokens)
       break; // the last token is never fed back
     start = std::chrono::steady_clock::now();

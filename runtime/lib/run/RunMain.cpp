@@ -13,10 +13,7 @@
 #include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
 #include "tfm/runtime/Generator.h"
-#include "tfm/runtime/GgufFile.h"
-#include "tfm/runtime/ModelCache.h"
-#include "tfm/runtime/ModelLibrary.h"
-#include "tfm/runtime/ModelSource.h"
+#include "tfm/runtime/ModelResolver.h"
 #include "tfm/runtime/NonFiniteWeights.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
@@ -63,75 +60,13 @@ struct RunOptions {
   int threads = 1;
   std::optional<int> device; // --device; none: the driver's first (or HL_GPU_DEVICE)
   SamplerOptions sampling;
-};
-
-/// The compiled model, and the weight and tokenizer files that go with it.
-struct ResolvedModel {
-  std::unique_ptr<ModelLibrary> library;
-  std::string weights, tokenizer;
+  std::vector<std::string> stopStrings; // -r
 };
 
 /// A seed for a run that was given none: 64 bits from the system's entropy.
 uint64_t randomSeed() {
   std::random_device device;
   return (uint64_t(device()) << 32) | device();
-}
-
-/// Whether --model (-m) names a folder tfmc wrote, rather than what
-/// --model-dir takes: any folder but a Hugging Face one (its config.json);
-/// a file is a GGUF to compile.
-bool isLibraryFolder(const std::string &path) {
-  llvm::SmallString<256> config(path);
-  llvm::sys::path::append(config, "config.json");
-  return llvm::sys::fs::is_directory(path) && !llvm::sys::fs::exists(config);
-}
-
-llvm::Expected<ResolvedModel> resolveModel(const RunOptions &o, const tfm_model *linked) {
-  int sources = !o.modelDir.empty() + !o.modelSource.empty() + (linked != nullptr);
-  if (linked && sources > 1)
-    return failure(std::string("this executable has model '") +
-                   (linked->name ? linked->name : "?") +
-                   "' linked in; --model and --model-dir are not accepted");
-  if (sources == 0)
-    return failure("no model: pass --model DIR (a folder tfmc wrote) or --model-dir PATH "
-                   "(a Hugging Face folder or a .gguf file)");
-  if (sources > 1)
-    return failure("--model and --model-dir name two models; pass one");
-
-  ResolvedModel resolved{nullptr, o.weights, o.tokenizer};
-  // --model (-m) takes what --model-dir takes too, as llama.cpp's -m does.
-  bool compiled = !o.modelDir.empty() && isLibraryFolder(o.modelDir);
-  std::string libraryDir = compiled ? o.modelDir : "";
-  std::string sourcePath = compiled ? o.modelSource : o.modelDir + o.modelSource;
-  if (!sourcePath.empty()) {
-    // A folder's own tokenizer is looked for only when none is given.
-    llvm::Expected<ModelSource> source =
-        findModelSource(sourcePath, /*needTokenizer=*/o.tokenizer.empty());
-    if (!source)
-      return source.takeError();
-    if (resolved.weights.empty())
-      resolved.weights = source->weightsPath;
-    // Kernels read the weights as the file stores them.
-    CompileRequest request{source->spec,  o.target,         o.schedule, o.activations,
-                           resolved.weights, o.cacheDir, ""};
-    llvm::Expected<std::string> compiled = compiledModelDir(request);
-    if (!compiled)
-      return compiled.takeError();
-    libraryDir = *compiled;
-    if (resolved.tokenizer.empty())
-      resolved.tokenizer = source->tokenizerPath;
-  }
-  auto library = linked ? ModelLibrary::fromLinked(linked) : ModelLibrary::open(libraryDir);
-  if (!library)
-    return library.takeError();
-  resolved.library = std::move(*library);
-  // A GGUF carries its tokenizer, as llama.cpp uses it.
-  if (resolved.tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
-    resolved.tokenizer = resolved.weights;
-  if (resolved.tokenizer.empty())
-    return failure("no tokenizer: pass --tokenizer FILE (tokenizer.json, vocab.json, "
-                   "tokenizer.model, encoder.json, tokenizer.bin or a .gguf)");
-  return resolved;
 }
 
 /// The whole of standard input, refused past `limit` bytes.
@@ -236,6 +171,7 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
   gen.maxNewTokens = maxNew;
   gen.stopAtEos = !o.ignoreEos && tokenizer.eosId() >= 0;
   gen.eosTokenId = tokenizer.eosId();
+  gen.stopStrings = o.stopStrings;
   llvm::Expected<GenerationResult> result =
       generate(session, tokenizer, *sampler, promptIds, gen, llvm::outs());
   if (!result)
@@ -292,7 +228,16 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (o.tokenize && o.modelDir.empty() && o.modelSource.empty() && !linked)
     return tokenizeWithoutModel(o, *prompt);
 
-  llvm::Expected<ResolvedModel> resolved = resolveModel(o, linked);
+  ModelRequest request;
+  request.model = o.modelDir;
+  request.downloaded = o.modelSource;
+  request.weights = o.weights;
+  request.tokenizer = o.tokenizer;
+  request.target = o.target;
+  request.schedule = o.schedule;
+  request.activations = o.activations;
+  request.cacheDir = o.cacheDir;
+  llvm::Expected<ResolvedModel> resolved = resolveModel(request, linked);
   if (!resolved)
     return resolved.takeError();
   const tfm_model &model = resolved->library->model();
@@ -440,14 +385,30 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                         cl::cat(samplingCategory));
   cl::opt<int64_t> steps("n", cl::desc("Tokens to generate (default: until the context is full)"),
                          cl::init(-1), cl::cat(samplingCategory));
+  const SamplerOptions defaults = defaultSamplerOptions();
   cl::opt<float> temperature("temp", cl::desc("Sampling temperature; 0 is greedy"),
-                             cl::init(0.8f), cl::cat(samplingCategory));
+                             cl::init(defaults.temperature), cl::cat(samplingCategory));
   cl::opt<int64_t> topK("top-k", cl::desc("Keep the k most probable tokens; 0 keeps all"),
-                        cl::init(0), cl::cat(samplingCategory));
+                        cl::init(defaults.topK), cl::cat(samplingCategory));
   cl::opt<float> topP("top-p", cl::desc("Keep the smallest set with this much probability; 1 keeps all"),
-                      cl::init(0.95f), cl::cat(samplingCategory));
+                      cl::init(defaults.topP), cl::cat(samplingCategory));
   cl::opt<float> minP("min-p", cl::desc("Drop tokens below this fraction of the most probable one"),
-                      cl::init(0.0f), cl::cat(samplingCategory));
+                      cl::init(defaults.minP), cl::cat(samplingCategory));
+  cl::opt<float> repeatPenalty(
+      "repeat-penalty",
+      cl::desc("Divide the logits of the recent tokens by this (multiply the negative ones), "
+               "as llama.cpp's; 1 is none"),
+      cl::init(defaults.repeatPenalty), cl::cat(samplingCategory));
+  cl::opt<int64_t> repeatLastN("repeat-last-n",
+                               cl::desc("How many recent tokens --repeat-penalty sees, the "
+                                        "prompt's included; 0 is none"),
+                               cl::init(defaults.repeatLastN), cl::cat(samplingCategory));
+  cl::list<std::string> reversePrompts(
+      "reverse-prompt",
+      cl::desc("Stop once the generated text ends with this (repeatable), as llama.cpp's -r"),
+      cl::value_desc("text"), cl::cat(samplingCategory));
+  cl::alias reversePromptShort("r", cl::desc("--reverse-prompt"), cl::aliasopt(reversePrompts),
+                               cl::cat(samplingCategory));
   cl::opt<uint64_t> seed(
       "seed",
       cl::desc("Sampling seed (default: a random one, printed); the same seed gives the same "
@@ -490,6 +451,9 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.sampling.topK = topK;
   o.sampling.topP = topP;
   o.sampling.minP = minP;
+  o.sampling.repeatPenalty = repeatPenalty;
+  o.sampling.repeatLastN = repeatLastN;
+  o.stopStrings.assign(reversePrompts.begin(), reversePrompts.end());
   o.sampling.seed = seed.getNumOccurrences() ? uint64_t(seed) : randomSeed();
   o.promptRepeats = prompt.getNumOccurrences();
 

@@ -1,4 +1,4 @@
-//===- Sampler.cpp - Greedy, temperature, top-k, top-p, min-p -------------===//
+//===- Sampler.cpp - Repeat penalty, greedy, temperature, top-k/p, min-p --===//
 #include "tfm/runtime/Sampler.h"
 #include "tfm/common/Failure.h"
 
@@ -21,6 +21,13 @@ uint64_t SplitMix64::next() {
 
 double SplitMix64::uniform() { return (next() >> 11) * 0x1.0p-53; }
 
+SamplerOptions tfm::rt::defaultSamplerOptions() {
+  SamplerOptions options;
+  options.temperature = 0.8f;
+  options.topP = 0.95f;
+  return options;
+}
+
 llvm::Expected<Sampler> Sampler::create(const SamplerOptions &o) {
   auto bad = [](const std::string &option, auto value, const char *expected) {
     std::string shown;
@@ -38,10 +45,45 @@ llvm::Expected<Sampler> Sampler::create(const SamplerOptions &o) {
     return bad("top-p", o.topP, "a number in (0, 1] (1 keeps all)");
   if (!(o.minP >= 0.0f && o.minP < 1.0f))
     return bad("min-p", o.minP, "a number in [0, 1) (0 keeps all)");
+  if (!(o.repeatPenalty > 0.0f) || !std::isfinite(o.repeatPenalty))
+    return bad("repeat-penalty", o.repeatPenalty, "a finite number > 0 (1 is none)");
+  if (o.repeatLastN < 0)
+    return bad("repeat-last-n", o.repeatLastN, "an integer >= 0 (0 is none)");
   return Sampler(o);
 }
 
+void Sampler::accept(int32_t token) {
+  if (options.repeatLastN == 0)
+    return;
+  if (recent.size() == static_cast<size_t>(options.repeatLastN))
+    recent.pop_front();
+  recent.push_back(token);
+}
+
+const float *Sampler::penalized(const float *logits, int64_t vocabSize) {
+  if (options.repeatPenalty == 1.0f || recent.empty())
+    return logits;
+  penalizedLogits.assign(logits, logits + vocabSize);
+  // Once per distinct token, however often it recurs (llama.cpp's rule).
+  std::vector<int32_t> tokens(recent.begin(), recent.end());
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  for (int32_t token : tokens) {
+    if (token < 0 || token >= vocabSize)
+      continue;
+    float &logit = penalizedLogits[token];
+    logit = logit > 0 ? logit / options.repeatPenalty : logit * options.repeatPenalty;
+  }
+  return penalizedLogits.data();
+}
+
 int32_t Sampler::sample(const float *logits, int64_t vocabSize) {
+  int32_t token = choose(penalized(logits, vocabSize), vocabSize);
+  accept(token);
+  return token;
+}
+
+int32_t Sampler::choose(const float *logits, int64_t vocabSize) {
   if (options.temperature == 0.0f) {
     // The first of equal maxima, as llama2.c's argmax.
     int64_t best = 0;

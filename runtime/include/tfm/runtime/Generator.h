@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tfm::rt {
@@ -17,6 +18,9 @@ struct GenerateOptions {
   int64_t maxNewTokens = 0;
   bool stopAtEos = true;
   int32_t eosTokenId = 2;
+  /// Generation stops once the new text ends with one of these (llama.cpp's
+  /// -r/--reverse-prompt); the text is printed whole.
+  std::vector<std::string> stopStrings;
 };
 
 struct GenerationResult {
@@ -29,7 +33,8 @@ struct GenerationResult {
 
 /// Prefills `prompt` (BOS first, when the tokenizer adds one) in one call,
 /// then samples up to maxNewTokens, feeding each back through decode except
-/// the last. Text
+/// the last, or until the new text ends with a stop string. The prompt's
+/// tokens are accepted by the sampler (its repeat penalty sees them). Text
 /// (the prompt's, then each new token's) goes to `out` as it is produced,
 /// flushed per token, ending with a newline. An EOS token, when stopping at
 /// it, is recorded in the ids but not printed.

@@ -1,0 +1,69 @@
+//===- ModelResolver.cpp - From what the user names to a loaded model -----===//
+#include "tfm/runtime/ModelResolver.h"
+
+#include "tfm/common/Failure.h"
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/ModelCache.h"
+#include "tfm/runtime/ModelSource.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace tfm;
+using namespace tfm::rt;
+
+bool tfm::rt::isLibraryFolder(const std::string &path) {
+  llvm::SmallString<256> config(path);
+  llvm::sys::path::append(config, "config.json");
+  return llvm::sys::fs::is_directory(path) && !llvm::sys::fs::exists(config);
+}
+
+llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
+                                                    const tfm_model *linked) {
+  int sources = !request.model.empty() + !request.downloaded.empty() + (linked != nullptr);
+  if (linked && sources > 1)
+    return failure(std::string("this executable has model '") +
+                   (linked->name ? linked->name : "?") +
+                   "' linked in; --model and --model-dir are not accepted");
+  if (sources == 0)
+    return failure("no model: pass --model DIR (a folder tfmc wrote) or --model-dir PATH "
+                   "(a Hugging Face folder or a .gguf file)");
+  if (sources > 1)
+    return failure("--model and --model-dir name two models; pass one");
+
+  ResolvedModel resolved{nullptr, request.weights, request.tokenizer};
+  // --model (-m) takes what --model-dir takes too, as llama.cpp's -m does.
+  bool compiled = !request.model.empty() && isLibraryFolder(request.model);
+  std::string libraryDir = compiled ? request.model : "";
+  std::string sourcePath = compiled ? request.downloaded : request.model + request.downloaded;
+  if (!sourcePath.empty()) {
+    // A folder's own tokenizer is looked for only when none is given.
+    llvm::Expected<ModelSource> source =
+        findModelSource(sourcePath, /*needTokenizer=*/request.tokenizer.empty());
+    if (!source)
+      return source.takeError();
+    if (resolved.weights.empty())
+      resolved.weights = source->weightsPath;
+    // Kernels read the weights as the file stores them.
+    CompileRequest compile{source->spec,     request.target,   request.schedule,
+                           request.activations, resolved.weights, request.cacheDir,
+                           request.tfmc};
+    llvm::Expected<std::string> compiledDir = compiledModelDir(compile);
+    if (!compiledDir)
+      return compiledDir.takeError();
+    libraryDir = *compiledDir;
+    if (resolved.tokenizer.empty())
+      resolved.tokenizer = source->tokenizerPath;
+  }
+  auto library = linked ? ModelLibrary::fromLinked(linked) : ModelLibrary::open(libraryDir);
+  if (!library)
+    return library.takeError();
+  resolved.library = std::move(*library);
+  // A GGUF carries its tokenizer, as llama.cpp uses it.
+  if (resolved.tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
+    resolved.tokenizer = resolved.weights;
+  if (resolved.tokenizer.empty())
+    return failure("no tokenizer: pass --tokenizer FILE (tokenizer.json, vocab.json, "
+                   "tokenizer.model, encoder.json, tokenizer.bin or a .gguf)");
+  return resolved;
+}
