@@ -7,8 +7,9 @@ logits).
     text, new_ids = model.generate("Once upon a time", max_tokens=32)
     logits = model.logits(ids)          # numpy float32 [len(ids), vocab]
 
-libtfm.so is found through $TFM_LIBRARY, else the dynamic loader's path
-(an install's lib/, LD_LIBRARY_PATH).
+libtfm.so is found through $TFM_LIBRARY, else in the install this module
+belongs to (cmake --install puts it in PREFIX/lib/python3/dist-packages),
+else on the dynamic loader's path (LD_LIBRARY_PATH, the system's).
 """
 
 import ctypes
@@ -40,8 +41,17 @@ class _SamplerParams(ctypes.Structure):
                 ("seed", ctypes.c_uint64)]
 
 
+def _library_path():
+    name = "libtfm.so.%d" % API_VERSION
+    if os.environ.get("TFM_LIBRARY"):
+        return os.environ["TFM_LIBRARY"]
+    # PREFIX/lib/python3/dist-packages/tfm/ -> PREFIX/lib/
+    installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", name)
+    return installed if os.path.exists(installed) else name
+
+
 def _load_library():
-    lib = ctypes.CDLL(os.environ.get("TFM_LIBRARY") or "libtfm.so.%d" % API_VERSION)
+    lib = ctypes.CDLL(_library_path())
     handle = ctypes.c_void_p
     i32p, i64, f32p = ctypes.POINTER(ctypes.c_int32), ctypes.c_int64, ctypes.POINTER(ctypes.c_float)
     signatures = {
