@@ -139,6 +139,13 @@ llvm::Expected<Manifest> tfm::parseManifest(llvm::StringRef jsonText, const std:
         readTensor(t, m.tensors.back());
       }))
     return std::move(e);
+  // Optional: only a library compiled from a downloaded model records them.
+  if (const json::Object *files = obj->getObject("files")) {
+    FieldReader f(*files, source, "files.");
+    m.files = {f.string("weights", false), f.string("tokenizer", false)};
+    if (f.failed())
+      return failure(f.message());
+  }
   return m;
 }
 
@@ -165,6 +172,9 @@ std::string tfm::formatManifest(const Manifest &m) {
                         {"build_hash", m.buildHash},   {"target", m.target},
                         {"config", std::move(config)}, {"kernels", std::move(kernels)},
                         {"tensors", std::move(tensors)}};
+  if (!m.files.weights.empty() || !m.files.tokenizer.empty())
+    manifest["files"] = json::Object{{"weights", m.files.weights},
+                                     {"tokenizer", m.files.tokenizer}};
   return llvm::formatv("{0:2}", json::Value(std::move(manifest))).str() + "\n";
 }
 

@@ -3,6 +3,8 @@
 //   tfmc configs/llama2-7b.json -o generated/llama2-7b
 //   tfmc configs/llama2-7b.json --dtype q8_0
 //   tfmc configs/llama2-7b.json --weights-like llama-2-7b.Q4_K_M.gguf
+//   tfmc model.gguf -o out        (a download: its config, tensor types and files)
+//   tfmc hf-folder/ --emit exe --bundle -o out   (./out/<name> -p "Hello" runs)
 //   tfmc model.mlir -o out        (tfm IR of any stage, e.g. from --emit-mlir)
 //   tfmc configs/gpt2-small.json --tune   (time the schedules per kernel here first)
 //
@@ -11,6 +13,7 @@
 // lib<name>.so (and with --emit exe a standalone executable).
 //
 //===----------------------------------------------------------------------===//
+#include "DownloadedModel.h"
 #include "Tune.h"
 
 #include "tfm/Codegen/LibraryWriter.h"
@@ -45,7 +48,8 @@ namespace {
 
 cl::OptionCategory category("tfmc options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<config.json | model.mlir>"),
+cl::opt<std::string> inputPath(cl::Positional,
+                               cl::desc("<config.json | model.gguf | hf-folder | model.mlir>"),
                                cl::cat(category));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default: generated/<name>)"),
                             cl::value_desc("dir"), cl::cat(category));
@@ -134,6 +138,11 @@ cl::opt<EmitKind> emitKind(
                           "only the lowered tfm IR, to -o (default: standard output), with no "
                           "kernel compiled")),
     cl::init(EmitKind::Lib), cl::cat(category));
+cl::opt<bool> bundle("bundle",
+                     cl::desc("With --emit exe and a .gguf or Hugging Face folder: copy its "
+                              "weights and tokenizer beside the executable, which then runs "
+                              "with no flags (default: their paths are recorded)"),
+                     cl::cat(category));
 cl::opt<int64_t> contextOverride(
     "context",
     cl::desc("Positions the KV cache holds, instead of the config's context length: ALiBi, "
@@ -193,15 +202,18 @@ std::string pathJoin(StringRef a, StringRef b) {
 
 bool fromIr() { return StringRef(inputPath).ends_with(".mlir"); }
 
-/// The config, with --context applied; none for a .mlir input.
-Expected<std::optional<tfm::ModelSpec>> loadSpec() {
+/// The config, with --context applied: a download's, or the config file's;
+/// none for a .mlir input.
+Expected<std::optional<tfm::ModelSpec>>
+loadSpec(const std::optional<tfm::DownloadedModel> &downloaded) {
   if (fromIr()) {
     if (contextOverride != 0)
       return tfm::failure("--context applies to configs; a .mlir module's cache_decl shapes say "
                           "what its cache holds");
     return std::nullopt;
   }
-  Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(inputPath);
+  Expected<tfm::ModelSpec> spec =
+      downloaded ? Expected<tfm::ModelSpec>(downloaded->spec) : tfm::loadModelSpec(inputPath);
   if (!spec)
     return spec.takeError();
   if (contextOverride == 0)
@@ -432,6 +444,17 @@ Error writeOutputs(const tfm::Program &program, const tfm::LibraryOptions &lib,
   return tfm::writeLibrary(program, lib);
 }
 
+/// What the manifest records of a downloaded model's files: their paths,
+/// or with --bundle their copies in the output folder.
+Expected<tfm::ModelFiles> recordedFiles(const tfm::DownloadedModel &downloaded,
+                                        const std::string &out) {
+  if (!bundle)
+    return downloaded.files;
+  if (std::error_code ec = sys::fs::create_directories(out))
+    return tfm::failure(out + ": cannot create: " + ec.message());
+  return tfm::bundleModelFiles(downloaded, out);
+}
+
 /// One line: the kernels by schedule, the target, the time taken.
 void reportCompiled(const tfm::Program &program, const tfm::LibraryOptions &lib,
                     std::chrono::steady_clock::time_point start) {
@@ -456,8 +479,23 @@ void printSchedules() {
 Error compile(const char *argv0) {
   auto start = std::chrono::steady_clock::now();
   if (inputPath.empty())
-    return tfm::failure("no input: give a config.json or a .mlir file (tfmc --help)");
-  Expected<std::optional<tfm::ModelSpec>> spec = loadSpec();
+    return tfm::failure("no input: give a config.json, a .gguf, a Hugging Face folder or a "
+                        ".mlir file (tfmc --help)");
+  std::optional<tfm::DownloadedModel> downloaded;
+  if (tfm::isDownloadedModel(inputPath)) {
+    Expected<tfm::DownloadedModel> found = tfm::findDownloadedModel(inputPath);
+    if (!found)
+      return found.takeError();
+    downloaded = std::move(*found);
+    // Its kernels read the tensors as the file stores them, as tfm-run
+    // --model-dir compiles it, unless --dtype or --weights-like say else.
+    if (weightsLike.empty() && weightType.empty())
+      weightsLike = downloaded->files.weights;
+  }
+  if (bundle && (emitKind != EmitKind::Exe || !downloaded))
+    return tfm::failure("--bundle copies a downloaded model's files beside the executable: give "
+                        "a .gguf or a Hugging Face folder, and --emit exe");
+  Expected<std::optional<tfm::ModelSpec>> spec = loadSpec(downloaded);
   if (!spec)
     return spec.takeError();
   tfm::LoweringOptions lowering;
@@ -485,6 +523,12 @@ Error compile(const char *argv0) {
     return program.takeError();
   if (emitKind == EmitKind::Mlir)
     return Error::success();
+  if (downloaded) {
+    Expected<tfm::ModelFiles> files = recordedFiles(*downloaded, lib->outDir);
+    if (!files)
+      return files.takeError();
+    lib->files = *files;
+  }
   if (Error e = writeOutputs(*program, *lib, inputs))
     return e;
   reportCompiled(*program, *lib, start);

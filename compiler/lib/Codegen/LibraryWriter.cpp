@@ -288,7 +288,7 @@ llvm::Error tfm::writeLibrary(const Program &program, const LibraryOptions &requ
     pushLibraryJobs(jobs, program, objDir, options);
     return runJobs(jobs, options.verbose, error) ? llvm::Error::success() : failed();
   }
-  llvm::Expected<std::string> emitted = emitManifest(program);
+  llvm::Expected<std::string> emitted = emitManifest(program, options.files);
   if (!emitted)
     return emitted.takeError();
   const std::string &manifest = *emitted;

@@ -41,7 +41,7 @@ Products productInputs(const Kernel &k) {
 
 } // namespace
 
-llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
+llvm::Expected<std::string> tfm::emitManifest(const Program &p, const ModelFiles &files) {
   Manifest manifest;
   manifest.abiVersion = TFM_ABI_VERSION;
   manifest.name = p.name;
@@ -59,6 +59,7 @@ llvm::Expected<std::string> tfm::emitManifest(const Program &p) {
                                 k.tuningKey, productInputs(k)});
   for (const WeightInfo &w : p.weights)
     manifest.tensors.push_back({w.name, w.shape, w.type});
+  manifest.files = files;
   return formatManifest(manifest);
 }
 

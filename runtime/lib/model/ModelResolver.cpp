@@ -12,6 +12,23 @@
 using namespace tfm;
 using namespace tfm::rt;
 
+namespace {
+
+std::string executableFolder() {
+  static int anchor;
+  return llvm::sys::path::parent_path(llvm::sys::fs::getMainExecutable(nullptr, &anchor)).str();
+}
+
+std::string resolveAgainst(const std::string &base, const std::string &path) {
+  if (llvm::sys::path::is_absolute(path))
+    return path;
+  llvm::SmallString<256> full(base);
+  llvm::sys::path::append(full, path);
+  return std::string(full);
+}
+
+} // namespace
+
 bool tfm::rt::isLibraryFolder(const std::string &path) {
   llvm::SmallString<256> config(path);
   llvm::sys::path::append(config, "config.json");
@@ -59,6 +76,15 @@ llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
   if (!library)
     return library.takeError();
   resolved.library = std::move(*library);
+  // A library compiled from a download (tfmc model.gguf) records its files,
+  // relative to its folder, or to the executable's with the model linked in
+  // (tfmc --emit exe --bundle).
+  const ModelFiles &files = resolved.library->manifest().files;
+  std::string base = linked ? executableFolder() : libraryDir;
+  if (resolved.weights.empty() && !files.weights.empty())
+    resolved.weights = resolveAgainst(base, files.weights);
+  if (resolved.tokenizer.empty() && !files.tokenizer.empty())
+    resolved.tokenizer = resolveAgainst(base, files.tokenizer);
   // A GGUF carries its tokenizer, as llama.cpp uses it.
   if (resolved.tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
     resolved.tokenizer = resolved.weights;

@@ -321,13 +321,14 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<std::string> weights(
       "weights",
       cl::desc("Weights: .safetensors, model.safetensors.index.json, .gguf or llama2.c .bin "
-               "(default with --model-dir: the folder's)"),
+               "(default: the model's own: a GGUF, a Hugging Face folder's, or the file its "
+               "library records)"),
       cl::value_desc("file"), cl::cat(modelCategory));
   cl::opt<std::string> tokenizer(
       "tokenizer",
       cl::desc("tokenizer.json, vocab.json (+merges.txt), tokenizer.model, encoder.json "
-               "(+vocab.bpe), llama2.c tokenizer.bin or a .gguf (default with --model-dir: the "
-               "folder's)"),
+               "(+vocab.bpe), llama2.c tokenizer.bin or a .gguf (default: the model's own: a GGUF's, "
+               "a Hugging Face folder's, or the file its library records)"),
       cl::value_desc("file"), cl::cat(modelCategory));
   cl::opt<std::string> target("target", cl::desc("With --model-dir: tfmc --target"),
                               cl::init("host"), cl::cat(modelCategory));
@@ -420,6 +421,12 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                               cl::cat(samplingCategory));
   cl::opt<bool> ignoreEos("ignore-eos", cl::desc("Do not stop at the end-of-sequence token"),
                           cl::cat(samplingCategory));
+  // A model linked in (tfmc --emit exe) is the model: the options that
+  // name or compile another are refused, so --help leaves them out.
+  if (linked)
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &modelDir, &modelShort, &modelSource, &target, &schedule, &activations, &cacheDir})
+      option->setHiddenFlag(cl::ReallyHidden);
   cl::HideUnrelatedOptions({&modelCategory, &jobCategory, &samplingCategory});
   tfm::parseCommandLine(argc, argv, "tfm-run: run a tfmc-compiled model\n");
 

@@ -44,6 +44,15 @@ struct KernelSchedule {
   Products products = Products::F32;
 };
 
+/// The weight and tokenizer files a library was compiled from (tfmc
+/// model.gguf, tfmc hf-folder/), which tfm-run and libtfm use when given
+/// none: absolute, or relative to the library's folder (the executable's,
+/// for --emit exe --bundle). Empty when compiled from a config.
+struct ModelFiles {
+  std::string weights;
+  std::string tokenizer;
+};
+
 struct Manifest {
   int64_t abiVersion = 0;
   std::string name;
@@ -52,6 +61,7 @@ struct Manifest {
   ModelSpec config;
   std::vector<KernelSchedule> kernels;
   std::vector<TensorSpec> tensors; // weights[i] binds tensors[i]
+  ModelFiles files;
 
   /// One schedule name when every kernel uses it, else "mixed (a, b)".
   std::string scheduleSummary() const;

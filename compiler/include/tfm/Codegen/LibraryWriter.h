@@ -12,6 +12,7 @@
 #define TFM_CODEGEN_LIBRARYWRITER_H
 
 #include "tfm/Program/Program.h"
+#include "tfm/common/Manifest.h"
 
 #include "llvm/Support/Error.h"
 
@@ -35,6 +36,8 @@ struct LibraryOptions {
   /// Only the kernels' objects (obj/<kernel>.o, with a GPU target's PTX or
   /// OpenCL C inside) and Halide's runtime: no driver, no library.
   bool kernelsOnly = false;
+  /// Recorded in the manifest: the files a downloaded model came with.
+  ModelFiles files;
 };
 
 
@@ -43,7 +46,7 @@ struct LibraryOptions {
 std::string buildHash(const Program &program);
 
 /// manifest.json; an error when the IR's config does not parse.
-llvm::Expected<std::string> emitManifest(const Program &program);
+llvm::Expected<std::string> emitManifest(const Program &program, const ModelFiles &files);
 std::string emitDriverSource(const Program &program, const std::string &manifest);
 /// The name of the library's tfm_model_get under its model's own:
 /// "tfm_model_get_<name>".
