@@ -8,6 +8,7 @@ usage: test_tfm_quantize.py   (environment as in the top-level CMakeLists.txt's 
 
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -123,11 +124,29 @@ class Quantize(unittest.TestCase):
         self.assertEqual(len(tensors), 2 + 64 * 9 + 1)
         self.assertEqual(types["blk.63.ffn_down.weight"], GGML_Q8_0)
 
+    def test_llama_quantize_type_names(self):
+        """`IN OUT TYPE` with llama-quantize's upper-case names, as --type."""
+        by_option = quantize(self.f32, work("by-option-q4_k_m.gguf"), "q4_k_m")
+        by_name = work("by-name-q4_k_m.gguf")
+        testlib.check_run([testlib.bin("tfm-quantize"), self.f32, by_name, "Q4_K_M"])
+        with open(by_option, "rb") as a, open(by_name, "rb") as b:
+            self.assertEqual(a.read(), b.read(), "Q4_K_M and --type q4_k_m wrote different files")
+
+    def test_help_lists_only_its_options(self):
+        out = testlib.check_run([testlib.bin("tfm-quantize"), "--help"])
+        options = re.findall(r"^\s+(--?[\w-]+)", out, re.M)
+        self.assertEqual(sorted(set(options)), ["--config", "--help", "--help-list", "--type",
+                                                "--version"], out)
+
     def test_refusals(self):
         tool = testlib.bin("tfm-quantize")
         out = work("refused.gguf")
         testlib.assert_clean_failure(testlib.run([tool, self.f32, out, "--type", "q3_k"]),
-                                     ["--type", "'q3_k'", "q4_k_m"], "tfm-quantize")
+                                     ["type 'q3_k'", "q4_k_m"], "tfm-quantize")
+        testlib.assert_clean_failure(testlib.run([tool, self.f32, out]),
+                                     ["no type", "tfm-quantize IN OUT TYPE"], "tfm-quantize")
+        testlib.assert_clean_failure(testlib.run([tool, self.f32, out, "Q8_0", "--type", "q8_0"]),
+                                     ["given twice"], "tfm-quantize")
         checkpoint = weights(self.config, work("no-config.bin"))
         testlib.assert_clean_failure(testlib.run([tool, checkpoint, out, "--type", "q8_0"]),
                                      [checkpoint, "--config"], "tfm-quantize")

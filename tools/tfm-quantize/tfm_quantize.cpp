@@ -1,6 +1,7 @@
 //===- tfm_quantize.cpp - Weights of any format as a quantized GGUF --------===//
 //
-// tfm-quantize IN OUT --type TYPE [--config config.json]
+// tfm-quantize IN OUT TYPE [--config config.json]   (or --type TYPE; TYPE in
+// any case, as llama-quantize's Q4_K_M)
 //
 // IN is what tfm-run takes weights from: a GGUF file or a Hugging Face
 // folder (config.json beside safetensors), or any weight file (a llama2.c
@@ -36,18 +37,23 @@ using namespace tfm;
 
 namespace {
 
+cl::OptionCategory category("tfm-quantize options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<GGUF | Hugging Face folder | weight file>"));
-cl::opt<std::string> outputPath(cl::Positional, cl::Required, cl::desc("<output.gguf>"));
-cl::opt<std::string> typeName("type", cl::Required,
-                              cl::desc("f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, "
-                                       "q4_k_m or q5_k_m"),
-                              cl::value_desc("type"));
+                               cl::desc("<GGUF | Hugging Face folder | weight file>"),
+                               cl::cat(category));
+cl::opt<std::string> outputPath(cl::Positional, cl::Required, cl::desc("<output.gguf>"),
+                                cl::cat(category));
+cl::opt<std::string> typePositional(cl::Positional, cl::desc("<TYPE>"), cl::cat(category));
+cl::opt<std::string> typeOption("type",
+                                cl::desc("The type, as the third argument gives it: f32, f16, "
+                                         "bf16, q8_0, q4_0, q4_k, q5_k, q6_k, q4_k_m or q5_k_m, "
+                                         "in any case (Q4_K_M as llama-quantize)"),
+                                cl::value_desc("type"), cl::cat(category));
 cl::opt<std::string> configPath("config",
                                 cl::desc("The model's config.json (needed for a llama2.c "
-                                         "checkpoint; by default a GGUF's metadata or the "
+                                         "checkpoint; default: a GGUF's metadata or the "
                                          "folder's config.json)"),
-                                cl::value_desc("file"));
+                                cl::value_desc("file"), cl::cat(category));
 
 int fail(const std::string &message) {
   errs() << "tfm-quantize: error: " << message << "\n";
@@ -185,10 +191,19 @@ Error quantize(const WeightFileType &type) {
 } // namespace
 
 int quantizeMain(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
   parseCommandLine(argc, argv, "tfm-quantize: weights of any format as a quantized GGUF\n");
-  std::optional<WeightFileType> type = parseWeightFileType(typeName);
+  if (typePositional.empty() == typeOption.empty())
+    return fail(typePositional.empty()
+                    ? "no type: give it after the output (tfm-quantize IN OUT TYPE) or as --type"
+                    : "the type is given twice, as '" + typePositional + "' and --type " +
+                          typeOption + "; pass one");
+  const std::string typeName = typePositional.empty() ? typeOption : typePositional;
+  // llama-quantize's names are upper case (Q4_K_M); ours lower.
+  std::optional<WeightFileType> type = parseWeightFileType(StringRef(typeName).lower());
   if (!type)
-    return fail("--type: '" + typeName + "' is not one of " + kWeightFileTypeNames);
+    return fail("type '" + typeName + "' is not one of " + kWeightFileTypeNames +
+                " (in any case)");
   Error e = quantize(*type);
   return e ? fail(toString(std::move(e))) : 0;
 }

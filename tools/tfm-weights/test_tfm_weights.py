@@ -138,6 +138,32 @@ class Determinism(unittest.TestCase):
         np.testing.assert_array_equal(ta["wcls"], tb["wcls"])
 
 
+class FormatFromOutputName(unittest.TestCase):
+    """Without --format, -o's name says the format, as llama.cpp's tools
+    take a .gguf: the same bytes as --format gives."""
+
+    def test_extension_chooses_the_format(self):
+        config_path, _ = write_config("by-name")
+        tool, work = testlib.bin("tfm-weights"), testlib.work_dir("tfm-weights")
+        for name, format in (("by-name.gguf", "gguf"), ("by-name.bin", "llama2c"),
+                             ("by-name-folder", "safetensors")):
+            implied, explicit = os.path.join(work, name), os.path.join(work, "explicit-" + name)
+            testlib.check_run([tool, config_path, "-o", implied])
+            testlib.check_run([tool, config_path, "-o", explicit, "--format", format])
+            if format == "safetensors":
+                implied = os.path.join(implied, "model.safetensors")
+                explicit = os.path.join(explicit, "model.safetensors")
+            with open(implied, "rb") as a, open(explicit, "rb") as b:
+                self.assertEqual(a.read(), b.read(), f"-o {name} is not --format {format}")
+
+    def test_unknown_extension_refused(self):
+        config_path, _ = write_config("by-name")
+        out = os.path.join(testlib.work_dir("tfm-weights"), "by-name.npz")
+        result = testlib.run([testlib.bin("tfm-weights"), config_path, "-o", out])
+        testlib.assert_clean_failure(result, ["'.npz'", "--format"], "tfm-weights")
+        self.assertFalse(os.path.exists(out))
+
+
 class Refusals(unittest.TestCase):
     def test_head_dim_other_than_dim_over_heads(self):
         config_path, _ = write_config("head-dim", head_dim=32)

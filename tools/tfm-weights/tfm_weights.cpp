@@ -50,7 +50,9 @@ cl::opt<std::string> outputPath("o", cl::Required,
                                 cl::value_desc("path"), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::init(0), cl::desc("Random seed (default 0)"), cl::cat(category));
 cl::opt<WeightFormat>
-    fileFormat("format", cl::init(WeightFormat::Llama2c), cl::desc("File format"),
+    fileFormat("format",
+               cl::desc("File format (default: from -o's name: .gguf a GGUF, .bin a llama2.c "
+                        "checkpoint, a name without extension a safetensors folder)"),
                cl::values(clEnumValN(WeightFormat::Llama2c, "llama2c",
                                      "llama2.c checkpoint: 7 int32 header, then f32 tensors"),
                           clEnumValN(WeightFormat::Safetensors, "safetensors",
@@ -152,9 +154,30 @@ std::string writeLlama2cFile(const Model &m) {
 
 } // namespace
 
+/// --format, or the format -o's name says, as llama.cpp's tools take a
+/// .gguf for a GGUF.
+Expected<WeightFormat> outputFormat() {
+  if (fileFormat.getNumOccurrences())
+    return fileFormat.getValue();
+  std::string extension = sys::path::extension(outputPath).lower();
+  if (extension == ".gguf")
+    return WeightFormat::Gguf;
+  if (extension == ".bin")
+    return WeightFormat::Llama2c;
+  if (extension.empty())
+    return WeightFormat::Safetensors;
+  return tfm::failure("-o " + outputPath + ": cannot tell the format from '" + extension +
+                      "'; name a .gguf or a .bin file or a folder (safetensors), or pass "
+                      "--format gguf|llama2c|safetensors");
+}
+
 int writeWeights(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-weights: random weights for a model\n");
+  Expected<WeightFormat> format = outputFormat();
+  if (!format)
+    return fail(toString(format.takeError()));
+  fileFormat = *format;
   std::optional<tfm::WeightFileType> type = tfm::parseWeightFileType(dtypeName);
   if (!type)
     return fail("--dtype: '" + dtypeName + "' is not one of " + tfm::kWeightFileTypeNames);

@@ -31,9 +31,15 @@ tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler
   result.ids = prompt;
   // A leading BOS marks the start; it is not part of the text.
   size_t first = !prompt.empty() && prompt[0] == tokenizer.bosId() ? 1 : 0;
-  for (size_t i = first; i < prompt.size(); ++i)
-    out << tokenizer.decode(i > 0 ? prompt[i - 1] : -1, prompt[i]);
-  out.flush();
+  if (options.echoPrompt) {
+    if (options.colorPrompt)
+      out << kPromptColor;
+    for (size_t i = first; i < prompt.size(); ++i)
+      out << tokenizer.decode(i > 0 ? prompt[i - 1] : -1, prompt[i]);
+    if (options.colorPrompt)
+      out << kResetColor;
+    out.flush();
+  }
   // The prompt's tokens count as recent for the repeat penalty, as in
   // llama.cpp.
   for (int32_t token : prompt)

@@ -26,6 +26,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -53,6 +54,7 @@ struct RunOptions {
   std::string target, schedule, activations, cacheDir;
   std::string logitsPath, perplexityPath;
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
+  bool interactive = false, color = false; // -i, --color
   unsigned promptRepeats = 0; // how many -p
   WeightMemory weightMemory = WeightMemory::Mapped;
   int64_t maxNewTokens = -1; // -1: until the context is full
@@ -62,6 +64,16 @@ struct RunOptions {
   SamplerOptions sampling;
   std::vector<std::string> stopStrings; // -r
 };
+
+/// An option's description with its default, "... (default 0.95)", kept
+/// for the life of the process as the option's description must be.
+llvm::StringRef withDefault(const std::string &text, double value) {
+  static llvm::BumpPtrAllocator storage;
+  static llvm::StringSaver saver(storage);
+  std::string shown;
+  llvm::raw_string_ostream(shown) << llvm::format("%g", value);
+  return saver.save(text + " (default " + shown + ")");
+}
 
 /// A seed for a run that was given none: 64 bits from the system's entropy.
 uint64_t randomSeed() {
@@ -131,6 +143,65 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   return llvm::Error::success();
 }
 
+/// A line the user types after "> ", with its newline, as llama.cpp's -i
+/// reads it (in colour with --color); none at the end of the input.
+std::optional<std::string> readTurn(bool color) {
+  llvm::outs() << "\n> " << (color ? kPromptColor : "");
+  llvm::outs().flush();
+  std::string line;
+  int c;
+  while ((c = std::getchar()) != EOF) {
+    line += static_cast<char>(c);
+    if (c == '\n')
+      break;
+  }
+  if (color)
+    llvm::outs() << kResetColor;
+  if (line.empty())
+    return std::nullopt;
+  return line;
+}
+
+/// -i: after the prompt's text, each line the user types continues the
+/// sequence and the model answers it, until the input ends or the context
+/// is full. `total` gathers every id and time.
+llvm::Error converse(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
+                     Sampler &sampler, GenerateOptions gen, int64_t context,
+                     GenerationResult &total) {
+  gen.echoPrompt = false; // the terminal has shown what the user typed
+  for (std::optional<std::string> line; (line = readTurn(o.color));) {
+    std::vector<int32_t> turn;
+    // The last token generated was never fed back; an EOS ends the answer
+    // but not the conversation.
+    if (!total.ids.empty() && session.position() < int64_t(total.ids.size()) &&
+        total.ids.back() != tokenizer.eosId())
+      turn.push_back(total.ids.back());
+    std::vector<int32_t> typed = tokenizer.encode(*line, /*addBos=*/total.ids.empty() &&
+                                                             tokenizer.addsBos());
+    turn.insert(turn.end(), typed.begin(), typed.end());
+    int64_t room = context - session.position() - int64_t(turn.size()) + 1;
+    if (turn.empty())
+      continue;
+    if (room < 1) {
+      llvm::errs() << "\ntfm-run: the context of " << context << " positions is full\n";
+      break;
+    }
+    gen.maxNewTokens = o.maxNewTokens >= 0 ? std::min(o.maxNewTokens, room) : room;
+    llvm::Expected<GenerationResult> answer =
+        generate(session, tokenizer, sampler, turn, gen, llvm::outs());
+    if (!answer)
+      return answer.takeError();
+    size_t fed = turn.size() - typed.size(); // the previous answer's last token
+    total.ids.insert(total.ids.end(), answer->ids.begin() + fed, answer->ids.end());
+    total.prefillTokens += answer->prefillTokens;
+    total.prefillSeconds += answer->prefillSeconds;
+    total.decodeCalls += answer->decodeCalls;
+    total.decodeSeconds += answer->decodeSeconds;
+  }
+  llvm::outs() << "\n";
+  return llvm::Error::success();
+}
+
 /// Runs the job on a loaded model: --perplexity, --logits or generation
 /// (whose speed line also gives `loadSeconds`, the time to bind the weights).
 llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
@@ -172,14 +243,22 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
   gen.stopAtEos = !o.ignoreEos && tokenizer.eosId() >= 0;
   gen.eosTokenId = tokenizer.eosId();
   gen.stopStrings = o.stopStrings;
-  llvm::Expected<GenerationResult> result =
-      generate(session, tokenizer, *sampler, promptIds, gen, llvm::outs());
-  if (!result)
-    return result.takeError();
+  gen.colorPrompt = o.color;
+  GenerationResult total;
+  if (!promptIds.empty()) {
+    llvm::Expected<GenerationResult> result =
+        generate(session, tokenizer, *sampler, promptIds, gen, llvm::outs());
+    if (!result)
+      return result.takeError();
+    total = std::move(*result);
+  }
+  if (o.interactive)
+    if (llvm::Error e = converse(o, session, tokenizer, *sampler, gen, context, total))
+      return e;
   if (o.ids)
-    printIds(result->ids);
+    printIds(total.ids);
   llvm::errs() << "load: " << llvm::format("%.2f", loadSeconds) << " s | "
-               << formatSpeed(*result) << "\n";
+               << formatSpeed(total) << "\n";
   return llvm::Error::success();
 }
 
@@ -213,7 +292,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (needsPrompt) {
     if (o.fromBos && !prompt->empty())
       return failure("--from-bos generates from BOS alone; it cannot be combined with a prompt");
-    if (!o.fromBos && prompt->empty())
+    if (!o.fromBos && prompt->empty() && !o.interactive)
       return failure(std::string(o.promptGiven || !o.promptFile.empty() ? "empty prompt"
                                                                         : "no prompt") +
                      ": pass -p TEXT or -f FILE, or --from-bos to generate from BOS alone");
@@ -257,7 +336,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     if ((*tokenizer)->bosId() < 0)
       return failure(resolved->tokenizer + ": the tokenizer has no BOS token; pass a prompt");
     promptIds = {(*tokenizer)->bosId()};
-  } else if (needsPrompt) {
+  } else if (needsPrompt && !(o.interactive && prompt->empty())) {
+    // -i with no prompt waits for the user's first line.
     promptIds = (*tokenizer)->encode(*prompt, (*tokenizer)->addsBos());
   }
   if (o.tokenize) {
@@ -304,13 +384,14 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
 
 int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   claimOptionName("threads");
+  claimOptionName("color"); // LLVM Support's, for its own diagnostics
   cl::OptionCategory modelCategory("Model");
   cl::OptionCategory jobCategory("What to do (default: generate text)");
   cl::OptionCategory samplingCategory("Generation");
   cl::opt<std::string> modelDir(
       "model",
-      cl::desc("The model: a folder tfmc wrote, or what --model-dir takes (a .gguf file or a "
-               "Hugging Face folder)"),
+      cl::desc("The model (-m): a folder tfmc wrote, or what --model-dir takes (a .gguf file "
+               "or a Hugging Face folder)"),
       cl::value_desc("path"), cl::cat(modelCategory));
   cl::alias modelShort("m", cl::desc("--model, as llama.cpp's -m"), cl::aliasopt(modelDir),
                        cl::cat(modelCategory));
@@ -330,7 +411,7 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                "(+vocab.bpe), llama2.c tokenizer.bin or a .gguf (default: the model's own: a GGUF's, "
                "a Hugging Face folder's, or the file its library records)"),
       cl::value_desc("file"), cl::cat(modelCategory));
-  cl::opt<std::string> target("target", cl::desc("With --model-dir: tfmc --target"),
+  cl::opt<std::string> target("target", cl::desc("With --model-dir: tfmc --target (default host)"),
                               cl::init("host"), cl::cat(modelCategory));
   cl::opt<std::string> schedule(
       "schedule", cl::desc("With --model-dir: tfmc --schedule (default: tfmc's per-kernel table)"),
@@ -350,7 +431,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::desc("Read the weights into memory of tfm-run's own, in huge pages where granted, "
                "instead of mapping the file (as llama.cpp's --no-mmap)"),
       cl::cat(modelCategory));
-  cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"),
+  cl::opt<int> threads("threads", cl::desc(withDefault("Threads the kernels may use (-t); all this machine's cores",
+                                    std::max(1u, std::thread::hardware_concurrency()))),
                        cl::init(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
                        cl::cat(modelCategory));
   cl::alias threadsShort("t", cl::desc("--threads, as llama.cpp's -t"), cl::aliasopt(threads),
@@ -372,8 +454,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::value_desc("file"), cl::cat(jobCategory));
   cl::opt<int64_t> contextSize(
       "c",
-      cl::desc("Context size, at most the one compiled (the default); --perplexity's chunk "
-               "size"),
+      cl::desc("Context size (--ctx-size), at most the one compiled (the default); "
+               "--perplexity's chunk size"),
       cl::init(0), cl::cat(jobCategory));
   cl::alias ctxSize("ctx-size", cl::desc("-c, as llama.cpp's --ctx-size"),
                     cl::aliasopt(contextSize), cl::cat(jobCategory));
@@ -387,38 +469,51 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   cl::opt<int64_t> steps("n", cl::desc("Tokens to generate (default: until the context is full)"),
                          cl::init(-1), cl::cat(samplingCategory));
   const SamplerOptions defaults = defaultSamplerOptions();
-  cl::opt<float> temperature("temp", cl::desc("Sampling temperature; 0 is greedy"),
+  cl::opt<float> temperature("temp", cl::desc(withDefault("Sampling temperature; 0 is greedy", defaults.temperature)),
                              cl::init(defaults.temperature), cl::cat(samplingCategory));
-  cl::opt<int64_t> topK("top-k", cl::desc("Keep the k most probable tokens; 0 keeps all"),
+  cl::opt<int64_t> topK("top-k", cl::desc(withDefault("Keep the k most probable tokens; 0 keeps all", defaults.topK)),
                         cl::init(defaults.topK), cl::cat(samplingCategory));
-  cl::opt<float> topP("top-p", cl::desc("Keep the smallest set with this much probability; 1 keeps all"),
+  cl::opt<float> topP("top-p", cl::desc(withDefault("Keep the smallest set with this much probability; 1 keeps all", defaults.topP)),
                       cl::init(defaults.topP), cl::cat(samplingCategory));
-  cl::opt<float> minP("min-p", cl::desc("Drop tokens below this fraction of the most probable one"),
+  cl::opt<float> minP("min-p", cl::desc(withDefault("Drop tokens below this fraction of the most probable one", defaults.minP)),
                       cl::init(defaults.minP), cl::cat(samplingCategory));
   cl::opt<float> repeatPenalty(
       "repeat-penalty",
-      cl::desc("Divide the logits of the recent tokens by this (multiply the negative ones), "
-               "as llama.cpp's; 1 is none"),
+      cl::desc(withDefault("Divide the logits of the recent tokens by this (multiply the "
+                           "negative ones), as llama.cpp's; 1 is none",
+                           defaults.repeatPenalty)),
       cl::init(defaults.repeatPenalty), cl::cat(samplingCategory));
   cl::opt<int64_t> repeatLastN("repeat-last-n",
-                               cl::desc("How many recent tokens --repeat-penalty sees, the "
-                                        "prompt's included; 0 is none"),
+                               cl::desc(withDefault("How many recent tokens --repeat-penalty "
+                                                    "sees, the prompt's included; 0 is none",
+                                                    defaults.repeatLastN)),
                                cl::init(defaults.repeatLastN), cl::cat(samplingCategory));
   cl::list<std::string> reversePrompts(
       "reverse-prompt",
-      cl::desc("Stop once the generated text ends with this (repeatable), as llama.cpp's -r"),
+      cl::desc("Stop once the generated text ends with this (-r; repeatable), as llama.cpp's"),
       cl::value_desc("text"), cl::cat(samplingCategory));
   cl::alias reversePromptShort("r", cl::desc("--reverse-prompt"), cl::aliasopt(reversePrompts),
                                cl::cat(samplingCategory));
   cl::opt<uint64_t> seed(
       "seed",
-      cl::desc("Sampling seed (default: a random one, printed); the same seed gives the same "
-               "tokens"),
+      cl::desc("Sampling seed (-s; default: a random one, printed); the same seed gives the "
+               "same tokens"),
       cl::cat(samplingCategory));
   cl::alias seedShort("s", cl::desc("--seed, as llama.cpp's -s"), cl::aliasopt(seed),
                       cl::cat(samplingCategory));
   cl::opt<bool> printIdsAtEnd("ids", cl::desc("At the end, print every token id as one JSON array line"),
                               cl::cat(samplingCategory));
+  cl::opt<bool> interactive(
+      "interactive",
+      cl::desc("After the prompt's text, answer each line typed on standard input, in one "
+               "sequence, until the input ends or the context is full (-i, as llama.cpp's)"),
+      cl::cat(samplingCategory));
+  cl::alias interactiveShort("i", cl::desc("--interactive"), cl::aliasopt(interactive),
+                             cl::cat(samplingCategory));
+  cl::opt<bool> color("color",
+                      cl::desc("Print the prompt and what is typed in green, the model's text "
+                               "plain (ANSI colours, as llama.cpp's --color)"),
+                      cl::cat(samplingCategory));
   cl::opt<bool> ignoreEos("ignore-eos", cl::desc("Do not stop at the end-of-sequence token"),
                           cl::cat(samplingCategory));
   // A model linked in (tfmc --emit exe) is the model: the options that
@@ -445,6 +540,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.fromBos = fromBos;
   o.ids = printIdsAtEnd;
   o.ignoreEos = ignoreEos;
+  o.interactive = interactive;
+  o.color = color;
   o.tokenize = tokenize;
   o.logitsPath = logits;
   o.perplexityPath = perplexityFile;

@@ -21,7 +21,16 @@ struct GenerateOptions {
   /// Generation stops once the new text ends with one of these (llama.cpp's
   /// -r/--reverse-prompt); the text is printed whole.
   std::vector<std::string> stopStrings;
+  /// Whether the prompt's text is printed first (not for a turn the user
+  /// typed, tfm-run -i), and in colour (--color: llama.cpp's, the
+  /// terminal's green, so that what the model wrote stands apart).
+  bool echoPrompt = true;
+  bool colorPrompt = false;
 };
+
+/// The ANSI codes --color wraps the user's text in.
+inline constexpr const char *kPromptColor = "\x1b[32m";
+inline constexpr const char *kResetColor = "\x1b[0m";
 
 struct GenerationResult {
   std::vector<int32_t> ids; // the prompt (with BOS if it has one), then every generated token
