@@ -1,10 +1,12 @@
 """tfm-run takes the flags a llama.cpp user types, meaning what they mean
-there (issue 48, in part): -m for a model folder, a GGUF or a Hugging Face
-folder; -t for threads; -s for the seed, random by default and printed so
-that -s repeats a run; -c/--ctx-size for the context, refused by name past
-the compiled one; -f - for a prompt on standard input; and a repeated -p
-refused rather than keeping the last. On aidreams260k and its real
-checkpoint.
+there (issue 48): -m for a model folder, a GGUF or a Hugging Face folder;
+-t for threads; -s for the seed, random by default and printed so that -s
+repeats a run; -c/--ctx-size for the context, refused by name past the
+compiled one; -f - for a prompt on standard input; a repeated -p refused
+rather than keeping the last; -r stop strings; --repeat-penalty and
+--repeat-last-n, checked against llama.cpp's rule computed here from the
+model's logits; -i; --color; -e; --help with tfm-run's own options only,
+with defaults. On aidreams260k and its real checkpoint.
 
 One case per script argument."""
 
@@ -94,6 +96,117 @@ def repeated_prompt_refused():
     result = run("-p", "Once", "-p", "upon", "-n", "1")
     testlib.assert_clean_failure(result, ["-p is given 2 times"], "-p twice")
     print("ok: " + result[2].strip().splitlines()[-1])
+
+
+GREEDY = ["--temp", "0", "-t", "1"]
+
+
+def text_of(result, what):
+    code, out, err = result
+    assert code == 0, f"{what}: exit {testlib.describe_exit(code)}: {err}"
+    return out
+
+
+@testlib.case
+def reverse_prompt():
+    full = text_of(run("-p", "Once upon a time", "-n", "30", *GREEDY), "no -r")
+    generated = full[len("Once upon a time"):]
+    stop = generated.split()[1]  # the second word the model writes
+    cut = text_of(run("-p", "Once upon a time", "-n", "30", "-r", "never-written", "-r", stop,
+                      *GREEDY), "-r " + stop)
+    expected = full[:len("Once upon a time") + generated.index(stop) + len(stop)]
+    assert cut.rstrip("\n") == expected, f"-r {stop!r}: {cut!r}, expected {expected!r}"
+    print(f"ok: -r {stop!r} stops at {cut.strip()!r}; the full run went on to {full.strip()!r}")
+
+
+def penalized_greedy(logits_of, prompt_ids, steps, penalty, last_n):
+    """llama.cpp's repeat penalty (llama_sampler_penalties) before an
+    argmax, written from its definition: each distinct token among the last
+    `last_n` (prompt included) has its logit divided by the penalty when
+    positive, multiplied when not."""
+    ids = list(prompt_ids)
+    for _ in range(steps):
+        logits = logits_of(ids)[-1].astype("float64")
+        for token in set(ids[-last_n:]):
+            logits[token] = logits[token] / penalty if logits[token] > 0 else logits[token] * penalty
+        ids.append(int(logits.argmax()))
+    return ids
+
+
+@testlib.case
+def repeat_penalty():
+    import numpy as np
+
+    prompt = ["-p", "Once upon a time", "-n", "24"]
+    plain = ids_of(run(*prompt, *GREEDY, "--ids"), "no penalty")
+    penalized = ids_of(run(*prompt, *GREEDY, "--ids", "--repeat-penalty", "1.5",
+                           "--repeat-last-n", "16"), "--repeat-penalty 1.5")
+    assert penalized != plain, "--repeat-penalty 1.5 changed nothing"
+    prompt_ids = ids_of(run("-p", "Once upon a time", "--tokenize"), "--tokenize")
+    scratch = testlib.work_dir("e2e-llamacpp-flags")
+
+    def logits_of(ids):
+        # The logits of a sequence of ids: tfm-run --logits of their text
+        # would tokenize again, so the ids go through a tokenizer-free path:
+        # tfm-logits takes ids.
+        out = os.path.join(scratch, "penalty-logits.npy")
+        testlib.check_run([testlib.bin("tfm-logits"), "--model", aidreams.model_dir(), "--weights",
+                           aidreams.checkpoint(), "--tokens", ",".join(map(str, ids)),
+                           "--prefill", "0", "--out", out])
+        return np.load(out)
+
+    expected = penalized_greedy(logits_of, prompt_ids, len(penalized) - len(prompt_ids), 1.5, 16)
+    assert penalized == expected, f"tfm-run: {penalized}\nllama.cpp's rule: {expected}"
+    print(f"ok: --repeat-penalty 1.5 --repeat-last-n 16 gives llama.cpp's {len(expected)} ids, "
+          f"unlike no penalty")
+
+
+@testlib.case
+def interactive():
+    typed = "Tim saw a dog.\nThe dog\n"
+    result = run("-p", "Once upon a time", "-n", "6", "-i", "--ids", *GREEDY, input=typed)
+    out = text_of(result, "-i")
+    assert out.count("\n> ") == 3, f"expected a '> ' before each of 2 lines and at the end: {out!r}"
+    ids = json.loads(out.rstrip("\n").rpartition("\n")[2])
+    for line in typed.splitlines(keepends=True):
+        line_ids = ids_of(run("-p", line, "--tokenize"), "--tokenize")[1:]  # after BOS
+        assert any(ids[i:i + len(line_ids)] == line_ids for i in range(len(ids))), \
+            f"the typed {line!r} ({line_ids}) is not in the sequence {ids}"
+    print(f"ok: -i answers {len(typed.splitlines())} typed lines in one sequence of {len(ids)} ids")
+
+
+@testlib.case
+def color():
+    plain = text_of(run("-p", "Once upon a time", "-n", "4", *GREEDY), "no --color")
+    colored = text_of(run("-p", "Once upon a time", "-n", "4", "--color", *GREEDY), "--color")
+    assert "\x1b[" not in plain, plain
+    assert colored == "\x1b[32mOnce upon a time\x1b[0m" + plain[len("Once upon a time"):], colored
+    print("ok: --color puts the prompt in green, the model's text plain")
+
+
+@testlib.case
+def escapes():
+    written = ids_of(run("-p", "Once\\nupon", "--tokenize"), "no -e")
+    escaped = ids_of(run("-p", "Once\\nupon", "-e", "--tokenize"), "-e")
+    newline = ids_of(run("-p", "Once\nupon", "--tokenize"), "a real newline")
+    assert escaped == newline and written != newline, (written, escaped, newline)
+    print("ok: -e reads \\n as a newline; without it the backslash stays")
+
+
+@testlib.case
+def help_lists_own_options_with_defaults():
+    out = text_of(testlib.run([testlib.bin("tfm-run"), "--help"]), "--help")
+    options = re.findall(r"^  (--?[\w-]+)", out, re.M)
+    assert "-c" in options and "(--ctx-size)" in out, "--help does not show -c/--ctx-size"
+    foreign = [o for o in options if o.startswith(("--llvm", "--x86", "--amdgpu", "--print-"))]
+    assert len(options) < 60 and not foreign, f"--help lists options not tfm-run's: {foreign}"
+    for option, default in (("--temp", "0.8"), ("--top-p", "0.95"), ("--repeat-penalty", "1"),
+                            ("--repeat-last-n", "64")):
+        line = next(l for l in out.splitlines() if l.startswith("  " + option + "="))
+        assert f"(default {default})" in line, f"{option}: {line!r}"
+    for short in ("-m", "-t", "-s", "-r", "-i", "-e"):
+        assert f"({short}" in out, f"--help does not say what {short} is"
+    print(f"ok: --help lists {len(options)} options of tfm-run's own, with their defaults")
 
 
 if __name__ == "__main__":

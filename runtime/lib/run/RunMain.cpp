@@ -18,6 +18,8 @@
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Perplexity.h"
+#include "tfm/runtime/PromptText.h"
+#include "tfm/runtime/Conversation.h"
 #include "tfm/runtime/TokenizerFactory.h"
 #include "tfm/runtime/WeightLoader.h"
 
@@ -29,14 +31,10 @@
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <optional>
 #include <random>
 #include <thread>
-
-#include <unistd.h>
 
 using namespace tfm;
 using namespace tfm::rt;
@@ -54,7 +52,7 @@ struct RunOptions {
   std::string target, schedule, activations, cacheDir;
   std::string logitsPath, perplexityPath;
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
-  bool interactive = false, color = false; // -i, --color
+  bool interactive = false, color = false, escapes = false; // -i, --color, -e
   unsigned promptRepeats = 0; // how many -p
   WeightMemory weightMemory = WeightMemory::Mapped;
   int64_t maxNewTokens = -1; // -1: until the context is full
@@ -79,39 +77,6 @@ llvm::StringRef withDefault(const std::string &text, double value) {
 uint64_t randomSeed() {
   std::random_device device;
   return (uint64_t(device()) << 32) | device();
-}
-
-/// The whole of standard input, refused past `limit` bytes.
-llvm::Expected<std::string> readStandardInput(uint64_t limit) {
-  std::string text;
-  char chunk[65536];
-  for (ssize_t n; (n = read(0, chunk, sizeof chunk)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return failure(std::string("-f -: reading standard input: ") + std::strerror(errno));
-    }
-    if (text.size() + size_t(n) > limit)
-      return failure("-f -: standard input is longer than " + std::to_string(limit) +
-                     " bytes, the most a prompt may be");
-    text.append(chunk, size_t(n));
-  }
-  return text;
-}
-
-llvm::Expected<std::string> promptText(const RunOptions &o) {
-  if (o.promptFile.empty())
-    return o.prompt;
-  if (o.promptGiven)
-    return failure("-p and -f both give a prompt; pass one");
-  // "-" is standard input, as llama.cpp's -f takes it; /dev/stdin, which
-  // is not a regular file, is read the same way.
-  if (o.promptFile == "-" || o.promptFile == "/dev/stdin")
-    return readStandardInput(kMaxTextFileBytes);
-  auto buffer = readBoundedFile(o.promptFile, kMaxTextFileBytes, "prompt");
-  if (!buffer)
-    return buffer.takeError();
-  return (*buffer)->getBuffer().str();
 }
 
 void printIds(const std::vector<int32_t> &ids) {
@@ -140,65 +105,6 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   llvm::outs() << "Final estimate: PPL = " << llvm::format("%.4f", result->perplexity)
                << " +/- " << llvm::format("%.5f", result->error) << " (" << result->chunks
                << " chunks, " << result->scoredTokens << " tokens scored)\n";
-  return llvm::Error::success();
-}
-
-/// A line the user types after "> ", with its newline, as llama.cpp's -i
-/// reads it (in colour with --color); none at the end of the input.
-std::optional<std::string> readTurn(bool color) {
-  llvm::outs() << "\n> " << (color ? kPromptColor : "");
-  llvm::outs().flush();
-  std::string line;
-  int c;
-  while ((c = std::getchar()) != EOF) {
-    line += static_cast<char>(c);
-    if (c == '\n')
-      break;
-  }
-  if (color)
-    llvm::outs() << kResetColor;
-  if (line.empty())
-    return std::nullopt;
-  return line;
-}
-
-/// -i: after the prompt's text, each line the user types continues the
-/// sequence and the model answers it, until the input ends or the context
-/// is full. `total` gathers every id and time.
-llvm::Error converse(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
-                     Sampler &sampler, GenerateOptions gen, int64_t context,
-                     GenerationResult &total) {
-  gen.echoPrompt = false; // the terminal has shown what the user typed
-  for (std::optional<std::string> line; (line = readTurn(o.color));) {
-    std::vector<int32_t> turn;
-    // The last token generated was never fed back; an EOS ends the answer
-    // but not the conversation.
-    if (!total.ids.empty() && session.position() < int64_t(total.ids.size()) &&
-        total.ids.back() != tokenizer.eosId())
-      turn.push_back(total.ids.back());
-    std::vector<int32_t> typed = tokenizer.encode(*line, /*addBos=*/total.ids.empty() &&
-                                                             tokenizer.addsBos());
-    turn.insert(turn.end(), typed.begin(), typed.end());
-    int64_t room = context - session.position() - int64_t(turn.size()) + 1;
-    if (turn.empty())
-      continue;
-    if (room < 1) {
-      llvm::errs() << "\ntfm-run: the context of " << context << " positions is full\n";
-      break;
-    }
-    gen.maxNewTokens = o.maxNewTokens >= 0 ? std::min(o.maxNewTokens, room) : room;
-    llvm::Expected<GenerationResult> answer =
-        generate(session, tokenizer, sampler, turn, gen, llvm::outs());
-    if (!answer)
-      return answer.takeError();
-    size_t fed = turn.size() - typed.size(); // the previous answer's last token
-    total.ids.insert(total.ids.end(), answer->ids.begin() + fed, answer->ids.end());
-    total.prefillTokens += answer->prefillTokens;
-    total.prefillSeconds += answer->prefillSeconds;
-    total.decodeCalls += answer->decodeCalls;
-    total.decodeSeconds += answer->decodeSeconds;
-  }
-  llvm::outs() << "\n";
   return llvm::Error::success();
 }
 
@@ -253,7 +159,8 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
     total = std::move(*result);
   }
   if (o.interactive)
-    if (llvm::Error e = converse(o, session, tokenizer, *sampler, gen, context, total))
+    if (llvm::Error e = converse(session, tokenizer, *sampler, gen,
+                                 ConversationOptions{o.maxNewTokens, context, o.color}, total))
       return e;
   if (o.ids)
     printIds(total.ids);
@@ -286,7 +193,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (jobs > 1)
     return failure("--tokenize, --logits and --perplexity are separate jobs; pass one");
   bool needsPrompt = o.perplexityPath.empty();
-  llvm::Expected<std::string> prompt = promptText(o);
+  PromptSource source{o.prompt, o.promptGiven, o.promptFile, o.escapes};
+  llvm::Expected<std::string> prompt = promptText(source, kMaxTextFileBytes);
   if (!prompt)
     return prompt.takeError();
   if (needsPrompt) {
@@ -464,6 +372,12 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
                               cl::cat(samplingCategory));
   cl::opt<std::string> promptFile("f", cl::desc("Read the prompt from a file"),
                                   cl::value_desc("file"), cl::cat(samplingCategory));
+  cl::opt<bool> escapes("escape",
+                        cl::desc("Read \\n, \\t, \\\\, \\', \\\" and \\xHH in the prompt as the "
+                                 "characters they stand for (-e, as llama.cpp's)"),
+                        cl::cat(samplingCategory));
+  cl::alias escapesShort("e", cl::desc("--escape"), cl::aliasopt(escapes),
+                         cl::cat(samplingCategory));
   cl::opt<bool> fromBos("from-bos", cl::desc("Generate from BOS alone, with no prompt"),
                         cl::cat(samplingCategory));
   cl::opt<int64_t> steps("n", cl::desc("Tokens to generate (default: until the context is full)"),
@@ -541,6 +455,7 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.ids = printIdsAtEnd;
   o.ignoreEos = ignoreEos;
   o.interactive = interactive;
+  o.escapes = escapes;
   o.color = color;
   o.tokenize = tokenize;
   o.logitsPath = logits;
