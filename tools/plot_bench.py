@@ -13,7 +13,8 @@ writes beside the JSON:
                 the narrower dot products' where the CPU has them, which
                 prefill with rounded inputs is held against), and the read
                 bandwidth of memory, of the largest working set the cache
-                holds, and of the smallest (1 MiB).
+                holds, and of the smallest (1 MiB). Every point is named by
+                its kernel, every ceiling on the plot where it ends.
 """
 
 import argparse
@@ -73,31 +74,50 @@ def plot_roofline(results, path):
     intensities = [r["flops_per_call"] / r["bytes_per_call"] for r in points]
     lo = min(intensities + [0.05]) / 2
     hi = max(intensities + [peak / memory]) * 4
-    fig, ax = plt.subplots(figsize=(8, 6))
+    fig, ax = plt.subplots(figsize=(10, 7))
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     smallest = roof["reads"][0]
-    for gbs, label in ((memory, f"memory {memory:.0f} GB/s"),
-                       (cache, f"cache, up to {roof['cache_bytes'] >> 20} MiB: {cache:.0f} GB/s"),
-                       (smallest["gb_s"],
-                        f"cache, {smallest['bytes'] >> 20} MiB: {smallest['gb_s']:.0f} GB/s")):
-        ax.plot(xs, [min(peak, gbs * x) for x in xs], label=f"roofline: {label}")
-    ax.axhline(peak, color="gray", linestyle=":", label=f"f32 FMA peak {peak:.0f} GFLOP/s")
-    for key, name in (("int8_dot_gop_s", "int8 vpdpbusd"), ("bf16_dot_gflop_s", "bf16 vdpbf16ps"),
-                      ("amx_int8_gop_s", "int8 AMX tiles"), ("amx_bf16_gflop_s", "bf16 AMX tiles")):
+    # Each ceiling its own colour and line, named on the plot where it
+    # ends, so that none is told apart by the legend alone.
+    slopes = ((memory, f"memory {memory:.0f} GB/s", "tab:blue", "-"),
+              (cache, f"cache (up to {roof['cache_bytes'] >> 20} MiB) {cache:.0f} GB/s",
+               "tab:green", "--"),
+              (smallest["gb_s"], f"cache ({smallest['bytes'] >> 20} MiB) "
+                                 f"{smallest['gb_s']:.0f} GB/s", "tab:olive", ":"))
+    for gbs, label, color, style in slopes:
+        ax.plot(xs, [min(peak, gbs * x) for x in xs], color=color, linestyle=style,
+                label=f"read bandwidth: {label}")
+        knee = peak / gbs  # where the slope meets the FMA peak
+        x = max(lo * 1.5, min(knee / 3, hi))
+        ax.text(x, gbs * x * 1.15, label, color=color, fontsize=7, rotation=30,
+                ha="center", va="bottom")
+    peaks = [(peak, f"f32 FMA peak {peak:.0f} GFLOP/s", "black", "-.")]
+    for key, name, color in (("int8_dot_gop_s", "int8 vpdpbusd", "tab:red"),
+                             ("bf16_dot_gflop_s", "bf16 vdpbf16ps", "tab:purple"),
+                             ("amx_int8_gop_s", "int8 AMX tiles", "tab:orange"),
+                             ("amx_bf16_gflop_s", "bf16 AMX tiles", "tab:brown")):
         if roof.get(key, 0) > 0:
-            ax.axhline(roof[key], linestyle="--", linewidth=0.8,
-                       label=f"{name} peak {roof[key]:.0f} GOP/s")
-    for schedule in schedules_of(results):
+            peaks.append((roof[key], f"{name} peak {roof[key]:.0f} GOP/s", color, "--"))
+    for value, label, color, style in peaks:
+        ax.axhline(value, color=color, linestyle=style, linewidth=1, label=label)
+        ax.text(hi, value * 1.04, label, color=color, fontsize=7, ha="right", va="bottom")
+    markers = "osD^v<>P*X"
+    for i, schedule in enumerate(schedules_of(results)):
         mine = [r for r in points if r["schedule"] == schedule]
-        ax.scatter([r["flops_per_call"] / r["bytes_per_call"] for r in mine],
-                   [r["gflop_s"] for r in mine], label=schedule, s=22)
+        mx = [r["flops_per_call"] / r["bytes_per_call"] for r in mine]
+        my = [r["gflop_s"] for r in mine]
+        ax.scatter(mx, my, label=schedule, s=26, marker=markers[i % len(markers)])
+        # Each point named by its kernel, so that a slow one is found.
+        for row, x, y in zip(mine, mx, my):
+            ax.annotate(row["kernel"], (x, y), xytext=(4, 3), textcoords="offset points",
+                        fontsize=6)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOPs per byte of weights and KV cache read)")
     ax.set_ylabel("GFLOP/s")
     ax.set_title(f"{os.path.basename(results['config'])}: kernels against this machine's "
                  f"roofline ({roof['vector_isa']}, {results['threads']} threads)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

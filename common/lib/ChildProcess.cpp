@@ -36,7 +36,7 @@ llvm::Error tfm::runProgram(const std::vector<std::string> &args,
       llvm::SmallVector<llvm::StringRef> lines;
       (*buffer)->getBuffer().split(lines, '\n');
       for (llvm::StringRef line : lines)
-        if (line.contains("error:"))
+        if (line.contains_insensitive("error"))
           message += "\n  " + line.str();
     } else {
       llvm::consumeError(buffer.takeError());

@@ -16,12 +16,21 @@ One case per script argument:
   config  tfm-bench --config with fast and mullapudi2016: both checked
           against plain (within 1e-4), timed, and listed kernel by kernel in
           the table, the CSV and the JSON, no kernel above 100% of the
-          roofline by more than the profiler's sampling allows."""
+          roofline by more than the profiler's sampling allows. Progress
+          goes to stderr, the tables alone to stdout, and Halide's profiler
+          reports to <out>/<schedule>.check.log, not the terminal.
+  checks_first  a misspelled schedule, a missing weight file, a run past the
+          context and a failed compile are refused before any roofline is
+          measured, the compile with tfmc's own message.
+  roofline_kept  the roofline is measured once per machine and thread
+          count, kept in the cache folder, and measured again with
+          --remeasure."""
 
 import csv
 import json
 import os
 import re
+import shutil
 
 import aidreams
 import testlib
@@ -78,11 +87,11 @@ def models():
     # nothing printed after the roofline.
     result = testlib.run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
                           "--repeat", "1", "--prompt", "64", "--decode", "65", models["fast"]])
-    testlib.assert_clean_failure(result, ["= 129 exceeds the context (128)", models["fast"]],
-                                 "tfm-bench past the context")
+    testlib.assert_clean_failure(result, ["= 129 positions, more than the context of 128",
+                                          models["fast"]], "tfm-bench past the context")
     assert "decode tok/s" not in result[1], f"a table with no rows:\n{result[1]}"
     result = testlib.run([testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(),
-                          "--device", "0", models["fast"]])
+                          "--prompt", "16", "--decode", "8", "--device", "0", models["fast"]])
     testlib.assert_clean_failure(result, ["--device 0 is given, and no model folder holds a GPU"],
                                  "tfm-bench --device with CPU libraries")
     result = testlib.run([testlib.bin("tfm-bench"), "--config", aidreams.config(), "--weights",
@@ -96,11 +105,18 @@ def models():
 @testlib.case
 def config():
     out = os.path.join(testlib.work_dir("e2e-bench"), "compare")
-    text = testlib.check_run([testlib.bin("tfm-bench"), "--config", aidreams.config(),
-                              "--weights", aidreams.checkpoint(), "--schedules",
-                              "fast,mullapudi2016", "--repeat", "1", "--prompt", "16",
-                              "--decode", "32", "--out", out], timeout=900)
+    code, text, err = testlib.run([testlib.bin("tfm-bench"), "--config", aidreams.config(),
+                                   "--weights", aidreams.checkpoint(), "--schedules",
+                                   "fast,mullapudi2016", "--repeat", "1", "--prompt", "16",
+                                   "--decode", "32", "--out", out], timeout=900)
+    assert code == 0, f"tfm-bench --config: exit {testlib.describe_exit(code)}: {err}"
     print(text)
+    assert "tfm-bench: compiling" not in text and "round 1/1" not in text, "progress on stdout"
+    assert "tfm-bench: compiling" in err and "total time:" not in err, \
+        f"stderr should carry progress and no profiler report:\n{err[:2000]}"
+    for schedule in ("plain", "fast"):
+        with open(os.path.join(out, schedule + ".check.log")) as f:
+            assert "total time:" in f.read(), f"no profiler report in {schedule}.check.log"
     for schedule in ("plain", "fast", "mullapudi2016"):
         row = re.search(rf"^{schedule}\s+(\S+)\s+(\S+)\s+([0-9.e+-]+)$", text, re.M)
         assert row, f"no whole-model row for {schedule}"
@@ -125,6 +141,60 @@ def config():
         if int(r["samples"]) >= 20:
             assert float(r["roofline_pct"]) <= 110, f"{r['kernel']} {r['schedule']}: {r}"
     print(f"ok: {len(rows)} kernel rows, every schedule checked against plain")
+
+
+def fresh_cache(name):
+    cache = os.path.join(testlib.work_dir("e2e-bench"), name)
+    shutil.rmtree(cache, ignore_errors=True)
+    return dict(os.environ, TFM_CACHE_DIR=cache), os.path.join(cache, "roofline")
+
+
+@testlib.case
+def checks_first():
+    env, roofline_dir = fresh_cache("checks-first-cache")
+    model = testlib.compile_model(aidreams.config(),
+                                  os.path.join(testlib.work_dir("e2e-bench"), "fast"),
+                                  ["--schedule", "fast"])
+    bench = [testlib.bin("tfm-bench"), "--repeat", "1"]
+    missing = os.path.join(testlib.work_dir("e2e-bench"), "no-such-weights.bin")
+    cases = [
+        ([*bench, "--weights", aidreams.checkpoint(), "--config", aidreams.config(),
+          "--schedules", "fsat"], ["unknown schedule 'fsat'", "fast, "]),
+        ([*bench, "--weights", missing, model], [missing]),
+        ([*bench, "--weights", aidreams.checkpoint(), "--prompt", "100", "--decode", "29", model],
+         ["= 129 positions, more than the context of 128"]),
+        ([*bench, "--weights", aidreams.checkpoint(), "--config", aidreams.config(),
+          "--schedules", "fast", "--tfmc-args", "--kv-dtype q8_0", "--out",
+          os.path.join(testlib.work_dir("e2e-bench"), "failed-compile")],
+         ["--kv-dtype: found 'q8_0'"]),
+    ]
+    for cmd, mentions in cases:
+        result = testlib.run(cmd, env=env)
+        testlib.assert_clean_failure(result, mentions, "tfm-bench")
+        assert "roofline" not in result[1], f"measured before refusing:\n{result[1]}"
+        assert not os.path.exists(roofline_dir), "a roofline was measured before refusing"
+        print("ok: " + result[2].strip().splitlines()[-1][:160])
+
+
+@testlib.case
+def roofline_kept():
+    env, roofline_dir = fresh_cache("roofline-cache")
+    model = testlib.compile_model(aidreams.config(),
+                                  os.path.join(testlib.work_dir("e2e-bench"), "fast"),
+                                  ["--schedule", "fast"])
+    bench = [testlib.bin("tfm-bench"), "--weights", aidreams.checkpoint(), "--repeat", "1",
+             "--prompt", "8", "--decode", "8", model]
+    runs = [testlib.run(bench, env=env), testlib.run(bench, env=env),
+            testlib.run(bench + ["--remeasure"], env=env)]
+    for code, out, err in runs:
+        assert code == 0, f"tfm-bench: exit {testlib.describe_exit(code)}: {err}"
+        assert re.search(ROOFLINE["fma"], out), f"no roofline printed:\n{out}"
+    measured = ["measuring this machine's roofline" in err for _, _, err in runs]
+    assert measured == [True, False, True], f"measured in runs {measured}, expected the 1st and 3rd"
+    assert "measured before" in runs[1][1], runs[1][1]
+    assert len(os.listdir(roofline_dir)) == 1, os.listdir(roofline_dir)
+    print(f"ok: the roofline is measured once, kept in {os.listdir(roofline_dir)[0]}, and again "
+          f"with --remeasure")
 
 
 if __name__ == "__main__":

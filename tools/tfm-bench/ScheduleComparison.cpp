@@ -26,7 +26,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace tfm::bench;
@@ -153,6 +157,34 @@ bool shown(const std::string &kernel, const std::vector<std::string> &filters) {
          });
 }
 
+/// While it lives, what this process writes to standard error (file
+/// descriptor 2, where Halide's runtime prints) goes to a file instead.
+class StandardErrorToFile {
+public:
+  explicit StandardErrorToFile(const std::string &path, bool append = false) {
+    llvm::errs().flush();
+    int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
+                      0644);
+    if (file < 0)
+      return; // the reports stay on the terminal
+    saved = ::dup(2);
+    ::dup2(file, 2);
+    ::close(file);
+  }
+  ~StandardErrorToFile() {
+    if (saved < 0)
+      return;
+    ::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+  }
+  StandardErrorToFile(const StandardErrorToFile &) = delete;
+  StandardErrorToFile &operator=(const StandardErrorToFile &) = delete;
+
+private:
+  int saved = -1;
+};
+
 /// One comparison, step by step: compile a library per schedule, check
 /// each against plain, time them in alternating rounds, report.
 class Comparison {
@@ -166,7 +198,7 @@ public:
 
   /// Runs every step; the comparison's status (leaveOut's) unless a step
   /// fails outright.
-  Expected<int> run(const Roofline &before) {
+  Expected<int> run(MachineRoofline &machine) {
     if (std::error_code ec = sys::fs::create_directories(opt.outDir))
       return tfm::failure(opt.outDir + ": cannot create: " + ec.message());
     if (Error e = compileLibraries())
@@ -174,23 +206,36 @@ public:
     auto lib = tfm::rt::ModelLibrary::open(dirs[kReference]);
     if (!lib)
       return lib.takeError();
-    if (Error e = checkAgainstPlain((*lib)->manifest()))
+    Expected<int> result = checkTimeAndReport(**lib, machine);
+    // Plain's library, open since its check, reports its profile when it
+    // is unloaded.
+    std::optional<StandardErrorToFile> quiet;
+    if (!opt.showProfiler)
+      quiet.emplace(dirs[kReference] + ".check.log", /*append=*/true);
+    lib->reset();
+    return result;
+  }
+
+private:
+  Expected<int> checkTimeAndReport(const tfm::rt::ModelLibrary &lib, MachineRoofline &machine) {
+    if (Error e = checkAgainstPlain(lib.manifest()))
       return std::move(e);
+    if (Expected<Roofline> before = machine.before(); !before)
+      return before.takeError();
     if (Error e = timeRounds())
       return std::move(e);
-    // The ceilings again, now that the rounds are over: each kernel is held
-    // against the higher of the two measurements.
-    Roofline roof = higherOf(before, measureRoofline(opt.threads));
-    outs() << formatv("roofline after the rounds: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA "
-                      "{2:f1} GFLOP/s (the higher of before and after)\n",
-                      roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
-    if (Error e = report(**lib, roof))
+    // A measured roofline again, now that the rounds are over.
+    Expected<Roofline> roof = machine.after();
+    if (!roof)
+      return roof.takeError();
+    if (Error e = report(lib, *roof))
       return std::move(e);
     if (!opt.tuningFile.empty() && status == 0 && !timed.empty())
-      if (Error e = recordWinners(opt, (*lib)->manifest(), timed, dirs, timings))
+      if (Error e = recordWinners(opt, lib.manifest(), timed, dirs, timings))
         return std::move(e);
     return status;
   }
+
 
 private:
   /// Whether a schedule that fails to compile or to match plain is left
@@ -202,7 +247,7 @@ private:
   /// A schedule that failed to match plain: an error, or a note.
   void leaveOut(const std::string &s, const std::string &message) {
     if (leftOutOnFailure(s)) {
-      outs() << "tfm-bench: " << s << " left out: " << message << "\n";
+      errs() << "tfm-bench: " << s << " left out: " << message << "\n";
       return;
     }
     errs() << "tfm-bench: error: " << message << "\n";
@@ -214,11 +259,7 @@ private:
     std::string tfmc = tfm::rt::compilerPath();
     for (const std::string &s : schedules) {
       std::string dir = pathJoin(opt.outDir, s), log = dir + ".tfmc.log";
-      // Progress on stdout with the tables: stderr also carries the
-      // profiler's report of every library the check loads (tfmc --tune
-      // keeps it in a log).
-      outs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
-      outs().flush();
+      errs() << "tfm-bench: compiling " << opt.config << " with " << s << "\n";
       std::vector<std::string> args = {tfmc, opt.config, "--schedule", s, "--profile", "-o", dir};
       args.insert(args.end(), opt.tfmcArgs.begin(), opt.tfmcArgs.end());
       if (Error e = tfm::runProgram(args, log, log)) {
@@ -232,17 +273,26 @@ private:
     return Error::success();
   }
 
+  /// The logits of schedule `s`'s library. Its profiler reports on
+  /// standard error when the library is unloaded: hundreds of lines, kept
+  /// in <out>/<s>.check.log unless --show-profiler.
+  Expected<std::vector<float>> logitsOf(const std::string &s) {
+    std::optional<StandardErrorToFile> quiet;
+    if (!opt.showProfiler)
+      quiet.emplace(dirs[s] + ".check.log");
+    return checkLogits(dirs[s], opt.weights, opt.promptTokens);
+  }
+
   /// Every schedule computes what plain computes; those that do are timed.
   Error checkAgainstPlain(const tfm::Manifest &manifest) {
-    Expected<std::vector<float>> reference =
-        checkLogits(dirs[kReference], opt.weights, opt.promptTokens);
+    Expected<std::vector<float>> reference = logitsOf(kReference);
     if (!reference)
       return tfm::failure("plain: " + toString(reference.takeError()));
     double tolerance = checkTolerance(manifest);
     for (const std::string &s : schedules) {
       if (!dirs.count(s))
         continue; // left out
-      Expected<std::vector<float>> logits = checkLogits(dirs[s], opt.weights, opt.promptTokens);
+      Expected<std::vector<float>> logits = logitsOf(s);
       if (!logits) {
         leaveOut(s, s + ": " + toString(logits.takeError()));
         continue;
@@ -266,8 +316,7 @@ private:
   Error timeRounds() {
     for (int round = 0; round < opt.repeats; ++round)
       for (const std::string &s : timed) {
-        outs() << formatv("tfm-bench: round {0}/{1}: {2}\n", round + 1, opt.repeats, s);
-        outs().flush();
+        errs() << formatv("tfm-bench: round {0}/{1}: {2}\n", round + 1, opt.repeats, s);
         std::string out = dirs[s] + ".out", err = dirs[s] + ".err";
         if (Error e = tfm::runProgram({opt.self, "--rates", "--weights", opt.weights, "--threads",
                                        std::to_string(opt.threads), "--prompt",
@@ -440,8 +489,8 @@ private:
 
 } // namespace
 
-int tfm::bench::compareSchedules(const ComparisonOptions &opt, const Roofline &before) {
-  Expected<int> status = Comparison(opt).run(before);
+int tfm::bench::compareSchedules(const ComparisonOptions &opt, MachineRoofline &machine) {
+  Expected<int> status = Comparison(opt).run(machine);
   if (!status) {
     errs() << "tfm-bench: error: " << toString(status.takeError()) << "\n";
     return 1;

@@ -16,7 +16,7 @@
 #ifndef TFM_BENCH_SCHEDULECOMPARISON_H
 #define TFM_BENCH_SCHEDULECOMPARISON_H
 
-#include "Roofline.h"
+#include "RooflineCache.h"
 
 #include <cstdint>
 #include <string>
@@ -37,6 +37,9 @@ struct ComparisonOptions {
   /// A schedule other than plain and the first that fails to compile or to
   /// match plain is left out with a note, not an error.
   bool leaveOutFailing = false;
+  /// Halide's profiler reports of the libraries checked in this process go
+  /// to the terminal too (otherwise to <outDir>/<schedule>.check.log).
+  bool showProfiler = false;
 };
 
 /// How much faster than the baseline a schedule must be to be recorded
@@ -49,7 +52,9 @@ constexpr int kTuningSamples = 10;
 
 /// Runs the comparison; the exit status (non-zero when a schedule fails to
 /// compile or computes something else than plain).
-int compareSchedules(const ComparisonOptions &options, const Roofline &roofline);
+/// Compiles, checks, then times: `roofline` is obtained once every
+/// library compiled and matched plain.
+int compareSchedules(const ComparisonOptions &options, MachineRoofline &roofline);
 
 } // namespace tfm::bench
 

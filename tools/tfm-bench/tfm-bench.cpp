@@ -20,12 +20,17 @@
 //===----------------------------------------------------------------------===//
 #include "LogitsCheck.h"
 #include "Roofline.h"
+#include "RooflineCache.h"
 #include "ScheduleComparison.h"
 
+#include "tfm/common/BoundedFile.h"
+#include "tfm/common/ChildProcess.h"
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/Failure.h"
 #include "tfm/common/Targets.h"
+#include "tfm/common/ModelSpec.h"
 #include "tfm/common/TensorNames.h"
+#include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Session.h"
@@ -33,7 +38,10 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -109,6 +117,19 @@ constexpr int kDeviceCopyRepeats = 10;
 /// Runs of the library's multiply-add probe (8.6 GFLOP each).
 constexpr int kDeviceFmaRepeats = 10;
 
+/// Every --depth, with --prompt and --decode, fits the model's context.
+Error checkContext(const std::string &dir, const tfm_model &model) {
+  for (int depth : opt.depths)
+    if (depth + opt.promptTokens + opt.decodeTokens > int(model.context_length))
+      return failure(dir + ": --depth " + llvm::Twine(depth) + " + --prompt " +
+                     llvm::Twine(opt.promptTokens) + " + --decode " +
+                     llvm::Twine(opt.decodeTokens) + " = " +
+                     llvm::Twine(depth + opt.promptTokens + opt.decodeTokens) +
+                     " positions, more than the context of " +
+                     llvm::Twine(model.context_length));
+  return Error::success();
+}
+
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
 /// prefill of `depth` tokens (as llama-bench's -d).
 Expected<Result> bench(const std::string &dir, int depth) {
@@ -146,10 +167,6 @@ Expected<Result> bench(const std::string &dir, int depth) {
   double positions = depth + opt.promptTokens + opt.decodeTokens / 2.0;
   result.decodeBytes +=
       double(model.kv_cache_bytes) * positions / double(model.context_length);
-  if (depth + opt.promptTokens + opt.decodeTokens > int(model.context_length))
-    return failure("depth " + llvm::Twine(depth) + " + --prompt + --decode = " +
-                   llvm::Twine(depth + opt.promptTokens + opt.decodeTokens) +
-                   " exceeds the context (" + llvm::Twine(model.context_length) + ")");
   model.set_num_threads(opt.threads);
 
   std::vector<int32_t> context = tfm::bench::benchPrompt(depth + opt.promptTokens, model.vocab_size);
@@ -202,27 +219,6 @@ Expected<Result> bench(const std::string &dir, int depth) {
   // After the runs, so that the weights are where decode left them.
   result.weightsReadGBs = tfm::bench::measureRangesRead(decodeWeights, opt.threads);
   return result;
-}
-
-void printRoofline(const tfm::bench::Roofline &roof) {
-  outs() << formatv("roofline, {0} threads, measured here with {1} vectors:\n", roof.threads,
-                    roof.vectorIsa);
-  outs() << formatv("  f32 FMA peak      {0,8:f1} GFLOP/s\n", roof.fmaGflops);
-  // The narrower dot products, where this CPU has them: prefill with
-  // rounded inputs (tfmc --activations) is held against them.
-  for (auto [name, gops] : {std::pair{"int8 vpdpbusd peak", roof.int8DotGops},
-                            std::pair{"bf16 vdpbf16ps peak", roof.bf16DotGflops},
-                            std::pair{"int8 AMX tile peak", roof.amxInt8Gops},
-                            std::pair{"bf16 AMX tile peak", roof.amxBf16Gflops}})
-    if (gops > 0)
-      outs() << formatv("  {0,-19}{1,8:f1} GOP/s\n", name, gops);
-  outs() << "  read bandwidth by working set (GB/s):";
-  for (const tfm::bench::ReadRate &rate : roof.reads)
-    outs() << formatv(" {0}M {1:f1}", rate.bytes >> 20, rate.gbs);
-  outs() << formatv("\n  read from cache   {0,8:f1} GB/s      (working sets up to {1} MiB)\n",
-                    roof.cacheGBs(), roof.cacheBytes >> 20);
-  outs() << formatv("  read from memory  {0,8:f1} GB/s      ({1} MiB)\n", roof.memoryGBs(),
-                    roof.reads.back().bytes >> 20);
 }
 
 /// The target of tfmc options `args` (--target X or --target=X) when its
@@ -278,19 +274,24 @@ Expected<double> differenceFromReference(const std::string &dir,
   return difference;
 }
 
-/// How many of the folders hold a library for a GPU, whose rates the CPU's
-/// roofline does not bound. A folder that does not open counts as the CPU's:
-/// its error comes when it is timed.
-size_t foldersOnGpu() {
-  size_t count = 0;
+/// Every model folder opens and the weights bind to each, before anything
+/// is measured; returns how many hold a library for a GPU, whose rates the
+/// CPU's roofline does not bound.
+Expected<size_t> checkFolders() {
+  size_t onGpu = 0;
   for (const std::string &dir : opt.modelDirs) {
     auto lib = tfm::rt::ModelLibrary::open(dir);
     if (!lib)
-      consumeError(lib.takeError());
-    else
-      count += (*lib)->onGpu();
+      return lib.takeError();
+    auto weights = tfm::rt::bindWeights(opt.weightsPath, (*lib)->manifest(),
+                                        tfm::rt::LoadOptions{true, opt.weightMemory});
+    if (!weights)
+      return tfm::failure(dir + ": " + toString(weights.takeError()));
+    if (Error e = checkContext(dir, (*lib)->model()))
+      return e;
+    onGpu += (*lib)->onGpu();
   }
-  return count;
+  return onGpu;
 }
 
 void printRow(const std::string &dir, int depth, const Result &r,
@@ -314,8 +315,54 @@ void printRow(const std::string &dir, int depth, const Result &r,
   outs() << "\n";
 }
 
-int benchModels(const std::optional<tfm::bench::Roofline> &before) {
+/// The schedule names tfmc knows (tfmc --list-schedules: a name first on
+/// each line).
+Expected<std::vector<std::string>> knownSchedules() {
+  SmallString<128> listing;
+  if (std::error_code ec = sys::fs::createTemporaryFile("tfm-bench-schedules", "txt", listing))
+    return failure("cannot create a temporary file: " + ec.message());
+  FileRemover remove(listing);
+  if (Error e = tfm::runProgram({tfm::rt::compilerPath(), "--list-schedules"},
+                                std::string(listing), std::nullopt))
+    return std::move(e);
+  auto text = tfm::readBoundedFile(std::string(listing), 1 << 20, "schedule list");
+  if (!text)
+    return text.takeError();
+  SmallVector<StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n', -1, false);
+  std::vector<std::string> names;
+  for (StringRef line : lines)
+    names.push_back(line.split(' ').first.str());
+  return names;
+}
+
+/// What --config compares, checked before anything compiles or is
+/// measured: the config, the weights and every schedule's name.
+Error checkComparisonInputs(const std::string &config, const std::vector<std::string> &schedules) {
+  if (Expected<tfm::ModelSpec> spec = tfm::loadModelSpec(config); !spec)
+    return spec.takeError();
+  if (Expected<tfm::rt::WeightFormat> format = tfm::rt::detectWeightFormat(opt.weightsPath);
+      !format)
+    return format.takeError();
+  Expected<std::vector<std::string>> known = knownSchedules();
+  if (!known)
+    return known.takeError();
+  for (const std::string &s : schedules)
+    if (std::find(known->begin(), known->end(), s) == known->end())
+      return failure("--schedules: unknown schedule '" + s + "'; tfmc has " +
+                     join(*known, ", "));
+  return Error::success();
+}
+
+/// Times every folder, then prints the table; the CPU's roofline only when
+/// a folder holds a CPU library.
+int benchModels(tfm::bench::MachineRoofline *machine) {
   int status = 0;
+  if (machine)
+    if (Expected<tfm::bench::Roofline> before = machine->before(); !before) {
+      errs() << "tfm-bench: error: " << toString(before.takeError()) << "\n";
+      return 1;
+    }
   std::optional<std::vector<float>> reference;
   if (!opt.referenceDir.empty()) {
     Expected<std::vector<float>> logits =
@@ -351,14 +398,16 @@ int benchModels(const std::optional<tfm::bench::Roofline> &before) {
   }
   if (results.empty()) // the errors above say why; no table of nothing
     return status;
-  // The rates are held against the higher of the ceilings measured before
-  // and after them (Roofline.h: higherOf).
+  // A measured roofline is measured again after the runs
+  // (RooflineCache.h).
   tfm::bench::Roofline roof;
-  if (before) {
-    roof = higherOf(*before, tfm::bench::measureRoofline(opt.threads));
-    outs() << formatv("roofline after the runs: memory {0:f1} GB/s, cache {1:f1} GB/s, FMA "
-                      "{2:f1} GFLOP/s (the higher of before and after)\n",
-                      roof.memoryGBs(), roof.cacheGBs(), roof.fmaGflops);
+  if (machine) {
+    Expected<tfm::bench::Roofline> after = machine->after();
+    if (!after) {
+      errs() << "tfm-bench: error: " << toString(after.takeError()) << "\n";
+      return 1;
+    }
+    roof = *after;
   }
   for (const auto &[dir, depth, r, difference] : results)
     if (r.gpu)
@@ -462,6 +511,15 @@ int bench(int argc, char **argv) {
                        cl::desc("Runs per model, or rounds with --config; medians are reported "
                                 "(default 5)"),
                        cl::init(5), cl::cat(category));
+  cl::opt<bool> showProfiler(
+      "show-profiler",
+      cl::desc("With --config: print Halide's profiler reports of the logits checks on the "
+               "terminal (default: in <out>/<schedule>.check.log)"),
+      cl::cat(category));
+  cl::opt<bool> remeasure("remeasure",
+                          cl::desc("Measure this machine's roofline again rather than use the "
+                                   "one kept from an earlier run (in the cache folder)"),
+                          cl::cat(category));
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-bench: compiled models side by side\n");
   opt = {std::vector<std::string>(modelDirs.begin(), modelDirs.end()),
@@ -514,8 +572,13 @@ int bench(int argc, char **argv) {
   }
   if (opt.depths.empty())
     opt.depths.push_back(0);
-  size_t onGpu = config.empty() ? foldersOnGpu() : 0;
-  if (opt.device && onGpu == 0) {
+  // Everything given is checked before anything is measured.
+  Expected<size_t> onGpu = config.empty() ? checkFolders() : size_t(0);
+  if (!onGpu) {
+    errs() << "tfm-bench: error: " << toString(onGpu.takeError()) << "\n";
+    return 1;
+  }
+  if (opt.device && *onGpu == 0) {
     errs() << "tfm-bench: error: --device " << *opt.device
            << " is given, and no model folder holds a GPU library\n";
     return 1;
@@ -529,12 +592,16 @@ int bench(int argc, char **argv) {
     outs() << formatv("rates {0} {1}\n", r->prefill, r->decode);
     return 0;
   }
-  if (config.empty() && onGpu == opt.modelDirs.size())
-    return benchModels(std::nullopt); // the device's roofline only
-  tfm::bench::Roofline roof = tfm::bench::measureRoofline(opt.threads);
-  printRoofline(roof);
+  if (config.empty() && *onGpu == opt.modelDirs.size())
+    return benchModels(nullptr); // the device's roofline only
+  if (!config.empty())
+    if (Error e = checkComparisonInputs(config, tfm::splitCommaList(schedules))) {
+      errs() << "tfm-bench: error: " << toString(std::move(e)) << "\n";
+      return 1;
+    }
+  tfm::bench::MachineRoofline machine(opt.threads, remeasure);
   if (config.empty())
-    return benchModels(roof);
+    return benchModels(&machine);
   static int anchor;
   tfm::bench::ComparisonOptions comparison{
       config,
@@ -550,7 +617,8 @@ int bench(int argc, char **argv) {
   comparison.tfmcArgs = compileArgs;
   comparison.tuningFile = tuningFile;
   comparison.leaveOutFailing = leaveOutFailing;
-  return tfm::bench::compareSchedules(comparison, roof);
+  comparison.showProfiler = showProfiler;
+  return tfm::bench::compareSchedules(comparison, machine);
 }
 
 int main(int argc, char **argv) {
