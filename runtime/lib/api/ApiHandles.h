@@ -11,11 +11,8 @@
 
 #include "tfm.h"
 
-#include "tfm/runtime/BoundWeights.h"
-#include "tfm/runtime/ModelResolver.h"
+#include "tfm/runtime/LoadedModel.h"
 #include "tfm/runtime/Sampler.h"
-#include "tfm/runtime/Session.h"
-#include "tfm/runtime/Tokenizer.h"
 
 #include "llvm/Support/Error.h"
 
@@ -24,9 +21,7 @@
 #include <string>
 
 struct tfm_lm {
-  tfm::rt::ResolvedModel resolved; // the library, and its weight and tokenizer files
-  std::unique_ptr<tfm::rt::Tokenizer> tokenizer;
-  tfm::rt::BoundWeights weights;
+  std::unique_ptr<tfm::rt::LoadedModel> model; // as tfm-run holds it
   std::string manifestJson;
 };
 

@@ -2,8 +2,6 @@
 #include "ApiHandles.h"
 
 #include "tfm/runtime/ModelCache.h"
-#include "tfm/runtime/TokenizerFactory.h"
-#include "tfm/runtime/WeightLoader.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -72,38 +70,27 @@ int load(const char *path, const tfm_load_params &params, tfm_lm **out) {
                 ", expected -1 (the driver's first) or a device number");
 
   auto lm = std::make_unique<tfm_lm>();
-  llvm::Expected<ResolvedModel> resolved = resolveModel(request, nullptr);
-  if (!resolved)
-    return fail(resolved.takeError());
-  lm->resolved = std::move(*resolved);
-  const Manifest &manifest = lm->resolved.library->manifest();
-  if (lm->resolved.weights.empty())
+  llvm::Expected<std::unique_ptr<LoadedModel>> loaded = LoadedModel::open(request, nullptr);
+  if (!loaded)
+    return fail(loaded.takeError());
+  lm->model = std::move(*loaded);
+  if (lm->model->weightsPath().empty())
     return fail(std::string(path) + ": a folder tfmc wrote needs its weights: set "
                 "tfm_load_params.weights (safetensors, GGUF or llama2.c .bin)");
-  auto tokenizer = loadTokenizer(lm->resolved.tokenizer, manifest.config);
-  if (!tokenizer)
-    return fail(tokenizer.takeError());
-  lm->tokenizer = std::move(*tokenizer);
-  auto weights = bindWeights(lm->resolved.weights, manifest,
-                             LoadOptions{true, params.no_mmap ? WeightMemory::Resident
-                                                              : WeightMemory::Mapped});
-  if (!weights)
-    return fail(weights.takeError());
-  lm->weights = std::move(*weights);
-  const tfm_model &model = lm->resolved.library->model();
-  if (model.set_num_threads)
-    model.set_num_threads(threadsOf(params.threads));
+  std::optional<int> device;
   if (params.device >= 0)
-    if (llvm::Error e = lm->resolved.library->selectDevice(params.device))
-      return fail(std::move(e));
+    device = params.device;
+  RunSettings settings{params.no_mmap ? WeightMemory::Resident : WeightMemory::Mapped,
+                       threadsOf(params.threads), device};
+  if (llvm::Error e = lm->model->bind(settings))
+    return fail(std::move(e));
+  const tfm_model &model = lm->model->library().model();
   lm->manifestJson = model.manifest_json ? model.manifest_json : "";
   *out = lm.release();
   return 0;
 }
 
-const ModelSpec &configOf(const tfm_lm *lm) {
-  return lm->resolved.library->manifest().config;
-}
+const ModelSpec &configOf(const tfm_lm *lm) { return lm->model->manifest().config; }
 
 /// Copies `text` to `out` (at most `capacity` bytes); returns its length.
 int64_t copyOut(const std::string &text, char *out, size_t capacity) {
@@ -135,7 +122,7 @@ extern "C" void tfm_lm_free(tfm_lm *lm) { delete lm; }
 extern "C" const char *tfm_lm_name(const tfm_lm *lm) { return configOf(lm).name.c_str(); }
 
 extern "C" const char *tfm_lm_target(const tfm_lm *lm) {
-  return lm->resolved.library->manifest().target.c_str();
+  return lm->model->manifest().target.c_str();
 }
 
 extern "C" int64_t tfm_lm_vocab_size(const tfm_lm *lm) { return configOf(lm).vocabSize; }
@@ -154,17 +141,17 @@ extern "C" int tfm_lm_set_threads(tfm_lm *lm, int threads) {
   if (threads < 0)
     return fail("tfm_lm_set_threads: threads is " + std::to_string(threads) +
                 ", expected 0 (every core) or more");
-  const tfm_model &model = lm->resolved.library->model();
+  const tfm_model &model = lm->model->library().model();
   if (model.set_num_threads)
     model.set_num_threads(threadsOf(threads));
   return 0;
 }
 
-extern "C" int32_t tfm_lm_bos(const tfm_lm *lm) { return lm->tokenizer->bosId(); }
+extern "C" int32_t tfm_lm_bos(const tfm_lm *lm) { return lm->model->tokenizer().bosId(); }
 
-extern "C" int32_t tfm_lm_eos(const tfm_lm *lm) { return lm->tokenizer->eosId(); }
+extern "C" int32_t tfm_lm_eos(const tfm_lm *lm) { return lm->model->tokenizer().eosId(); }
 
-extern "C" int tfm_lm_adds_bos(const tfm_lm *lm) { return lm->tokenizer->addsBos(); }
+extern "C" int tfm_lm_adds_bos(const tfm_lm *lm) { return lm->model->tokenizer().addsBos(); }
 
 extern "C" int64_t tfm_lm_tokenize(const tfm_lm *lm, const char *text, size_t length,
                                    int add_bos, int32_t *ids, int64_t capacity) {
@@ -175,7 +162,7 @@ extern "C" int64_t tfm_lm_tokenize(const tfm_lm *lm, const char *text, size_t le
                 (ids ? "" : " with ids NULL") + ", expected room for the ids (0 to count them)");
   return guarded("tfm_lm_tokenize", [&]() -> int64_t {
     std::vector<int32_t> tokens =
-        lm->tokenizer->encode(std::string(text ? text : "", length), add_bos != 0);
+        lm->model->tokenizer().encode(std::string(text ? text : "", length), add_bos != 0);
     std::copy_n(tokens.begin(), std::min<int64_t>(capacity, tokens.size()), ids);
     return static_cast<int64_t>(tokens.size());
   });
@@ -183,12 +170,12 @@ extern "C" int64_t tfm_lm_tokenize(const tfm_lm *lm, const char *text, size_t le
 
 extern "C" int64_t tfm_lm_token_text(const tfm_lm *lm, int32_t previous, int32_t token,
                                      char *text, size_t capacity) {
-  int64_t vocab = lm->tokenizer->vocabSize();
+  int64_t vocab = lm->model->tokenizer().vocabSize();
   if (token < 0 || token >= vocab || previous < -1 || previous >= vocab)
     return fail("tfm_lm_token_text: token " + std::to_string(token) + " after " +
                 std::to_string(previous) + ", expected ids in [0, " + std::to_string(vocab) +
                 ") (previous -1 at the start)");
   return guarded("tfm_lm_token_text", [&] {
-    return copyOut(lm->tokenizer->decode(previous, token), text, capacity);
+    return copyOut(lm->model->tokenizer().decode(previous, token), text, capacity);
   });
 }

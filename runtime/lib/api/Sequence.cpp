@@ -1,8 +1,6 @@
 //===- Sequence.cpp - tfm.h: one sequence, its cache and its logits -------===//
 #include "ApiHandles.h"
 
-#include "tfm/runtime/NonFiniteWeights.h"
-
 #include <cstring>
 
 using namespace tfm::rt;
@@ -15,9 +13,7 @@ namespace {
 /// A call's error, with the weight tensor to blame when the logits were
 /// not finite (as tfm-run says it).
 int failCall(tfm_seq *seq, llvm::Error error) {
-  const tfm_lm &lm = *seq->lm;
-  return fail(explainNonFiniteLogits(std::move(error), lm.weights,
-                                     lm.resolved.library->manifest(), lm.resolved.weights));
+  return fail(seq->lm->model->explain(std::move(error)));
 }
 
 int checkIds(const char *function, const int32_t *ids, int64_t count) {
@@ -38,7 +34,7 @@ extern "C" int tfm_seq_new(tfm_lm *lm, tfm_seq **seq) {
     return failNull("tfm_seq_new", "seq");
   *seq = nullptr;
   return guarded("tfm_seq_new", [&] {
-    auto session = Session::create(lm->resolved.library->model(), lm->weights.pointers);
+    auto session = lm->model->newSession();
     if (!session)
       return fail(session.takeError());
     *seq = new tfm_seq{lm, std::move(*session)};

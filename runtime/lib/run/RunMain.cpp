@@ -12,14 +12,13 @@
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
+#include "tfm/runtime/Conversation.h"
 #include "tfm/runtime/Generator.h"
-#include "tfm/runtime/ModelResolver.h"
-#include "tfm/runtime/NonFiniteWeights.h"
+#include "tfm/runtime/LoadedModel.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Perplexity.h"
 #include "tfm/runtime/PromptText.h"
-#include "tfm/runtime/Conversation.h"
 #include "tfm/runtime/TokenizerFactory.h"
 #include "tfm/runtime/WeightLoader.h"
 
@@ -224,29 +223,26 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   request.schedule = o.schedule;
   request.activations = o.activations;
   request.cacheDir = o.cacheDir;
-  llvm::Expected<ResolvedModel> resolved = resolveModel(request, linked);
-  if (!resolved)
-    return resolved.takeError();
-  const tfm_model &model = resolved->library->model();
-  const Manifest &manifest = resolved->library->manifest();
-  const int64_t compiledContext = manifest.config.contextLength;
+  llvm::Expected<std::unique_ptr<LoadedModel>> loaded = LoadedModel::open(request, linked);
+  if (!loaded)
+    return loaded.takeError();
+  LoadedModel &lm = **loaded;
+  const int64_t compiledContext = lm.manifest().config.contextLength;
   if (o.contextSize > compiledContext)
     return failure("-c/--ctx-size is " + std::to_string(o.contextSize) +
                    ", more than the context of " + std::to_string(compiledContext) +
                    " the model was compiled for" + kLongerContext);
   const int64_t context = o.contextSize > 0 ? o.contextSize : compiledContext;
 
-  auto tokenizer = loadTokenizer(resolved->tokenizer, manifest.config);
-  if (!tokenizer)
-    return tokenizer.takeError();
+  const Tokenizer &tokenizer = lm.tokenizer();
   std::vector<int32_t> promptIds;
   if (o.fromBos) {
-    if ((*tokenizer)->bosId() < 0)
-      return failure(resolved->tokenizer + ": the tokenizer has no BOS token; pass a prompt");
-    promptIds = {(*tokenizer)->bosId()};
+    if (tokenizer.bosId() < 0)
+      return failure(lm.tokenizerPath() + ": the tokenizer has no BOS token; pass a prompt");
+    promptIds = {tokenizer.bosId()};
   } else if (needsPrompt && !(o.interactive && prompt->empty())) {
     // -i with no prompt waits for the user's first line.
-    promptIds = (*tokenizer)->encode(*prompt, (*tokenizer)->addsBos());
+    promptIds = tokenizer.encode(*prompt, tokenizer.addsBos());
   }
   if (o.tokenize) {
     printIds(promptIds);
@@ -258,34 +254,21 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
                    " tokens, longer than the context of " + std::to_string(context) +
                    kLongerContext);
 
-  if (resolved->weights.empty())
-    return failure("no weights: pass --weights FILE (safetensors, model.safetensors.index.json, "
-                   "GGUF or llama2.c .bin)");
-  if (!o.logitsPath.empty()) {
-    std::vector<std::string> inputs = weightFilesOf(resolved->weights);
-    inputs.insert(inputs.end(), {resolved->tokenizer, o.promptFile,
-                                 resolved->library->source()});
+  if (!o.logitsPath.empty() && !lm.weightsPath().empty()) {
+    std::vector<std::string> inputs = weightFilesOf(lm.weightsPath());
+    inputs.insert(inputs.end(), {lm.tokenizerPath(), o.promptFile, lm.library().source()});
     if (llvm::Error e = refuseInputAsOutput(o.logitsPath, inputs))
       return e;
   }
   auto loadStart = std::chrono::steady_clock::now();
-  llvm::Expected<BoundWeights> weights = bindWeights(resolved->weights, manifest,
-                                                          LoadOptions{true, o.weightMemory});
-  if (!weights)
-    return weights.takeError();
-  if (model.set_num_threads)
-    model.set_num_threads(o.threads);
-  if (o.device)
-    if (llvm::Error e = resolved->library->selectDevice(*o.device))
-      return e;
-  auto session = Session::create(model, weights->pointers);
+  if (llvm::Error e = lm.bind(RunSettings{o.weightMemory, o.threads, o.device}))
+    return e;
+  auto session = lm.newSession();
   if (!session)
     return session.takeError();
   double loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
-  return explainNonFiniteLogits(
-      runJob(o, **session, **tokenizer, promptIds, context, loadSeconds), *weights, manifest,
-      resolved->weights);
+  return lm.explain(runJob(o, **session, tokenizer, promptIds, context, loadSeconds));
 }
 
 } // namespace
