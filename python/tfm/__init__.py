@@ -1,5 +1,5 @@
 """tfm: tfmc's runtime from Python, through libtfm.so (ctypes; numpy for
-logits).
+logits, imported when they are asked for).
 
     import tfm
     model = tfm.Model("model.gguf")
@@ -14,8 +14,6 @@ else on the dynamic loader's path (LD_LIBRARY_PATH, the system's).
 
 import ctypes
 import os
-
-import numpy as np
 
 __all__ = ["Model", "TfmError", "version"]
 
@@ -172,6 +170,8 @@ class Model:
     def logits(self, ids):
         """Every position's logits of `ids` run from position 0: a float32
         numpy array [len(ids), vocab_size]."""
+        import numpy as np  # only here: text generation needs no numpy
+
         out = np.empty((len(ids), self.vocab_size), dtype=np.float32)
         sequence = self._sequence()
         try:
