@@ -2,7 +2,10 @@
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/Version.h"
 
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 #include "llvm/Support/CommandLine.h"
 
@@ -41,11 +44,30 @@ tfm::LiteralArguments::LiteralArguments(int argc, const char *const *argv) {
   pointers.push_back(nullptr);
 }
 
+namespace {
+
+/// LLVM Support registers options of its own (--color, --threads, ...),
+/// which a tool hides (cl::HideUnrelatedOptions) but LLVM still accepts,
+/// and ignores. A hidden option given is refused by name instead, as an
+/// unknown one is.
+void refuseHiddenOptions(llvm::StringRef argv0) {
+  for (const auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getOptionHiddenFlag() == cl::ReallyHidden && option->getNumOccurrences() > 0) {
+      llvm::StringRef tool = llvm::sys::path::filename(argv0);
+      llvm::errs() << tool << ": error: --" << name << " is not an option of " << tool
+                   << " (--help lists them)\n";
+      std::exit(1);
+    }
+}
+
+} // namespace
+
 void tfm::parseCommandLine(int argc, const char *const *argv, llvm::StringRef overview) {
   // --version names this project's build, not the LLVM it links.
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << versionText() << "\n"; });
   LiteralArguments literal(argc, argv);
   cl::ParseCommandLineOptions(literal.argc(), literal.argv(), overview);
+  refuseHiddenOptions(argc > 0 ? argv[0] : "tfm");
 }
 
 std::vector<std::string> tfm::splitCommaList(llvm::StringRef text) {

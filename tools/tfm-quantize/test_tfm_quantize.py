@@ -137,6 +137,11 @@ class Quantize(unittest.TestCase):
         options = re.findall(r"^\s+(--?[\w-]+)", out, re.M)
         self.assertEqual(sorted(set(options)), ["--config", "--help", "--help-list", "--type",
                                                 "--version"], out)
+        # LLVM Support's own options, hidden, are refused rather than ignored.
+        result = testlib.run([testlib.bin("tfm-quantize"), "--color", self.f32,
+                              work("color.gguf"), "q8_0"])
+        testlib.assert_clean_failure(result, ["--color is not an option of tfm-quantize"],
+                                     "tfm-quantize --color")
 
     def test_refusals(self):
         tool = testlib.bin("tfm-quantize")
