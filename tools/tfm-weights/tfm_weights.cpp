@@ -61,9 +61,9 @@ cl::opt<WeightFormat>
                cl::cat(category));
 cl::opt<std::string>
     dtypeName("dtype", cl::init("f32"),
-              cl::desc("Element type: f32, f16, bf16 (safetensors, gguf); q8_0, q4_0, q4_k, q5_k, "
-                       "q6_k, and llama.cpp's mixes q4_k_m, q5_k_m (gguf: matrices in GGUF's block "
-                       "formats, vectors in f32)"),
+              cl::desc("Element type: f32 (default), f16, bf16 (safetensors, gguf); q8_0, q4_0, "
+                       "q4_k, q5_k, q6_k, and llama.cpp's mixes q4_k_m, q5_k_m (gguf: matrices in "
+                       "GGUF's block formats, vectors in f32)"),
               cl::value_desc("type"), cl::cat(category));
 cl::opt<int64_t> shards("shards", cl::init(1),
                         cl::desc("Safetensors files to spread the tensors over (default 1)"),
