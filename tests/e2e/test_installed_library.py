@@ -10,6 +10,9 @@
   python_module        the installed Python module: greedy ids equal
                        tfm-run's, logits equal tfm-run --logits', and a
                        bad model is a TfmError naming the file
+  installed_exe        the installed tfmc's --emit exe links the runtime
+                       archives installed beside it, not the build's, and
+                       the program generates as tfm-run does
   exports              `nm -D libtfm.so` lists tfm_* only, and ldd only
                        glibc and the C++ runtime
   version              tfm_version() and every tool's --version say
@@ -162,6 +165,29 @@ def python_module():
         assert a.shape == b.shape and np.array_equal(a, b), \
             f"{what}: logits differ by up to {np.max(np.abs(a - b)) if a.shape == b.shape else a.shape}"
         print(f"ok: {what}: Python's {len(expected)} ids and {a.shape} logits equal tfm-run's")
+
+
+@testlib.case
+def installed_exe():
+    scratch = work("exe")
+    prefix = install(scratch)
+    out = os.path.join(scratch, "aidreams260k")
+    code, _, err = testlib.run([os.path.join(prefix, "bin", "tfmc"), aidreams.config(), "--emit",
+                                "exe", "-v", "-o", out], env=environment(scratch))
+    assert code == 0, f"installed tfmc --emit exe: exit {testlib.describe_exit(code)}: {err}"
+    archives = os.path.join(prefix, "lib", "tfm")
+    for archive in ("libtfm_exe_main.a", "libtfm_runtime.a", "libTfmCommon.a"):
+        assert os.path.join(archives, archive) in err, f"not linked from {archives}: {archive}"
+    program = os.path.join(out, "aidreams260k")
+    testlib.assert_needs_only_glibc(program)
+    cmd = ["--weights", aidreams.checkpoint(), "--tokenizer", aidreams.tokenizer(), "-p", PROMPT,
+           "-n", str(TOKENS), "--temp", "0", "--ids", "-t", "1"]
+    ids = json.loads(testlib.check_run([program, *cmd]).rstrip("\n").rpartition("\n")[2])
+    expected = tfm_run_ids(aidreams.model_dir(), aidreams.checkpoint(), aidreams.tokenizer(),
+                           environment(scratch))
+    assert ids == expected, f"the installed tfmc's program: {ids}, tfm-run: {expected}"
+    print(f"ok: the installed tfmc links {archives}'s archives; the program's {len(ids)} ids "
+          f"are tfm-run's")
 
 
 @testlib.case

@@ -333,6 +333,25 @@ Error setStorageTypes(const std::optional<tfm::ModelSpec> &spec,
   return Error::success();
 }
 
+/// `--emit exe`'s link line (TFM_EXE_LINK_LINE). Its runtime archives are
+/// the build's, or, for a tfmc installed (cmake --install) where they are
+/// installed too, those beside it: <bin>/TFM_BIN_TO_ARCHIVES/<name>.a.
+std::vector<std::string> exeLinkLine(const char *argv0) {
+  static int anchor;
+  SmallString<256> installed(sys::path::parent_path(sys::fs::getMainExecutable(argv0, &anchor)));
+  sys::path::append(installed, TFM_BIN_TO_ARCHIVES);
+  sys::path::remove_dots(installed, /*remove_dot_dot=*/true);
+  SmallVector<StringRef> parts;
+  StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
+  std::vector<std::string> line;
+  for (StringRef part : parts) {
+    std::string beside = pathJoin(installed, sys::path::filename(part));
+    bool archive = sys::path::is_absolute(part) && part.ends_with(".a");
+    line.push_back(archive && sys::fs::exists(beside) ? beside : part.str());
+  }
+  return line;
+}
+
 /// Where the library goes, the kernel cache, and the executable's link line.
 Expected<tfm::LibraryOptions> libraryOptions(const std::string &name, const char *argv0) {
   tfm::LibraryOptions lib;
@@ -355,12 +374,8 @@ Expected<tfm::LibraryOptions> libraryOptions(const std::string &name, const char
     }
   }
   lib.kernelsOnly = emitKind == EmitKind::Kernels;
-  if (emitKind == EmitKind::Exe) {
-    SmallVector<StringRef> parts;
-    StringRef(TFM_EXE_LINK_LINE).split(parts, '|', -1, false);
-    for (StringRef part : parts)
-      lib.exeLinkLine.push_back(part.str());
-  }
+  if (emitKind == EmitKind::Exe)
+    lib.exeLinkLine = exeLinkLine(argv0);
   return lib;
 }
 
