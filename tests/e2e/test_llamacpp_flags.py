@@ -173,6 +173,10 @@ def interactive():
         assert any(ids[i:i + len(line_ids)] == line_ids for i in range(len(ids))), \
             f"the typed {line!r} ({line_ids}) is not in the sequence {ids}"
     print(f"ok: -i answers {len(typed.splitlines())} typed lines in one sequence of {len(ids)} ids")
+    # A typed line of 3 MiB, past any context: read in bounded pieces, and
+    # the conversation ends saying the context is full.
+    code, _, err = run("-n", "2", "-i", *GREEDY, input="x" * (3 << 20) + "\n")
+    assert code == 0 and "positions is full" in err, f"exit {testlib.describe_exit(code)}: {err}"
 
 
 @testlib.case

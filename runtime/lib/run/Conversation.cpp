@@ -8,6 +8,11 @@ using namespace tfm::rt;
 
 namespace {
 
+/// A typed line is cut here (and the rest read as the next turns): the
+/// context holds far fewer tokens, and input is not read until memory
+/// runs out.
+constexpr size_t kMaxTurnBytes = 1 << 20;
+
 /// A line the user types after "> ", with its newline; none at the end of
 /// the input.
 std::optional<std::string> readTurn(bool color) {
@@ -16,7 +21,7 @@ std::optional<std::string> readTurn(bool color) {
   std::string line;
   for (int c; (c = std::getchar()) != EOF;) {
     line += static_cast<char>(c);
-    if (c == '\n')
+    if (c == '\n' || line.size() == kMaxTurnBytes)
       break;
   }
   if (color)
