@@ -104,6 +104,8 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   for (int32_t &slot : tok->byteToken)
     if (slot < 0)
       slot = vocab.unknown;
+  if (vocab.ignoreMerges)
+    tok->wholeWords = idOfBytes;
 
   std::string left, right;
   auto lookup = [&](const std::string &text, const std::string &bytes, size_t rank,
@@ -169,6 +171,8 @@ void ByteLevelBpeTokenizer::encodeWord(llvm::StringRef word, std::vector<int32_t
 }
 
 std::vector<int32_t> ByteLevelBpeTokenizer::mergeWord(llvm::StringRef word) const {
+  if (auto whole = wholeWords.find(word.str()); whole != wholeWords.end())
+    return {whole->second};
   // The word's symbols as a linked list; a merged-away symbol has id -1.
   struct Symbol {
     int32_t id, prev, next;

@@ -23,14 +23,32 @@ using tfm::failure;
 
 namespace {
 
-/// tokenizer.ggml.pre values and the word split llama.cpp gives each. A
-/// file without the key predates it and is GPT-2's.
+/// tokenizer.ggml.pre values and what llama.cpp (llama-vocab.cpp) gives
+/// each: the word split, whether a word that is a token skips the merges,
+/// and whether encoding starts with BOS when the file does not say. A file
+/// without the key predates it and is GPT-2's.
 struct PreTokenizer {
-  const char *pre;
+  llvm::StringLiteral pre;
   WordSplit split;
+  bool ignoreMerges;
+  bool addsBos;
 };
 constexpr PreTokenizer kPreTokenizers[] = {
-    {"gpt-2", WordSplit::Gpt2}, {"mpt", WordSplit::Gpt2}, {"falcon", WordSplit::Falcon}};
+    {"gpt-2", WordSplit::Gpt2, false, false},
+    {"mpt", WordSplit::Gpt2, false, false},
+    {"falcon", WordSplit::Falcon, false, false},
+    {"llama-bpe", WordSplit::Llama3, true, true},
+    {"qwen2", WordSplit::Qwen2, false, false},
+    {"smollm", WordSplit::Smollm, false, false},
+};
+
+/// The names of kPreTokenizers, quoted, for messages.
+std::string preTokenizerNames() {
+  std::string names;
+  for (const PreTokenizer &p : kPreTokenizers)
+    names += (names.empty() ? "" : ", ") + quoted(p.pre.str());
+  return names;
+}
 
 /// Reads the optional key `key` into `out` with `get`.
 template <typename T, typename Get>
@@ -124,11 +142,12 @@ llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, Commo
       kPreTokenizers, [&](const PreTokenizer &p) { return pre == p.pre; });
   if (known == std::end(kPreTokenizers))
     return failure(path + ": tokenizer.ggml.pre is " + quoted(pre) +
-                   "; supported: \"gpt-2\", \"mpt\" and \"falcon\"");
+                   "; supported: " + preTokenizerNames());
 
   ByteLevelBpeVocabulary vocab;
   vocab.source = path;
   vocab.wordSplit = known->split;
+  vocab.ignoreMerges = known->ignoreMerges;
   auto merges = file.getStringArray("tokenizer.ggml.merges");
   if (!merges)
     return merges.takeError();
@@ -144,7 +163,7 @@ llvm::Expected<ByteLevelBpeVocabulary> readByteLevel(const GgufFile &file, Commo
   vocab.special = common.special;
   vocab.unknown = common.unknown;
   if (!common.hasAddBos)
-    vocab.special.addBos = false; // GPT-2 style models start without BOS
+    vocab.special.addBos = known->addsBos; // GPT-2 style models start without BOS
   return vocab;
 }
 

@@ -160,33 +160,94 @@ llvm::Error readNormalizer(const json::Object &root, const std::string &path,
                  " is not supported; expected null, NFC, NFD, NFKC or NFKD");
 }
 
-llvm::Error checkPreTokenizer(const json::Object &root, const std::string &path) {
+/// The Split regexes of the tokenizer.json files tfm reads, and the word
+/// split each is (WordSplit.h matches them by hand).
+struct SplitRegex {
+  llvm::StringLiteral regex;
+  WordSplit split;
+};
+constexpr SplitRegex kSplitRegexes[] = {
+    {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     WordSplit::Llama3},
+    {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+     WordSplit::Qwen2},
+};
+
+/// Llama 3's and Qwen's pre_tokenizer: a Split by a known regex, each match
+/// a word of its own, then ByteLevel without a regex of its own.
+llvm::Expected<WordSplit> readSplitSequence(const json::Object &pre, const std::string &path) {
+  const json::Array *steps = pre.getArray("pretokenizers");
+  auto unsupported = [&](const std::string &what) {
+    return failure(path + ": pre_tokenizer.pretokenizers " + what +
+                   "; expected [Split (a known regex, Isolated), ByteLevel (use_regex false)]");
+  };
+  if (!steps || steps->size() != 2)
+    return unsupported(steps ? "has " + std::to_string(steps->size()) + " steps"
+                             : "is missing");
+  const json::Object *split = (*steps)[0].getAsObject();
+  const json::Object *byteLevel = (*steps)[1].getAsObject();
+  if (!split || split->getString("type") != "Split")
+    return unsupported("does not start with a Split");
+  if (!byteLevel || byteLevel->getString("type") != "ByteLevel" ||
+      byteLevel->getBoolean("use_regex").value_or(true) ||
+      byteLevel->getBoolean("add_prefix_space").value_or(false))
+    return unsupported("does not end with ByteLevel (use_regex and add_prefix_space false)");
+  if (split->getString("behavior") != "Isolated" || split->getBoolean("invert").value_or(false))
+    return unsupported("splits other than Isolated");
+  const json::Object *pattern = split->getObject("pattern");
+  std::optional<llvm::StringRef> regex = pattern ? pattern->getString("Regex") : std::nullopt;
+  if (!regex)
+    return unsupported("splits by something other than a Regex");
+  for (const SplitRegex &known : kSplitRegexes)
+    if (*regex == known.regex)
+      return known.split;
+  return failure(path + ": pre_tokenizer's Split regex " + quoted(*regex) +
+                 " is not one tfm knows; supported: Llama 3's and Qwen 2's");
+}
+
+/// The word split of the pre_tokenizer: GPT-2's ByteLevel, or a Split
+/// sequence.
+llvm::Expected<WordSplit> readPreTokenizer(const json::Object &root, const std::string &path) {
   const json::Object *pre = root.getObject("pre_tokenizer");
   std::string type = sectionType(root, "pre_tokenizer");
+  if (pre && type == "Sequence")
+    return readSplitSequence(*pre, path);
   if (!pre || type != "ByteLevel")
     return failure(path + ": pre_tokenizer " + quoted(type) +
-                   " is not supported; expected ByteLevel (GPT-2's word split)");
+                   " is not supported; expected ByteLevel (GPT-2's word split) or a Sequence "
+                   "of a Split and ByteLevel (Llama 3's, Qwen's)");
   if (pre->getBoolean("add_prefix_space").value_or(false))
     return failure(path + ": pre_tokenizer.add_prefix_space is true; only false (GPT-2's "
                           "setting) is supported");
   if (!pre->getBoolean("use_regex").value_or(true))
     return failure(path + ": pre_tokenizer.use_regex is false; only GPT-2's word split "
                           "(true) is supported");
-  return llvm::Error::success();
+  return WordSplit::Gpt2;
 }
 
 /// The post_processor decides whether encoding puts BOS first: a
 /// TemplateProcessing whose "single" template is [SpecialToken, Sequence A].
-llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
+/// ByteLevel's post-processing only moves offsets; a Sequence (Llama 3's)
+/// applies each of its processors.
+llvm::Error readPostProcessor(const json::Object *post, const std::string &path,
                               SpecialTokens &special) {
-  std::string type = sectionType(root, "post_processor");
+  std::string type = post ? post->getString("type").value_or("").str() : "";
   if (type.empty() || type == "ByteLevel")
     return llvm::Error::success();
+  if (type == "Sequence") {
+    const json::Array *processors = post->getArray("processors");
+    if (!processors)
+      return failure(path + ": post_processor.processors is missing, expected an array");
+    for (const json::Value &processor : *processors)
+      if (llvm::Error e = readPostProcessor(processor.getAsObject(), path, special))
+        return e;
+    return llvm::Error::success();
+  }
   if (type != "TemplateProcessing")
     return failure(path + ": post_processor " + quoted(type) +
-                   " is not supported; expected null, ByteLevel or TemplateProcessing");
-  const json::Object &post = *root.getObject("post_processor");
-  const json::Array *single = post.getArray("single");
+                   " is not supported; expected null, ByteLevel, TemplateProcessing or a "
+                   "Sequence of them");
+  const json::Array *single = post->getArray("single");
   auto unsupported = [&]() {
     return failure(path + ": post_processor.single is not supported; expected the input "
                           "sequence, optionally preceded by one special token (BOS)");
@@ -201,7 +262,7 @@ llvm::Error readPostProcessor(const json::Object &root, const std::string &path,
   const json::Object *first = (*single)[0].getAsObject();
   const json::Object *bos = first ? first->getObject("SpecialToken") : nullptr;
   std::optional<llvm::StringRef> name = bos ? bos->getString("id") : std::nullopt;
-  const json::Object *tokens = post.getObject("special_tokens");
+  const json::Object *tokens = post->getObject("special_tokens");
   const json::Object *entry = name && tokens ? tokens->getObject(*name) : nullptr;
   const json::Array *ids = entry ? entry->getArray("ids") : nullptr;
   std::optional<int64_t> id = ids && ids->size() == 1 ? (*ids)[0].getAsInteger() : std::nullopt;
@@ -225,9 +286,8 @@ llvm::Error checkModel(const json::Object &model, const std::string &path) {
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (!model.getString(key).value_or("").empty())
       return failure(path + ": model." + key + " is set; byte-level BPE uses none");
-  for (const char *key : {"byte_fallback", "ignore_merges"})
-    if (model.getBoolean(key).value_or(false))
-      return failure(path + ": model." + key + " is true; GPT-2 style BPE has it false");
+  if (model.getBoolean("byte_fallback").value_or(false))
+    return failure(path + ": model.byte_fallback is true; byte-level BPE has it false");
   return llvm::Error::success();
 }
 
@@ -327,9 +387,12 @@ llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::str
   }
   if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
     return std::move(e);
-  if (llvm::Error e = checkPreTokenizer(root, path))
-    return std::move(e);
-  if (llvm::Error e = readPostProcessor(root, path, vocab.special))
+  llvm::Expected<WordSplit> split = readPreTokenizer(root, path);
+  if (!split)
+    return split.takeError();
+  vocab.wordSplit = *split;
+  vocab.ignoreMerges = model->getBoolean("ignore_merges").value_or(false);
+  if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
     return std::move(e);
   return vocab;
 }

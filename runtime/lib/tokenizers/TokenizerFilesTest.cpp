@@ -247,6 +247,28 @@ TEST(WordSplit, FalconSplitsPunctuationThenGpt2ThenDigitTriples) {
   EXPECT_EQ(words("1234567 12"), (Words{"123", "456", "7", " 12"}));
 }
 
+TEST(WordSplit, Llama3SplitsAsItsRegexDoes) {
+  auto words = [](llvm::StringRef text) { return wordsOf(text, WordSplit::Llama3); };
+  // Contractions in any case; one character that is no letter, digit or
+  // newline leads a run of letters (a tab, a bracket), a space leads
+  // punctuation, and digits go in threes.
+  EXPECT_EQ(words("I'M a(b) (x\tyz 12345"),
+            (Words{"I", "'M", " a", "(b", ")", " (", "x", "\tyz", " ", "123", "45"}));
+  // Whitespace up to the last newline is one word; newlines stay with the
+  // punctuation before them.
+  EXPECT_EQ(words("a  \n\n  b!\n\nc"), (Words{"a", "  \n\n", " ", " b", "!\n\n", "c"}));
+  EXPECT_EQ(words("x   "), (Words{"x", "   "}));
+  EXPECT_EQ(words("\xC3\x84pfel \xD9\xA3\xD9\xA4"), (Words{"\xC3\x84pfel", " ", "\xD9\xA3\xD9\xA4"}));
+}
+
+TEST(WordSplit, Qwen2TakesOneDigitAWord) {
+  EXPECT_EQ(wordsOf("ab 123", WordSplit::Qwen2), (Words{"ab", " ", "1", "2", "3"}));
+}
+
+TEST(WordSplit, SmollmCutsAroundEachDigitThenGpt2) {
+  EXPECT_EQ(wordsOf("ab 12x's", WordSplit::Smollm), (Words{"ab", " ", "1", "2", "x", "'s"}));
+}
+
 TEST(AddedTokenMatcher, SpecialFirstThenLeftmostLongest) {
   AddedTokenMatcher matcher({{10, "<a>", true},
                              {11, "<ab>", true},

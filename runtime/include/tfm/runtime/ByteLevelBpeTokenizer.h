@@ -48,8 +48,11 @@ struct ByteLevelBpeVocabulary {
   int32_t unknown = -1;
   /// tokenizer.json's "normalizer"; GGUF and vocab.json carry none.
   Normalization normalization = Normalization::None;
-  /// GGUF's tokenizer.ggml.pre; the other formats are GPT-2's.
+  /// GGUF's tokenizer.ggml.pre, tokenizer.json's pre_tokenizer.
   WordSplit wordSplit = WordSplit::Gpt2;
+  /// A word the vocabulary holds whole is that token, without merging
+  /// (tokenizer.json's model.ignore_merges; Llama 3).
+  bool ignoreMerges = false;
 };
 
 class ByteLevelBpeTokenizer : public Tokenizer {
@@ -85,6 +88,8 @@ private:
   AddedTokenMatcher added;
   Normalization normalization = Normalization::None;
   WordSplit wordSplit = WordSplit::Gpt2;
+  /// Normal tokens by their bytes, for ignore_merges; empty without it.
+  std::unordered_map<std::string, int32_t> wholeWords;
 
   // Words recur; their merges are remembered (up to a bound) as Hugging
   // Face's BPE does.

@@ -18,6 +18,14 @@
 //   2. GPT-2's regex above;
 //   3. [0-9][0-9][0-9]: ASCII digits in threes from the left.
 //
+// Llama 3 (tokenizer.json's Split pre-tokenizer, GGUF's "llama-bpe"):
+//
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// Qwen 2 and 3: the same with \p{N} for \p{N}{1,3}, one digit a word.
+// SmolLM: every number character alone, then GPT-2's regex in between.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_WORDSPLIT_H
 #define TFM_RUNTIME_WORDSPLIT_H
@@ -28,7 +36,7 @@
 
 namespace tfm::rt {
 
-enum class WordSplit { Gpt2, Falcon };
+enum class WordSplit { Gpt2, Falcon, Llama3, Qwen2, Smollm };
 
 /// The words of `text` in order, as slices of it; they tile the text, so
 /// invalid UTF-8 bytes land in some word too (as punctuation would).
