@@ -510,9 +510,11 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
   std::string pre = errorFor("gguf_pre", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "gpt2");
     w.addStringArray("tokenizer.ggml.tokens", {"a"});
-    w.addString("tokenizer.ggml.pre", "llama-bpe");
+    w.addString("tokenizer.ggml.pre", "deepseek-coder");
   });
-  EXPECT_NE(pre.find("tokenizer.ggml.pre is \"llama-bpe\""), std::string::npos) << pre;
+  EXPECT_NE(pre.find("tokenizer.ggml.pre is \"deepseek-coder\"; supported: \"gpt-2\""),
+            std::string::npos)
+      << pre;
 
   std::string types = errorFor("gguf_types", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "llama");
