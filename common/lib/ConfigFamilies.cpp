@@ -112,7 +112,6 @@ void config::parseLlama(FieldReader &r, ModelSpec &s) {
   s.contextLength = r.positive("max_position_embeddings", true);
   s.normEps = positiveNumber(r, "rms_norm_eps", 1e-6);
   s.ropeTheta = positiveNumber(r, "rope_theta", 10000.0);
-  s.ropeScale = linearRopeScale(r, "rope_scaling");
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
   s.qkvBias = s.attnOutBias = r.boolean("attention_bias", false);
   s.ffnBias = r.boolean("mlp_bias", false);
@@ -128,12 +127,39 @@ void config::parseLlama(FieldReader &r, ModelSpec &s) {
   if (r.failed())
     return;
   s.rotaryDim = rotaryColumns(r, "partial_rotary_factor", s.headDim, 1.0);
+  readLlamaRopeScaling(r, "rope_scaling", s);
   FieldNames names{"hidden_size",         "intermediate_size",
                    "num_hidden_layers",   "num_attention_heads",
                    "num_key_value_heads", "head_dim",
                    "vocab_size",          "max_position_embeddings"};
   names.rotaryDim = r.has("partial_rotary_factor") ? "partial_rotary_factor" : "head_dim";
   checkSpec(r, s, names);
+}
+
+/// MistralConfig: LlamaConfig's fields (without biases) and a sliding
+/// window, 4096 unless the config says otherwise (null: none, as v0.2 on).
+void config::parseMistral(FieldReader &r, ModelSpec &s) {
+  parseLlama(r, s);
+  s.family = Family::Mistral;
+  const json::Value *window = r.raw("sliding_window");
+  if (!window)
+    s.slidingWindow = 4096;
+  else if (window->kind() != json::Value::Null)
+    s.slidingWindow = r.positive("sliding_window", true);
+}
+
+/// Qwen2Config: LlamaConfig's fields, biases on q, k and v (never on the
+/// output or the feed-forward), and rotate_half's pairs, which its GGUF
+/// keeps (llama.cpp's qwen2 graph rotates halves). Its sliding window is
+/// off unless use_sliding_window says otherwise.
+void config::parseQwen2(FieldReader &r, ModelSpec &s) {
+  parseLlama(r, s);
+  s.family = Family::Qwen2;
+  s.ropeInterleaved = false;
+  s.qkvBias = true;
+  s.attnOutBias = s.ffnBias = false;
+  requireValue(r, "use_sliding_window", json::Value(false),
+               "Qwen 2's sliding window over its lower layers is not compiled");
 }
 
 /// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
@@ -460,6 +486,10 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
   switch (family) {
   case Family::Llama:
     return parseLlama(r, s);
+  case Family::Mistral:
+    return parseMistral(r, s);
+  case Family::Qwen2:
+    return parseQwen2(r, s);
   case Family::Gpt2:
     return parseGpt2(r, s);
   case Family::Bloom:

@@ -40,6 +40,12 @@ void requireValue(FieldReader &r, const char *field, const llvm::json::Value &ex
 /// which divides positions by f. Other kinds are refused.
 double linearRopeScale(FieldReader &r, const char *field);
 
+/// Llama's RoPE scaling, read once the rotary width and base are known:
+/// `field` (rope_scaling) null, linear (ModelSpec::ropeScale) or Llama 3's
+/// (ModelSpec::ropeFreqFactors, as transformers computes them), or tfm's
+/// own "rope_freq_factors" (a GGUF's rope_freqs.weight), one per pair.
+void readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &s);
+
 /// The checks every family's spec passes after it is filled in: combinations
 /// of switches that have no meaning, sizes the kernels cannot index.
 void checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f);
@@ -49,6 +55,8 @@ void parseFamily(Family family, FieldReader &r, const std::string &path, ModelSp
 
 // One parser per model_type (ConfigFamilies.cpp).
 void parseLlama(FieldReader &r, ModelSpec &s);
+void parseMistral(FieldReader &r, ModelSpec &s);
+void parseQwen2(FieldReader &r, ModelSpec &s);
 void parseGpt2(FieldReader &r, ModelSpec &s);
 void parseBloom(FieldReader &r, ModelSpec &s);
 void parseMpt(FieldReader &r, const std::string &path, ModelSpec &s);

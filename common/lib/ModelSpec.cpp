@@ -198,8 +198,85 @@ double config::linearRopeScale(FieldReader &r, const char *field) {
   if (!kind || *kind != "linear" || !factor || !(*factor >= 1.0) || !std::isfinite(*factor))
     r.fail(field, "found " + FieldReader::describe(*v) +
                       ", expected null or {\"type\": \"linear\", \"factor\": F >= 1} "
-                      "(linear position scaling is the RoPE scaling tfm compiles)");
+                      "(the RoPE scaling tfm compiles for this family; Llama's also takes "
+                      "\"llama3\")");
   return factor.value_or(1.0);
+}
+
+namespace {
+
+/// Llama 3's divisor of each pair's angle (transformers'
+/// _compute_llama3_parameters, llama.cpp's rope_freqs): long wavelengths are
+/// slowed by `factor`, short ones kept, those between blended.
+std::vector<double> llama3FreqFactors(FieldReader &r, const char *field,
+                                      const json::Object &scaling, const ModelSpec &s) {
+  auto param = [&](const char *key) {
+    std::optional<double> v = scaling.getNumber(key);
+    if (!v || !std::isfinite(*v) || !(*v > 0.0))
+      r.fail(field, std::string("has ") + key + " " +
+                        (v ? FieldReader::describe(json::Value(*v)) : "missing") +
+                        ", expected a positive number (Llama 3's scaling)");
+    return v.value_or(1.0);
+  };
+  double factor = param("factor"), low = param("low_freq_factor"),
+         high = param("high_freq_factor"), original = param("original_max_position_embeddings");
+  if (r.failed())
+    return {};
+  if (!(high > low))
+    r.fail(field, "has high_freq_factor " + FieldReader::describe(json::Value(high)) +
+                      ", expected it above low_freq_factor " +
+                      FieldReader::describe(json::Value(low)));
+  std::vector<double> factors;
+  for (int64_t i = 0; i < s.rotaryDim / 2 && !r.failed(); ++i) {
+    double invFreq = std::pow(s.ropeTheta, -2.0 * double(i) / double(s.rotaryDim));
+    double wavelen = 2.0 * M_PI / invFreq;
+    if (wavelen < original / high) {
+      factors.push_back(1.0);
+    } else if (wavelen > original / low) {
+      factors.push_back(factor);
+    } else {
+      double smooth = (original / wavelen - low) / (high - low);
+      factors.push_back(1.0 / ((1.0 - smooth) / factor + smooth));
+    }
+  }
+  return factors;
+}
+
+} // namespace
+
+void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &s) {
+  const json::Value *v = r.raw(field);
+  const json::Object *o = v ? v->getAsObject() : nullptr;
+  std::optional<llvm::StringRef> kind;
+  if (o)
+    kind = o->getString("rope_type") ? o->getString("rope_type") : o->getString("type");
+  if (kind && *kind == "llama3")
+    s.ropeFreqFactors = llama3FreqFactors(r, field, *o, s);
+  else
+    s.ropeScale = linearRopeScale(r, field);
+  if (r.failed() || !r.raw("rope_freq_factors"))
+    return;
+  if (!s.ropeFreqFactors.empty()) {
+    r.fail("rope_freq_factors", std::string("is given together with ") + field +
+                                    " llama3, expected one of them");
+    return;
+  }
+  s.ropeFreqFactors = r.positiveNumbers("rope_freq_factors", false);
+  if (!r.failed() && static_cast<int64_t>(s.ropeFreqFactors.size()) != s.rotaryDim / 2)
+    r.fail("rope_freq_factors", "has " + std::to_string(s.ropeFreqFactors.size()) +
+                                    " entries, expected one per rotated pair (" +
+                                    std::to_string(s.rotaryDim / 2) + ")");
+}
+
+llvm::Error tfm::checkCompilable(const ModelSpec &spec) {
+  if (spec.slidingWindow > 0 && spec.slidingWindow < spec.contextLength)
+    return failure("model '" + spec.name + "': sliding_window " +
+                   std::to_string(spec.slidingWindow) + " is shorter than the context (" +
+                   std::to_string(spec.contextLength) +
+                   "), and sliding-window attention is not compiled yet; compile with "
+                   "--context " + std::to_string(spec.slidingWindow) +
+                   " or less, where the window never takes effect");
+  return llvm::Error::success();
 }
 
 void config::checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
@@ -248,6 +325,8 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("rope_interleaved", s.ropeInterleaved, false);
   visit("rotary_dim", s.rotaryDim, false);
   visit("rope_scale", s.ropeScale, false);
+  visit("rope_freq_factors", s.ropeFreqFactors, false);
+  visit("sliding_window", s.slidingWindow, false);
   visit("alibi", s.alibi, false);
   visit("alibi_max_bias", s.alibiMaxBias, false);
   visit("norm", s.norm, false);
@@ -286,6 +365,9 @@ struct CanonicalFieldReader {
       r.fail(key, "missing, expected a number");
     value = r.number(key, value);
   }
+  void operator()(const char *key, std::vector<double> &value, bool) {
+    value = r.positiveNumbers(key, true);
+  }
   void operator()(const char *key, bool &value, bool) {
     if (!obj.get(key))
       r.fail(key, "missing, expected true or false");
@@ -319,6 +401,12 @@ struct CanonicalFieldReader {
 /// feed-forward kind, which it holds as the switches post_norm and
 /// gated_ffn.
 template <typename Value> json::Value canonicalValue(const Value &value) { return value; }
+json::Value canonicalValue(const std::vector<double> &value) {
+  json::Array array;
+  for (double v : value)
+    array.push_back(v);
+  return array;
+}
 json::Value canonicalValue(Family value) { return variantName(value); }
 json::Value canonicalValue(Positions value) { return variantName(value); }
 json::Value canonicalValue(Norm value) { return variantName(value); }

@@ -8,7 +8,8 @@ using namespace tfm;
 
 namespace {
 
-/// The families with Hugging Face names, in the order of RoleRow::hf.
+/// The families with Hugging Face names of their own, in the order of
+/// RoleRow::hf; namesOf gives the others'.
 struct FamilyNames {
   Family family;
   const char *layerPrefix;    // "h." for "h.N.<module>"
@@ -218,6 +219,24 @@ llvm::ArrayRef<TensorRole> tfm::llama2cLayerOrder() {
   return order;
 }
 
+/// The family whose Hugging Face names `family` uses.
+static Family namesOf(Family family) {
+  switch (family) {
+  case Family::Mistral:
+  case Family::Qwen2:
+    return Family::Llama;
+  case Family::Llama:
+  case Family::Gpt2:
+  case Family::Bloom:
+  case Family::Mpt:
+  case Family::GptNeox:
+  case Family::Falcon:
+  case Family::Transformer:
+    break;
+  }
+  return family;
+}
+
 llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
                                                llvm::StringRef manifestName) {
   switch (config.family) {
@@ -226,6 +245,8 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
       return failure("tensor '" + manifestName.str() + "' is not a manifest tensor name");
     return HfTensorName{{manifestName.str()}, HfLayout::Same};
   case Family::Llama:
+  case Family::Mistral:
+  case Family::Qwen2:
   case Family::Gpt2:
   case Family::Bloom:
   case Family::Mpt:
@@ -234,7 +255,7 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
     break;
   }
   size_t family = 0;
-  while (family < kFamilyCount && config.family != kFamilies[family].family)
+  while (family < kFamilyCount && namesOf(config.family) != kFamilies[family].family)
     ++family;
   std::optional<TensorId> id = parseTensorName(manifestName);
   const HfModule *module =
@@ -256,6 +277,10 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
   }
   if (id->part == TensorPart::Weight || module->layout != HfLayout::Transposed)
     out.layout = module->layout;
+  // Hugging Face's q and k rows are in rotate_half's order: permuted only
+  // for a model compiled to rotate adjacent pairs (GGUF Llama's).
+  if (out.layout == HfLayout::RopePermuted && !config.ropeInterleaved)
+    out.layout = HfLayout::Same;
   return out;
 }
 

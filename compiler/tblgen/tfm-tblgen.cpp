@@ -62,6 +62,8 @@ bool mapAttr(const mlir::tblgen::Attribute &attr, AttrMapping &out) {
     out = {"bool", "{0}"};
   else if (def == "DenseF32ArrayAttr")
     out = {"std::vector<float>", "std::vector<float>({0}.begin(), {0}.end())"};
+  else if (def == "DenseF64ArrayAttr")
+    out = {"std::vector<double>", "std::vector<double>({0}.begin(), {0}.end())"};
   else
     return false;
   return true;

@@ -157,6 +157,7 @@ Error quantize(const WeightFileType &type) {
     const TensorSpec &t = manifest.tensors[i];
     writer.addTensor(t.name, t.shape, rt::ggmlTypeOf(encodings[i]));
   }
+  rt::addGgufModelConstants(spec, writer);
 
   Expected<AtomicOutputFile> output = AtomicOutputFile::create(outputPath);
   if (!output)

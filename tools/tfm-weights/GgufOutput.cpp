@@ -106,6 +106,7 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
     totalBytes += stored.bytes(t.numElements());
     encodings.push_back(stored);
   }
+  rt::addGgufModelConstants(spec, w);
 
   llvm::Expected<AtomicOutputFile> os = AtomicOutputFile::create(path);
   if (!os)

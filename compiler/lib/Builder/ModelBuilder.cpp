@@ -206,7 +206,8 @@ private:
     return RopeOp::create(b, loc, x, b.getI64IntegerAttr(spec.headDim),
                           b.getI64IntegerAttr(spec.rotaryDim), b.getF64FloatAttr(spec.ropeTheta),
                           b.getBoolAttr(spec.ropeInterleaved),
-                          b.getF64FloatAttr(spec.ropeScale));
+                          b.getF64FloatAttr(spec.ropeScale),
+                          b.getDenseF64ArrayAttr(spec.ropeFreqFactors));
   }
 
   Value activate(Value x) {
@@ -241,6 +242,8 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
     return failure("model '" + spec.name +
                                    "': sizes must be positive and n_heads a multiple of "
                                    "n_kv_heads");
+  if (llvm::Error e = checkCompilable(spec))
+    return e;
   if (prefillChunk < 1 || prefillChunk > spec.contextLength)
     return failure("model '" + spec.name + "': prefill chunk " +
                                    std::to_string(prefillChunk) + " must be in [1, " +

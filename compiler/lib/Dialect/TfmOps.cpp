@@ -253,6 +253,14 @@ LogicalResult RopeOp::verify() {
   if (width(getInput()) % headDim != 0)
     return emitOpError() << "input width " << width(getInput())
                          << " must be divisible by head_dim " << headDim;
+  llvm::ArrayRef<double> factors = getFreqFactors();
+  if (!factors.empty() && static_cast<int64_t>(factors.size()) != rotaryDim / 2)
+    return emitOpError() << "freq_factors has " << factors.size()
+                         << " entries, expected none or one per rotated pair ("
+                         << rotaryDim / 2 << ")";
+  for (double f : factors)
+    if (!(f > 0.0) || !std::isfinite(f))
+      return emitOpError() << "freq_factors holds " << f << ", expected positive numbers";
   return success();
 }
 

@@ -81,7 +81,7 @@ Kernel attentionInput(int64_t rows) {
               param("wv", {kKvDim, kDim}),          param("q", {rows, kHeads * kHeadDim}, true, true),
               cache("kc", CacheLayout::Transposed, true),
               cache("vc", CacheLayout::Rows, true)};
-  RopeAttrs rope{kHeadDim, kHeadDim, 10000.0, true, 1.0};
+  RopeAttrs rope{kHeadDim, kHeadDim, 10000.0, true, 1.0, {}};
   k.ops = {op(RmsNormAttrs{1e-5}, {0, 1}, {rows, kDim}),
            op(LinearAttrs{}, {8, 2}, {rows, kHeads * kHeadDim}),
            op(LinearAttrs{}, {8, 3}, {rows, kKvDim}),

@@ -8,6 +8,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
@@ -93,8 +94,11 @@ struct Architecture {
   llvm::ArrayRef<FieldSource> fields;
 };
 
+/// A name that appears twice is read as its first family: llama.cpp's
+/// converter writes Mistral as llama.
 const Architecture kArchitectures[] = {
-    {"llama", Family::Llama, kLlamaFields},     {"gpt2", Family::Gpt2, kGpt2Fields},
+    {"llama", Family::Llama, kLlamaFields},     {"qwen2", Family::Qwen2, kLlamaFields},
+    {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
 };
@@ -104,6 +108,15 @@ const Architecture *architectureNamed(llvm::StringRef gguf) {
     if (gguf == a.gguf)
       return &a;
   return nullptr;
+}
+
+/// The architectures' names, quoted, each once: for messages.
+std::string architectureNames() {
+  std::string names;
+  for (const Architecture &a : kArchitectures)
+    if (architectureNamed(a.gguf) == &a)
+      names += (names.empty() ? "" : ", ") + quoted(a.gguf);
+  return names;
 }
 
 /// A float32 as the shortest decimal that reads back as the same float32:
@@ -193,6 +206,29 @@ llvm::Error readRopeScaling(const GgufFile &file, const std::string &arch,
   return llvm::Error::success();
 }
 
+/// Llama 3's RoPE scaling, which llama.cpp's converter stores as the tensor
+/// rope_freqs.weight (each pair's angle divided by it) and no key: tfm's
+/// config field rope_freq_factors, folded into the compiled RoPE tables.
+llvm::Error readRopeFreqs(const GgufFile &file, json::Object &config) {
+  const GgufTensorInfo *freqs = file.findTensor("rope_freqs.weight");
+  if (!freqs)
+    return llvm::Error::success();
+  if (freqs->type != GgmlF32 || freqs->shape.size() != 1)
+    return ggufFailure(file, "tensor 'rope_freqs.weight' is not a vector of f32 (type " +
+                                 std::to_string(freqs->type) + ", " +
+                                 std::to_string(freqs->shape.size()) +
+                                 " dimensions); expected f32 [rotary pairs]");
+  json::Array factors;
+  const uint8_t *data = file.data() + freqs->offset;
+  for (int64_t i = 0; i < freqs->shape[0]; ++i) {
+    float value;
+    std::memcpy(&value, data + i * sizeof(float), sizeof value);
+    factors.push_back(static_cast<double>(value));
+  }
+  config["rope_freq_factors"] = std::move(factors);
+  return llvm::Error::success();
+}
+
 /// rope.dimension_count, the columns of each head RoPE rotates (all of
 /// them when absent), as the fraction of the head `field` holds.
 llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
@@ -257,9 +293,14 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   bool untiedHead = file.findTensor("output.weight") != nullptr;
   switch (a.family) {
   case Family::Llama:
+  case Family::Mistral:
+  case Family::Qwen2:
     config["tie_word_embeddings"] = !untiedHead;
-    config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
+    if (a.family != Family::Qwen2) // Qwen 2's q, k and v always have biases
+      config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
     if (llvm::Error e = readRotaryColumns(file, arch, config, "partial_rotary_factor"))
+      return e;
+    if (llvm::Error e = readRopeFreqs(file, config))
       return e;
     return readRopeScaling(file, arch, config);
   case Family::Gpt2:
@@ -331,6 +372,8 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
     return readFalcon(file, arch, *heads, *kvHeads, config);
   }
   case Family::Llama:
+  case Family::Mistral:
+  case Family::Qwen2:
   case Family::Gpt2:
   case Family::Transformer: // no GGUF architecture
     break;
@@ -356,8 +399,7 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
   const Architecture *arch = architectureNamed(*archName);
   if (!arch)
     return ggufFailure(file, "metadata 'general.architecture' is " + quoted(*archName) +
-                             "; expected one of \"llama\", \"gpt2\", \"gptneox\", \"bloom\", "
-                             "\"mpt\", \"falcon\"");
+                             "; expected one of " + architectureNames());
   llvm::Expected<int64_t> vocab = vocabSize(file);
   if (!vocab)
     return vocab.takeError();
@@ -401,6 +443,8 @@ llvm::Expected<ModelSpec> tfm::rt::modelSpecFromGguf(const GgufFile &file,
       return "tensor 'token_embd.weight' (its rows are the vocabulary)";
     if (field == "bos_token_id" || field == "eos_token_id")
       return "metadata 'tokenizer.ggml." + field + "'";
+    if (field == "rope_freq_factors")
+      return "tensor 'rope_freqs.weight'";
     if (field == "partial_rotary_factor" || field == "rotary_pct")
       return "metadata '" + *archName + ".rope.dimension_count'";
     return "the metadata (as config field '" + field + "')";
@@ -454,4 +498,11 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
     if (s.clipQkv > 0.0)
       f32("attention.clamp_kqv", s.clipQkv);
   }
+}
+
+void tfm::rt::addGgufModelConstants(const ModelSpec &s, GgufWriter &w) {
+  if (s.ropeFreqFactors.empty())
+    return;
+  std::vector<float> factors(s.ropeFreqFactors.begin(), s.ropeFreqFactors.end());
+  w.addF32Tensor("rope_freqs.weight", factors);
 }

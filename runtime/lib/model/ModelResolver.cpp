@@ -5,6 +5,7 @@
 #include "tfm/runtime/GgufFile.h"
 #include "tfm/runtime/ModelCache.h"
 #include "tfm/runtime/ModelSource.h"
+#include "tfm/runtime/TokenizerFactory.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -25,6 +26,22 @@ std::string resolveAgainst(const std::string &base, const std::string &path) {
   llvm::SmallString<256> full(base);
   llvm::sys::path::append(full, path);
   return std::string(full);
+}
+
+/// What a compile cannot find out for itself is checked before one is
+/// started (the weights' tensors are checked by compiledModelDir): that the
+/// spec is one tfmc builds, and that the tokenizer loads.
+llvm::Error checkBeforeCompile(const ModelSpec &spec, const ResolvedModel &resolved,
+                               const std::string &foundTokenizer) {
+  if (llvm::Error e = checkCompilable(spec))
+    return e;
+  std::string tokenizer = resolved.tokenizer.empty() ? foundTokenizer : resolved.tokenizer;
+  if (tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
+    tokenizer = resolved.weights;
+  if (tokenizer.empty())
+    return llvm::Error::success(); // the library's recorded files may name one
+  llvm::Expected<std::unique_ptr<Tokenizer>> loaded = loadTokenizer(tokenizer, spec);
+  return loaded ? llvm::Error::success() : loaded.takeError();
 }
 
 } // namespace
@@ -61,6 +78,8 @@ llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
       return source.takeError();
     if (resolved.weights.empty())
       resolved.weights = source->weightsPath;
+    if (llvm::Error e = checkBeforeCompile(source->spec, resolved, source->tokenizerPath))
+      return std::move(e);
     // Kernels read the weights as the file stores them.
     CompileRequest compile{source->spec,     request.target,   request.schedule,
                            request.activations, resolved.weights, request.cacheDir,

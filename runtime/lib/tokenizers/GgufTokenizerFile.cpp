@@ -223,6 +223,10 @@ const TokenizerModelName *findTokenizerModel(llvm::StringRef name) {
 } // namespace
 
 llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file) {
+  if (!file.has("tokenizer.ggml.model"))
+    return failure(file.path() + ": holds no tokenizer (no 'tokenizer.ggml.model' metadata); "
+                                 "pass --tokenizer FILE (tokenizer.json, tokenizer.model, a "
+                                 ".gguf that has one, ...)");
   auto name = file.getString("tokenizer.ggml.model");
   if (!name)
     return name.takeError();

@@ -112,7 +112,13 @@ void GgufWriter::addTensor(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
   for (int64_t d : shape)
     elements *= d;
   tensors.push_back({name.str(), shape.vec(), ggmlType,
-                     elements / info->blockSize * info->blockBytes});
+                     elements / info->blockSize * info->blockBytes, {}});
+}
+
+void GgufWriter::addF32Tensor(llvm::StringRef name, llvm::ArrayRef<float> values) {
+  addTensor(name, {static_cast<int64_t>(values.size())}, GgmlF32);
+  tensors.back().values.assign(reinterpret_cast<const char *>(values.data()),
+                               values.size() * sizeof(float));
 }
 
 llvm::Error GgufWriter::write(
@@ -134,5 +140,11 @@ llvm::Error GgufWriter::write(
   if (tensors.empty())
     return llvm::Error::success();
   os.write_zeros(llvm::alignTo(head.size(), alignment) - head.size());
-  return writeTensorData(os, llvm::ArrayRef(tensors), writeData, alignment);
+  auto writeOne = [&](size_t i, llvm::raw_ostream &out) -> llvm::Error {
+    if (tensors[i].values.empty())
+      return writeData(i, out);
+    out << tensors[i].values;
+    return llvm::Error::success();
+  };
+  return writeTensorData(os, llvm::ArrayRef(tensors), writeOne, alignment);
 }

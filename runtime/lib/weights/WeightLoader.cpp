@@ -145,11 +145,42 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
   return llvm::Error::success();
 }
 
+/// A GGUF's rope_freqs.weight (Llama 3's RoPE scaling) is no tensor the
+/// kernels read: the compiled RoPE tables hold it. The file's must be the
+/// compiled one, and a file without it means no scaling.
+llvm::Error checkRopeFreqs(const GgufFile &file, const tfm::ModelSpec &config) {
+  const GgufTensorInfo *info = file.findTensor("rope_freqs.weight");
+  std::vector<double> stored;
+  if (info && info->type == GgmlF32 && info->shape.size() == 1)
+    for (int64_t i = 0; i < info->shape[0]; ++i) {
+      float value;
+      std::memcpy(&value, file.data() + info->offset + i * sizeof(float), sizeof value);
+      stored.push_back(value);
+    }
+  std::vector<double> compiled;
+  for (double factor : config.ropeFreqFactors)
+    compiled.push_back(static_cast<float>(factor));
+  if (stored == compiled && (info != nullptr) == !compiled.empty())
+    return llvm::Error::success();
+  if (!info)
+    return failure(file.path() + ": tensor 'rope_freqs.weight' is missing; the library was "
+                   "compiled with RoPE frequency factors (Llama 3's scaling), which llama.cpp "
+                   "reads from this tensor");
+  return failure(file.path() + ": tensor 'rope_freqs.weight' (RoPE frequency factors) " +
+                 (compiled.empty() ? std::string("is present, but the library was compiled "
+                                                 "without them")
+                                   : std::string("differs from those the library was "
+                                                 "compiled with")) +
+                 "; compile from this file (tfmc " + file.path() + ")");
+}
+
 llvm::Expected<TensorFinder> ggufFinder(const std::string &path, WeightMemory memory,
-                                        BoundWeights &bound) {
+                                        const tfm::ModelSpec &config, BoundWeights &bound) {
   auto opened = GgufFile::open(path, memory);
   if (!opened)
     return opened.takeError();
+  if (llvm::Error e = checkRopeFreqs(**opened, config))
+    return std::move(e);
   std::shared_ptr<GgufFile> file(std::move(*opened));
   bound.storage.push_back(file);
   return TensorFinder([file](const TensorSpec &spec) -> llvm::Expected<FoundTensor> {
@@ -257,7 +288,7 @@ llvm::Expected<TensorFinder> shardedFinder(const std::string &path, WeightMemory
 llvm::Expected<TensorFinder> tensorFinder(const std::string &path, WeightFormat format,
                                           WeightMemory memory, const tfm::ModelSpec &config,
                                           BoundWeights &bound) {
-  return format == WeightFormat::Gguf          ? ggufFinder(path, memory, bound)
+  return format == WeightFormat::Gguf          ? ggufFinder(path, memory, config, bound)
          : format == WeightFormat::Safetensors ? safetensorsFinder(path, memory, config, bound)
                                                : shardedFinder(path, memory, config, bound);
 }

@@ -15,9 +15,12 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tfm {
 
@@ -77,6 +80,28 @@ public:
       return *d;
     fail(field, "found " + describe(*v) + ", expected a number");
     return fallback;
+  }
+
+  /// An array of finite positive numbers; empty when absent or null (a
+  /// missing required one fails).
+  std::vector<double> positiveNumbers(const char *field, bool required) {
+    const llvm::json::Value *v = obj.get(field);
+    if (!v || v->kind() == llvm::json::Value::Null) {
+      if (required)
+        fail(field, "missing, expected an array of positive numbers");
+      return {};
+    }
+    std::vector<double> values;
+    if (const llvm::json::Array *items = v->getAsArray())
+      for (const llvm::json::Value &item : *items) {
+        std::optional<double> d = item.getAsNumber();
+        if (!d || !std::isfinite(*d) || !(*d > 0.0))
+          break;
+        values.push_back(*d);
+      }
+    if (!v->getAsArray() || values.size() != v->getAsArray()->size())
+      fail(field, "found " + describe(*v) + ", expected an array of positive numbers");
+    return values;
   }
 
   bool boolean(const char *field, bool fallback) {

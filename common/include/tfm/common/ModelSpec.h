@@ -49,6 +49,12 @@ struct ModelSpec {
   bool ropeInterleaved = true;
   int64_t rotaryDim = 0;       // leading columns of each head RoPE rotates; 0 unless rope
   double ropeScale = 1.0;      // linear position scaling: angles use position / ropeScale
+  /// Per rotated pair, a divisor of its angle (Llama 3's rope_scaling, a
+  /// GGUF's rope_freqs.weight); empty: none.
+  std::vector<double> ropeFreqFactors;
+  /// Sliding-window attention: a position sees itself and the window - 1
+  /// before it (Mistral's sliding_window); 0: the whole context.
+  int64_t slidingWindow = 0;
   /// ALiBi: a per-head linear distance penalty on the attention scores.
   bool alibi = false;
   double alibiMaxBias = 0.0;   // the slopes' exponent range (8 in the paper); 0 unless alibi
@@ -100,6 +106,11 @@ struct ModelSpec {
 /// the bias before scaling the scores, so its slopes come out divided by
 /// sqrt(head_dim). Empty unless spec.alibi.
 std::vector<float> alibiSlopes(const ModelSpec &spec);
+
+/// Refuses what a valid spec may ask for that the compiler does not build
+/// yet (a sliding window shorter than the context), naming the field: so
+/// that tfm-run says so before it starts a compile.
+llvm::Error checkCompilable(const ModelSpec &spec);
 
 /// Parses a Hugging Face style config.json (or one of our presets), or
 /// the canonical JSON of ModelSpec::canonicalJson() (an object with a

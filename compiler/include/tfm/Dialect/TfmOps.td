@@ -267,6 +267,8 @@ def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input
     where pos is the row's position; the other columns pass through. Pair i
     is the columns (2i, 2i+1) when `interleaved` (GPT-J, GGUF Llama), else
     (i, i + rotary_dim/2) (GPT-NeoX, Falcon, Hugging Face's rotate_half).
+    `freq_factors`, when given (one per pair), divide each pair's angle:
+    Llama 3's scaling of the long wavelengths, llama.cpp's rope_freqs.
 
     ```mlir
     %r = tfm.rope %q {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64,
@@ -275,7 +277,8 @@ def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_PositiveI64Attr:$head_dim,
                        Tfm_PositiveI64Attr:$rotary_dim, Tfm_PositiveF64Attr:$theta,
-                       BoolAttr:$interleaved, Tfm_PositiveF64Attr:$position_scale);
+                       BoolAttr:$interleaved, Tfm_PositiveF64Attr:$position_scale,
+                       DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$freq_factors);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -125,10 +125,20 @@ void defineRope(OpDefinition &d) {
   // one table.
   std::string key = std::to_string(attrs.theta) + "/" + std::to_string(rotary) + "/" +
                     std::to_string(attrs.positionScale);
+  for (double factor : attrs.freqFactors)
+    key += "/" + std::to_string(factor);
   Func &table = d.algorithm.ropeTables[key];
   if (!table.defined()) {
     Var p("pair");
     Expr freq = exp(cast<double>(p) * Expr(-2.0 * std::log(attrs.theta) / rotary));
+    if (!attrs.freqFactors.empty()) {
+      // Constants of the generated code, as ALiBi's slopes are.
+      Halide::Buffer<double> factors(static_cast<int>(attrs.freqFactors.size()),
+                                     d.name + "_freq_factors");
+      for (size_t i = 0; i < attrs.freqFactors.size(); ++i)
+        factors(static_cast<int>(i)) = attrs.freqFactors[i];
+      freq /= factors(p);
+    }
     Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
     table = Func(d.name + "_angles");
     auto [sine, cosine] = sinCosFloat(angle);

@@ -40,6 +40,10 @@ llvm::Expected<ModelSpec> modelSpecFromGguf(const GgufFile &file, const std::str
 /// Falcon, say) is not in the metadata.
 void addGgufModelMetadata(const ModelSpec &spec, GgufWriter &writer);
 
+/// The constants llama.cpp reads as tensors rather than keys, declared after
+/// the weights with their values: rope_freqs.weight (Llama 3's scaling).
+void addGgufModelConstants(const ModelSpec &spec, GgufWriter &writer);
+
 } // namespace tfm::rt
 
 #endif // TFM_RUNTIME_GGUFCONFIG_H

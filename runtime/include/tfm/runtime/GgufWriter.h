@@ -42,12 +42,15 @@ public:
 
   /// Declares a tensor; `shape` is row-major (the file stores it reversed).
   void addTensor(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, uint32_t ggmlType);
+  /// Declares an f32 vector whose values the writer holds and writes itself
+  /// (a model constant such as rope_freqs.weight).
+  void addF32Tensor(llvm::StringRef name, llvm::ArrayRef<float> values);
   /// Bytes of tensor `index`'s data.
   int64_t tensorBytes(size_t index) const { return tensors[index].bytes; }
 
   /// Writes the file: header, metadata, tensor infos, and for each tensor
-  /// the bytes `writeData(index, os)` writes, which must be exactly
-  /// tensorBytes(index).
+  /// not added with its values the bytes `writeData(index, os)` writes,
+  /// which must be exactly tensorBytes(index).
   llvm::Error write(llvm::raw_ostream &os,
                     llvm::function_ref<llvm::Error(size_t, llvm::raw_ostream &)> writeData) const;
 
@@ -67,6 +70,7 @@ private:
     std::vector<int64_t> shape;
     uint32_t type;
     int64_t bytes;
+    std::string values; // addF32Tensor's bytes; empty: writeData writes them
   };
   std::vector<Entry> entries;
   std::vector<Tensor> tensors;
