@@ -30,7 +30,8 @@ inputs for products with block-format weights, or bf16 inputs for products
 with bf16 weights, which are no longer exact) every row is held to
 --tolerance instead, against the same f32 oracle, and must
 be further from it than 1e-4 somewhere (else the option did nothing).
-The oracle (llama_oracle.py or gpt2_oracle.py, by the config's model_type)
+The oracle (llama_oracle.py, gpt2_oracle.py, family_oracle.py or
+modern_oracle.py, by the config's model_type)
 reads the same file with its own reader (weight_files.py), under the
 format's own tensor names and layouts, and decodes block formats itself, so
 the oracle runs on the dequantized weights.
@@ -50,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import family_oracle  # noqa: E402
 import gpt2_oracle  # noqa: E402
 import llama_oracle  # noqa: E402
+import modern_oracle  # noqa: E402
 import testlib  # noqa: E402
 import weight_files  # noqa: E402
 
@@ -70,6 +72,16 @@ def model_type(config_path):
 
 def make_oracle(config_path, weight_format, weights, cache_dtype):
     """The oracle for the config's family, fed by an independent reader."""
+    with open(config_path) as f:
+        if modern_oracle.handles(json.load(f)):
+            raw = modern_oracle.load_config(config_path)
+            if weight_format == "gguf":
+                tensors = modern_oracle.hf_names_from_gguf(weight_files.read_gguf(weights)[1], raw)
+            else:
+                tensors = weight_files.read_safetensors(weights)
+            config = argparse.Namespace(vocab_size=raw["vocab_size"],
+                                        context_length=raw["max_position_embeddings"])
+            return config, modern_oracle.ModernOracle(raw, tensors, cache_dtype=cache_dtype)
     if model_type(config_path) in family_oracle.FAMILIES:
         raw = family_oracle.load_config(config_path)
         if weight_format == "gguf":
