@@ -198,8 +198,7 @@ double config::linearRopeScale(FieldReader &r, const char *field) {
   if (!kind || *kind != "linear" || !factor || !(*factor >= 1.0) || !std::isfinite(*factor))
     r.fail(field, "found " + FieldReader::describe(*v) +
                       ", expected null or {\"type\": \"linear\", \"factor\": F >= 1} "
-                      "(the RoPE scaling tfm compiles for this family; Llama's also takes "
-                      "\"llama3\")");
+                      "(linear position scaling is the RoPE scaling tfm compiles)");
   return factor.value_or(1.0);
 }
 
@@ -252,8 +251,14 @@ void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &
     kind = o->getString("rope_type") ? o->getString("rope_type") : o->getString("type");
   if (kind && *kind == "llama3")
     s.ropeFreqFactors = llama3FreqFactors(r, field, *o, s);
-  else
+  else if (!kind || *kind == "linear")
     s.ropeScale = linearRopeScale(r, field);
+  else
+    r.fail(field, "found " + FieldReader::describe(*v) +
+                      ", expected null, {\"rope_type\": \"linear\", \"factor\": F >= 1} or "
+                      "{\"rope_type\": \"llama3\", \"factor\", \"low_freq_factor\", "
+                      "\"high_freq_factor\", \"original_max_position_embeddings\"} (the RoPE "
+                      "scalings tfm compiles)");
   if (r.failed() || !r.raw("rope_freq_factors"))
     return;
   if (!s.ropeFreqFactors.empty()) {
