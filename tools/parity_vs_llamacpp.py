@@ -2,7 +2,7 @@
 """Logits of tfm-run and llama.cpp on the same GGUF file, side by side.
 
     tools/parity_vs_llamacpp.py tests/reference/configs/bloom-h6x32-alibi.json \\
-        tests/reference/configs/falcon-gqa-two-norms.json
+        tests/reference/configs/falcon-gqa-two-norms.json /tmp/llama3-small.gguf
 
 For each config: tfm-weights writes a random-weight f32 GGUF of it carrying
 a llama.cpp vocabulary (--vocab, GPT-2's by default; the config's vocab_size
@@ -14,8 +14,11 @@ llama.cpp. The table gives the largest relative error of any position
 (max |ours - llama.cpp| / max |llama.cpp| per row) and how many positions
 agree on the most likely token. llama.cpp stores the KV cache in f16 and
 computes GELU through an f16 table, so it differs from the float64 oracles
-by about 1e-3; it is the independent check that the file means to llama.cpp
-what it means to tfm. Exits 1 when an error exceeds --tolerance.
+by about 1e-3 (--f32-cache: llama.cpp's f32 cache, about 1e-6 on f32 files
+without GELU); it is the independent check that the file means to llama.cpp
+what it means to tfm. A .gguf given instead of a config is run as it is
+(one written by ../shared/peers/make_random_gguf.py, say). Exits 1 when an
+error exceeds --tolerance.
 """
 
 import argparse
@@ -48,6 +51,36 @@ def vocabulary_size(vocab):
     return len(metadata["tokenizer.ggml.tokens"])
 
 
+def output_matrix(gguf):
+    """The head a GGUF's logits come from: output.weight, else the tied
+    token embedding, dequantized by the tests' own reader."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+    import weight_files  # noqa: E402
+    tensors = weight_files.read_gguf(gguf)[1]
+    head = tensors.get("output.weight", tensors["token_embd.weight"])
+    return np.asarray(head, dtype=np.float64)
+
+
+def write_gguf(args, config_path, tokens):
+    """tfm-weights' random-weight GGUF of a config, with --vocab's tokenizer."""
+    with open(config_path) as f:
+        config = json.load(f)
+    name = config.get("name") or os.path.splitext(os.path.basename(config_path))[0]
+    config["vocab_size"] = tokens
+    for setting in args.set:
+        field, _, value = setting.partition("=")
+        config[field] = json.loads(value)
+    for key in ("bos_token_id", "eos_token_id"):
+        config.pop(key, None)  # the vocabulary's own apply
+    sized = os.path.join(args.work, name + ".json")
+    with open(sized, "w") as f:
+        json.dump(config, f, indent=2)
+    gguf = os.path.join(args.work, name + ".gguf")
+    run([os.path.join(args.bin, "tfm-weights"), sized, "--format", "gguf", "--vocab",
+         args.vocab, "--seed", "1", "-o", gguf])
+    return name, gguf
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="+", metavar="CONFIG")
@@ -61,6 +94,11 @@ def main():
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "parity"))
     parser.add_argument("--llama-logits", default=os.path.join(PEERS, "llama_logits"))
+    parser.add_argument("--llama-encdec", default=os.path.join(PEERS, "llama_encdec"))
+    parser.add_argument("--f32-cache", action="store_true",
+                        help="llama.cpp with an f32 KV cache and no flash attention "
+                             "(llama_encdec's normed hidden states times the head), for "
+                             "checks tighter than llama_logits' f16 cache allows")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tokens = vocabulary_size(args.vocab)
@@ -68,35 +106,29 @@ def main():
     failed = False
     print(f"{'config':32} {'positions':>9} {'max rel err':>12} {'argmax agree':>13}")
     for config_path in args.configs:
-        with open(config_path) as f:
-            config = json.load(f)
-        name = config.get("name") or os.path.splitext(os.path.basename(config_path))[0]
-        config["vocab_size"] = tokens
-        for setting in args.set:
-            field, _, value = setting.partition("=")
-            config[field] = json.loads(value)
-        for key in ("bos_token_id", "eos_token_id"):
-            config.pop(key, None)  # the vocabulary's own apply
-        sized = os.path.join(args.work, name + ".json")
-        with open(sized, "w") as f:
-            json.dump(config, f, indent=2)
-        gguf = os.path.join(args.work, name + ".gguf")
-        run([os.path.join(args.bin, "tfm-weights"), sized, "--format", "gguf", "--vocab",
-             args.vocab, "--seed", "1", "-o", gguf])
+        if config_path.endswith(".gguf"):
+            # Written by another writer (../shared/peers/make_random_gguf.py).
+            gguf = config_path
+            name = os.path.splitext(os.path.basename(gguf))[0]
+        else:
+            name, gguf = write_gguf(args, config_path, tokens)
         tfm_run = [os.path.join(args.bin, "tfm-run"), "--model-dir", gguf, "--cache-dir",
                    os.path.join(args.work, "cache"), "--threads", "2"]
         ids = json.loads(run(tfm_run + ["--tokenize", "-p", args.text]))
         ours_path = os.path.join(args.work, name + ".tfm.npy")
         run(tfm_run + ["--logits", ours_path, "-p", args.text])
         ref_path = os.path.join(args.work, name + ".llama.npy")
-        done = subprocess.run([args.llama_logits, gguf, ref_path] + [str(i) for i in ids],
-                              capture_output=True, text=True)
+        peer = ([args.llama_encdec, "embed", gguf, ref_path, "none"] if args.f32_cache
+                else [args.llama_logits, gguf, ref_path])
+        done = subprocess.run(peer + [str(i) for i in ids], capture_output=True, text=True)
         if done.returncode != 0:
             failed = True
             reason = [l for l in done.stderr.splitlines() if "error" in l.lower()][-1:]
             print(f"{name:32} llama.cpp refused the file: {' '.join(reason)}")
             continue
         ours, ref = np.load(ours_path).astype(np.float64), np.load(ref_path).astype(np.float64)
+        if args.f32_cache:
+            ref = ref @ output_matrix(gguf).T
         if ours.shape != ref.shape:
             sys.exit(f"parity: {name}: tfm's logits {ours.shape}, llama.cpp's {ref.shape}")
         errors = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
