@@ -162,6 +162,18 @@ void config::parseQwen2(FieldReader &r, ModelSpec &s) {
                "Qwen 2's sliding window over its lower layers is not compiled");
 }
 
+/// Qwen3Config: LlamaConfig's fields (head_dim 128 whatever the hidden
+/// size), an RMSNorm of each head of q and k before RoPE, rotate_half's
+/// pairs, and no sliding window unless use_sliding_window says so.
+void config::parseQwen3(FieldReader &r, ModelSpec &s) {
+  parseLlama(r, s);
+  s.family = Family::Qwen3;
+  s.ropeInterleaved = false;
+  s.qkNorm = true;
+  requireValue(r, "use_sliding_window", json::Value(false),
+               "Qwen 3's sliding window over its lower layers is not compiled");
+}
+
 /// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
 /// only moves an upcast that f32 does not need.
 void config::parseGpt2(FieldReader &r, ModelSpec &s) {
@@ -490,6 +502,8 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
     return parseMistral(r, s);
   case Family::Qwen2:
     return parseQwen2(r, s);
+  case Family::Qwen3:
+    return parseQwen3(r, s);
   case Family::Gpt2:
     return parseGpt2(r, s);
   case Family::Bloom:

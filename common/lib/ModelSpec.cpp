@@ -345,6 +345,7 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("gated_ffn", s.ffn, false);
   visit("fused_qkv", s.fusedQkv, false);
   visit("qkv_bias", s.qkvBias, false);
+  visit("qk_norm", s.qkNorm, false);
   visit("attn_out_bias", s.attnOutBias, false);
   visit("ffn_bias", s.ffnBias, false);
   visit("clip_qkv", s.clipQkv, false);

@@ -75,6 +75,11 @@ constexpr RoleRow kRoles[] = {
      {kNone, {"attn.c_attn", kT}, {"self_attention.query_key_value", kGrouped},
       {"attn.Wqkv", kSame}, {"attention.query_key_value", kGrouped},
       {"self_attention.query_key_value", kGrouped}}},
+    // Qwen 3's RMSNorm of each head of q and of k, [head_dim].
+    {TensorRole::AttnQNorm, "attn_q_norm", true, "",
+     {{"self_attn.q_norm", kSame}, kNone, kNone, kNone, kNone, kNone}},
+    {TensorRole::AttnKNorm, "attn_k_norm", true, "",
+     {{"self_attn.k_norm", kSame}, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::AttnOutput, "attn_output", true, "attn_out",
      {{"self_attn.o_proj", kSame}, {"attn.c_proj", kT}, {"self_attention.dense", kSame},
       {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}}},
@@ -181,6 +186,10 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
       projection(TensorRole::AttnK, l, spec.kvDim(), spec.dim, spec.qkvBias);
       projection(TensorRole::AttnV, l, spec.kvDim(), spec.dim, spec.qkvBias);
     }
+    if (spec.qkNorm) {
+      add(TensorRole::AttnQNorm, l, TensorPart::Weight, {spec.headDim});
+      add(TensorRole::AttnKNorm, l, TensorPart::Weight, {spec.headDim});
+    }
     projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
     if (!spec.parallelResidual)
       norm(TensorRole::FfnNorm, l);
@@ -224,6 +233,7 @@ static Family namesOf(Family family) {
   switch (family) {
   case Family::Mistral:
   case Family::Qwen2:
+  case Family::Qwen3:
     return Family::Llama;
   case Family::Llama:
   case Family::Gpt2:
@@ -247,6 +257,7 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
   case Family::Llama:
   case Family::Mistral:
   case Family::Qwen2:
+  case Family::Qwen3:
   case Family::Gpt2:
   case Family::Bloom:
   case Family::Mpt:

@@ -12,6 +12,7 @@ usage: test_presets_compile.py   (environment as in the top-level CMakeLists.txt
 import glob
 import json
 import os
+import shutil
 import sys
 import unittest
 
@@ -33,6 +34,7 @@ class PresetsCompile(unittest.TestCase):
                 with open(preset) as f:
                     config = json.load(f)
                 out = os.path.join(work, name)
+                shutil.rmtree(out, ignore_errors=True)
                 command = [testlib.bin("tfmc"), preset, "-o", out]
                 window = config.get("sliding_window") if config.get("model_type") == "mistral" \
                     else None

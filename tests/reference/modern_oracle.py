@@ -1,20 +1,22 @@
 """Float64 forward passes of the Llama-shaped families of 2024-2026, in
-PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral and Qwen 2 / 2.5.
+PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral, Qwen 2 / 2.5 and Qwen 3.
 
 Written from Hugging Face transformers' modeling_llama.py, modeling_mistral.py,
-modeling_qwen2.py and modeling_rope_utils.py (_compute_llama3_parameters),
-not from tfmc's code:
+modeling_qwen2.py, modeling_qwen3.py and modeling_rope_utils.py
+(_compute_llama3_parameters), not from tfmc's code:
   h = embed_tokens[token]
   per layer:  x = RMSNorm(h)  (x * rsqrt(mean(x^2) + eps) * weight)
               q, k, v = q_proj(x), k_proj(x), v_proj(x)   (+ bias: Qwen 2's q, k, v;
                                                             Llama's attention_bias)
+              q, k = q_norm(q), k_norm(k)   (Qwen 3: RMSNorm over each head, [head_dim])
               q, k = q*cos + rotate_half(q)*sin, the same for k   (inv_freq per pair)
               h += o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
               h += down_proj(silu(gate_proj(m)) * up_proj(m)),   m = RMSNorm(h)
   logits = lm_head(RMSNorm(h))   (embed_tokens when tie_word_embeddings)
 Weights are read under Hugging Face's names, q and k rows in rotate_half's
 order. A GGUF's are renamed back, and arch llama's q/k rows un-permuted
-(llama.cpp's converter permutes them; its qwen2 keeps Hugging Face's).
+(llama.cpp's converter permutes them; its qwen2 and qwen3 keep Hugging
+Face's).
 """
 
 import json
@@ -29,12 +31,12 @@ class OracleError(Exception):
     pass
 
 
-FAMILIES = ("llama", "mistral", "qwen2")
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 
 
 def handles(raw):
     """Llama configs go to llama_oracle unless they scale RoPE."""
-    return raw.get("model_type") in ("mistral", "qwen2") or (
+    return raw.get("model_type") in ("mistral", "qwen2", "qwen3") or (
         raw.get("model_type") == "llama" and raw.get("rope_scaling") is not None)
 
 
@@ -91,6 +93,7 @@ _GGUF_TO_HF = {
     "attn_k.weight": "self_attn.k_proj.weight", "attn_k.bias": "self_attn.k_proj.bias",
     "attn_v.weight": "self_attn.v_proj.weight", "attn_v.bias": "self_attn.v_proj.bias",
     "attn_output.weight": "self_attn.o_proj.weight",
+    "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
     "ffn_norm.weight": "post_attention_layernorm.weight",
     "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
@@ -101,7 +104,7 @@ def hf_names_from_gguf(tensors, raw):
     """A GGUF's tensors under Hugging Face's names and layouts."""
     heads = raw["num_attention_heads"]
     kv_heads = raw.get("num_key_value_heads") or heads
-    permuted = raw["model_type"] != "qwen2"
+    permuted = raw["model_type"] == "llama" or raw["model_type"] == "mistral"
     out = {}
     for name, t in tensors.items():
         if name == "rope_freqs.weight":
@@ -151,6 +154,9 @@ class ModernOracle:
             q = self.project(x, p + "self_attn.q_proj").reshape(T, self.heads, self.head_dim)
             k = self.project(x, p + "self_attn.k_proj").reshape(T, self.kv_heads, self.head_dim)
             v = self.project(x, p + "self_attn.v_proj").reshape(T, self.kv_heads, self.head_dim)
+            if p + "self_attn.q_norm.weight" in t:  # Qwen 3
+                q = rms_norm(q, t[p + "self_attn.q_norm.weight"], self.eps)
+                k = rms_norm(k, t[p + "self_attn.k_norm.weight"], self.eps)
             q = q * cos + rotate_half(q) * sin
             k = self.store(k * cos + rotate_half(k) * sin)
             v = self.store(v)

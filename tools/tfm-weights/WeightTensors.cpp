@@ -30,7 +30,8 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
     t.bound = 0.1;
   else if (id->role == TensorRole::AttnNorm || id->role == TensorRole::AttnNorm2 ||
            id->role == TensorRole::FfnNorm || id->role == TensorRole::OutputNorm ||
-           id->role == TensorRole::TokenEmbeddingNorm)
+           id->role == TensorRole::TokenEmbeddingNorm || id->role == TensorRole::AttnQNorm ||
+           id->role == TensorRole::AttnKNorm)
     t.init = InitKind::NormGain;
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));

@@ -120,6 +120,10 @@ private:
       k = clip(project(h, TensorRole::AttnK, i, spec.qkvBias));
       v = clip(project(h, TensorRole::AttnV, i, spec.qkvBias));
     }
+    if (spec.qkNorm) {
+      q = headNorm(q, TensorRole::AttnQNorm, i);
+      k = headNorm(k, TensorRole::AttnKNorm, i);
+    }
     if (spec.positions == Positions::Rope) {
       q = rope(q);
       k = rope(k);
@@ -185,6 +189,12 @@ private:
       break;
     }
     return RmsNormOp::create(b, loc, x, w, eps);
+  }
+
+  Value headNorm(Value x, TensorRole role, int64_t layer) {
+    return HeadRmsNormOp::create(b, loc, x, weight(role, layer),
+                                 b.getI64IntegerAttr(spec.headDim),
+                                 b.getF64FloatAttr(spec.normEps));
   }
 
   Value clip(Value x) {

@@ -167,6 +167,17 @@ LogicalResult RmsNormOp::verify() {
   return checkPerColumn(*this, "weight", getWeight(), getInput());
 }
 
+LogicalResult HeadRmsNormOp::verify() {
+  int64_t headDim = getHeadDim();
+  if (width(getInput()) % headDim != 0)
+    return emitOpError() << "input width " << width(getInput())
+                         << " must be divisible by head_dim " << headDim;
+  int64_t length = tensorType(getWeight()).getDimSize(0);
+  if (length != headDim)
+    return emitOpError() << "weight length " << length << " must equal head_dim " << headDim;
+  return success();
+}
+
 LogicalResult LayerNormOp::verify() {
   if (failed(checkPerColumn(*this, "weight", getWeight(), getInput())))
     return failure();

@@ -475,6 +475,38 @@ func.func @rope_width(%x: tensor<4x40xf32>) {
 
 // -----
 
+func.func @rope_freq_factors_count(%x: tensor<4x32xf32>) {
+  // expected-error@+1 {{'tfm.rope' op freq_factors has 3 entries, expected none or one per rotated pair (8)}}
+  %y = tfm.rope %x {freq_factors = array<f64: 1.0, 2.0, 8.0>, head_dim = 16 : i64, interleaved = false, position_scale = 1.0 : f64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_freq_factors_positive(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'tfm.rope' op freq_factors holds 0.000000e+00, expected positive numbers}}
+  %y = tfm.rope %x {freq_factors = array<f64: 1.0, 0.0>, head_dim = 4 : i64, interleaved = false, position_scale = 1.0 : f64, rotary_dim = 4 : i64, theta = 1.0e+04 : f64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @head_rms_norm_width(%x: tensor<4x40xf32>, %w: tensor<16xf32>) {
+  // expected-error@+1 {{'tfm.head_rms_norm' op input width 40 must be divisible by head_dim 16}}
+  %y = tfm.head_rms_norm %x, %w {eps = 1.0e-06 : f64, head_dim = 16 : i64} : tensor<4x40xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @head_rms_norm_weight(%x: tensor<4x32xf32>, %w: tensor<32xf32>) {
+  // expected-error@+1 {{'tfm.head_rms_norm' op weight length 32 must equal head_dim 16}}
+  %y = tfm.head_rms_norm %x, %w {eps = 1.0e-06 : f64, head_dim = 16 : i64} : tensor<4x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
 func.func @attention_groups(%q: tensor<1x48xf32>, %c: memref<48x32xf32>) {
   // expected-error@+1 {{'tfm.attention' op n_heads 3 must be a multiple of n_kv_heads 2}}
   %a = tfm.attention %q, %c, %c {head_dim = 16 : i64, n_heads = 3 : i64, n_kv_heads = 2 : i64} : tensor<1x48xf32>, memref<48x32xf32>, memref<48x32xf32>

@@ -88,8 +88,8 @@ struct Value {
   std::optional<StoredWeight> stored; // weights: how `func` decodes `image`
   AttentionFuncs attention;           // attention only
   /// Functions of an index and the row (position) alone, such as RoPE's
-  /// cosine and sine per pair: schedules compute them once per call, not
-  /// once per column that reads them.
+  /// cosine and sine per pair or a head norm's scale per head: schedules
+  /// compute them once per call, not once per column that reads them.
   std::vector<Halide::Func> positionTables;
   /// An inlined op whose column c reads other columns of its input than c
   /// and its tile neighbours (half-split RoPE reads c +- rotary_dim/2):

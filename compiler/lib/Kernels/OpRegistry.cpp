@@ -15,6 +15,7 @@ const OpRecord kRecords[] = {
     {OpKind::AddSinusoid, defineAddSinusoid, Placement::Inline},
     {OpKind::SliceCols, defineSliceCols, Placement::Inline},
     {OpKind::Rope, defineRope, Placement::Inline},
+    {OpKind::HeadRmsNorm, defineHeadRmsNorm, Placement::Inline},
     {OpKind::Add, defineAdd, Placement::Inline},
     {OpKind::Mul, defineMul, Placement::Inline},
     {OpKind::Silu, defineSilu, Placement::Inline},

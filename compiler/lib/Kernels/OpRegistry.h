@@ -58,6 +58,7 @@ void defineAddPositions(OpDefinition &d);
 void defineAddSinusoid(OpDefinition &d);
 void defineSliceCols(OpDefinition &d);
 void defineRope(OpDefinition &d);
+void defineHeadRmsNorm(OpDefinition &d);
 void defineAdd(OpDefinition &d);
 void defineMul(OpDefinition &d);
 void defineSilu(OpDefinition &d);

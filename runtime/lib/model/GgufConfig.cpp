@@ -36,6 +36,7 @@ const FieldSource kLlamaFields[] = {
     {"num_hidden_layers", "block_count"},
     {"num_attention_heads", "attention.head_count"},
     {"num_key_value_heads", "attention.head_count_kv", false, true},
+    {"head_dim", "attention.key_length", false, true},
     {"max_position_embeddings", "context_length"},
     {"rms_norm_eps", "attention.layer_norm_rms_epsilon", true},
     {"rope_theta", "rope.freq_base", true, true},
@@ -98,6 +99,7 @@ struct Architecture {
 /// converter writes Mistral as llama.
 const Architecture kArchitectures[] = {
     {"llama", Family::Llama, kLlamaFields},     {"qwen2", Family::Qwen2, kLlamaFields},
+    {"qwen3", Family::Qwen3, kLlamaFields},
     {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
@@ -237,11 +239,20 @@ llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
   llvm::Expected<int64_t> dim = file.getInteger(arch + ".embedding_length");
   if (!heads || !dim)
     return llvm::joinErrors(heads.takeError(), dim.takeError());
-  if (*heads <= 0 || *dim % *heads != 0)
+  std::string keyLength = arch + ".attention.key_length";
+  int64_t headDim = 0;
+  if (file.has(keyLength)) { // a head size of its own (Qwen 3)
+    llvm::Expected<int64_t> length = file.getInteger(keyLength);
+    if (!length)
+      return length.takeError();
+    headDim = *length;
+  } else if (*heads <= 0 || *dim % *heads != 0) {
     return ggufFailure(file, "metadata '" + arch + ".embedding_length' is " + std::to_string(*dim) +
                              "; expected a multiple of '" + arch + ".attention.head_count' (" +
                              std::to_string(*heads) + ")");
-  int64_t headDim = *dim / *heads;
+  } else {
+    headDim = *dim / *heads;
+  }
   std::string key = arch + ".rope.dimension_count";
   if (!file.has(key))
     return llvm::Error::success();
@@ -295,6 +306,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Llama:
   case Family::Mistral:
   case Family::Qwen2:
+  case Family::Qwen3:
     config["tie_word_embeddings"] = !untiedHead;
     if (a.family != Family::Qwen2) // Qwen 2's q, k and v always have biases
       config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
@@ -374,6 +386,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Llama:
   case Family::Mistral:
   case Family::Qwen2:
+  case Family::Qwen3:
   case Family::Gpt2:
   case Family::Transformer: // no GGUF architecture
     break;
@@ -475,6 +488,10 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
     return;
   }
   u32("attention.head_count_kv", s.nKvHeads);
+  if (s.headDim * s.nHeads != s.dim) { // llama.cpp's head size when it is its own
+    u32("attention.key_length", s.headDim);
+    u32("attention.value_length", s.headDim);
+  }
   switch (s.norm) {
   case Norm::RmsNorm:
     f32("attention.layer_norm_rms_epsilon", s.normEps);

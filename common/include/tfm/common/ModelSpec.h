@@ -81,6 +81,7 @@ struct ModelSpec {
   // Attention and projections.
   bool fusedQkv = false;     // q, k and v in one [q_dim + 2*kv_dim, dim] matrix
   bool qkvBias = false;      // biases of the q, k, v (or fused) projections
+  bool qkNorm = false;       // RMSNorm of each head of q and k before RoPE (Qwen 3)
   bool attnOutBias = false;  // bias of the attention output projection
   bool ffnBias = false;      // biases of the feed-forward projections
   double clipQkv = 0.0;      // MPT: q, k, v clamped to [-clip, clip]; 0: none

@@ -47,6 +47,8 @@ enum class TensorRole {
   AttnK,
   AttnV,
   AttnQkv,
+  AttnQNorm,
+  AttnKNorm,
   AttnOutput,
   FfnNorm,
   FfnGate,

@@ -24,12 +24,13 @@ namespace tfm {
 
 /// The Hugging Face model_type a config is read as ("transformer": tfm's
 /// own, every switch given by name). It picks the tensor names; the other
-/// variants fix the computation. Mistral and Qwen 2 name their tensors as
-/// Llama does.
+/// variants fix the computation. Mistral and Qwen 2 and 3 name their
+/// tensors as Llama does.
 #define TFM_FAMILIES(X)                                                                          \
   X(Llama, "llama")                                                                              \
   X(Mistral, "mistral")                                                                          \
   X(Qwen2, "qwen2")                                                                              \
+  X(Qwen3, "qwen3")                                                                              \
   X(Gpt2, "gpt2")                                                                                \
   X(Bloom, "bloom")                                                                              \
   X(Mpt, "mpt")                                                                                  \

@@ -258,6 +258,27 @@ def Tfm_SliceColsOp : Tfm_KernelOp<"slice_cols", [Pure, Tfm_Epilogue, InferTypeO
   let assemblyFormat = "$input `begin` $begin `size` $size attr-dict `:` type($input)";
 }
 
+def Tfm_HeadRmsNormOp : Tfm_KernelOp<"head_rms_norm",
+    [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMSNorm of each head of a row, with one weight shared by the heads";
+  let description = [{
+    Each head of `head_dim` columns becomes x / sqrt(mean(x^2) + eps) * w,
+    its mean over the head's own columns; `weight` is [head_dim]. Qwen 3
+    normalises q and k this way before RoPE. A head's statistic is a
+    table of (head, row), computed once per call.
+
+    ```mlir
+    %n = tfm.head_rms_norm %q, %w {eps = 1.0e-06 : f64, head_dim = 16 : i64}
+        : tensor<?x64xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveI64Attr:$head_dim,
+                       Tfm_PositiveF64Attr:$eps);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
+  let hasVerifier = 1;
+}
+
 def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding";
   let description = [{

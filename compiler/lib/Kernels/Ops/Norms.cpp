@@ -23,6 +23,26 @@ void defineRmsNorm(OpDefinition &d) {
   d.result.rowStats = {scale};
 }
 
+void defineHeadRmsNorm(OpDefinition &d) {
+  Value &x = d.operand(0), &w = d.operand(1);
+  const auto &attrs = d.attrs<HeadRmsNormAttrs>();
+  int headDim = static_cast<int>(attrs.headDim);
+  float eps = static_cast<float>(attrs.eps);
+  Var c = d.algorithm.col, r = d.algorithm.row, h("head");
+  // The statistic of a head is a table of (head, row), computed once per
+  // call (as RoPE's angles are); each column reads its head's. Its reads
+  // cross columns, so schedules compute the input on its own.
+  RDom over(0, headDim, d.name + "_k");
+  Expr value = x.func(h * headDim + over, r);
+  Func scale(d.name + "_scale");
+  scale(h, r) = 1.0f / sqrt(sum(value * value) / headDim + eps);
+  Func f(d.name);
+  f(c, r) = x.func(c, r) * scale(c / headDim, r) * w.func(c % headDim);
+  d.result.func = f;
+  d.result.positionTables = {scale};
+  d.result.readsOtherColumns = true;
+}
+
 void defineLayerNorm(OpDefinition &d) {
   Value &x = d.operand(0), &w = d.operand(1);
   int dim = static_cast<int>(x.shape[1]);
