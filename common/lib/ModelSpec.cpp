@@ -273,15 +273,8 @@ void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &
                                     std::to_string(s.rotaryDim / 2) + ")");
 }
 
-llvm::Error tfm::checkCompilable(const ModelSpec &spec) {
-  if (spec.slidingWindow > 0 && spec.slidingWindow < spec.contextLength)
-    return failure("model '" + spec.name + "': sliding_window " +
-                   std::to_string(spec.slidingWindow) + " is shorter than the context (" +
-                   std::to_string(spec.contextLength) +
-                   "), and sliding-window attention is not compiled yet; compile with "
-                   "--context " + std::to_string(spec.slidingWindow) +
-                   " or less, where the window never takes effect");
-  return llvm::Error::success();
+int64_t tfm::slidingWindowOf(const ModelSpec &spec, int64_t /*layer*/) {
+  return spec.slidingWindow < spec.contextLength ? spec.slidingWindow : 0;
 }
 
 void config::checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f) {

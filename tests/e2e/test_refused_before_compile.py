@@ -5,7 +5,8 @@ in under a second, naming what is unsupported, with no tfmc process started
   pre_tokenizer   a GGUF whose tokenizer.ggml.pre tfm does not split words by
   no_tokenizer    a GGUF without a tokenizer: pass --tokenizer
   rope_scaling    a config.json whose rope_scaling kind is not compiled
-  sliding_window  a config.json whose sliding window is shorter than its context
+  config_field    a config.json asking for a variant tfm does not compile (Qwen 2's
+                  sliding window over its lower layers)
 
 usage: test_refused_before_compile.py CASE   (environment as in the top-level CMakeLists.txt)
        test_refused_before_compile.py --list
@@ -120,12 +121,10 @@ def rope_scaling():
 
 
 @testlib.case
-def sliding_window():
-    scratch = work("sliding_window")
-    folder = hf_folder(scratch, {"model_type": "mistral", "sliding_window": 64})
-    assert_refused_before_compile(scratch, folder, [
-        "sliding_window 64 is shorter than the context", "--context 64"],
-        "--tokenizer", aidreams.tokenizer())
+def config_field():
+    scratch = work("config_field")
+    folder = hf_folder(scratch, {"model_type": "qwen2", "use_sliding_window": True})
+    assert_refused_before_compile(scratch, folder, ["'use_sliding_window'", "found true"])
 
 
 if __name__ == "__main__":

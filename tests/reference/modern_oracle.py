@@ -11,6 +11,7 @@ modeling_qwen2.py, modeling_qwen3.py and modeling_rope_utils.py
               q, k = q_norm(q), k_norm(k)   (Qwen 3: RMSNorm over each head, [head_dim])
               q, k = q*cos + rotate_half(q)*sin, the same for k   (inv_freq per pair)
               h += o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
+                   (Mistral's sliding window also masks keys k <= q - window)
               h += down_proj(silu(gate_proj(m)) * up_proj(m)),   m = RMSNorm(h)
   logits = lm_head(RMSNorm(h))   (embed_tokens when tie_word_embeddings)
 Weights are read under Hugging Face's names, q and k rows in rotate_half's
@@ -46,10 +47,16 @@ def load_config(path):
     if raw.get("model_type") not in FAMILIES:
         raise OracleError(f"{path}: field 'model_type': found {raw.get('model_type')!r}, "
                           f"expected one of {FAMILIES}")
-    if raw.get("sliding_window") is not None and raw.get("model_type") == "mistral":
-        if raw["sliding_window"] < raw["max_position_embeddings"]:
-            raise OracleError(f"{path}: a sliding window is not modelled here")
+    if raw.get("model_type") != "mistral" and raw.get("use_sliding_window"):
+        raise OracleError(f"{path}: Qwen's sliding window is not modelled here")
     return raw
+
+
+def sliding_window(raw):
+    """MistralConfig's window (4096 unless given; null: none), else none."""
+    if raw["model_type"] != "mistral":
+        return None
+    return raw.get("sliding_window", 4096)
 
 
 def inverse_frequencies(raw, head_dim):
@@ -147,6 +154,9 @@ class ModernOracle:
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[:, None, :], emb.sin()[:, None, :]
         causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+        window = sliding_window(self.raw)
+        if window is not None:  # modeling_mistral: key k masked when k <= q - window
+            causal |= torch.ones(T, T, dtype=torch.bool).tril(-window)
         h = t["model.embed_tokens.weight"][torch.as_tensor(tokens, dtype=torch.long)]
         for i in range(self.raw["num_hidden_layers"]):
             p = f"model.layers.{i}."

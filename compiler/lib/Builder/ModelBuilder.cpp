@@ -136,7 +136,9 @@ private:
                                          b.getI64IntegerAttr(spec.nHeads),
                                          b.getI64IntegerAttr(spec.nKvHeads),
                                          b.getI64IntegerAttr(spec.headDim),
-                                         b.getDenseF32ArrayAttr(alibiSlopes(spec)));
+                                         b.getDenseF32ArrayAttr(alibiSlopes(spec)),
+                                         b.getI64IntegerAttr(0),
+                                         b.getI64IntegerAttr(slidingWindowOf(spec, i)));
     return project(attended, TensorRole::AttnOutput, i, spec.attnOutBias);
   }
 
@@ -252,8 +254,6 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
     return failure("model '" + spec.name +
                                    "': sizes must be positive and n_heads a multiple of "
                                    "n_kv_heads");
-  if (llvm::Error e = checkCompilable(spec))
-    return e;
   if (prefillChunk < 1 || prefillChunk > spec.contextLength)
     return failure("model '" + spec.name + "': prefill chunk " +
                                    std::to_string(prefillChunk) + " must be in [1, " +

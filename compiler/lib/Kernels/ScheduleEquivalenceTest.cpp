@@ -92,14 +92,15 @@ Kernel attentionInput(int64_t rows) {
   return k;
 }
 
-/// Grouped-query attention: all keys at once, or in tiles of `keyTile`.
-Kernel attention(int64_t rows, int64_t keyTile = 0) {
+/// Grouped-query attention: all keys at once, or in tiles of `keyTile`;
+/// over the last `window` keys only when given.
+Kernel attention(int64_t rows, int64_t keyTile = 0, int64_t window = 0) {
   Kernel k;
   k.name = "attention";
   k.params = {param("q", {rows, kHeads * kHeadDim}, true),
               cache("kc", CacheLayout::Transposed, false), cache("vc", CacheLayout::Rows, false),
               param("out", {rows, kHeads * kHeadDim}, true, true)};
-  k.ops = {op(AttentionAttrs{kHeads, kKvHeads, kHeadDim, {}, keyTile}, {0, 1, 2},
+  k.ops = {op(AttentionAttrs{kHeads, kKvHeads, kHeadDim, {}, keyTile, window}, {0, 1, 2},
               {rows, kHeads * kHeadDim})};
   k.outputValue = {{3, 4}};
   return k;
@@ -173,7 +174,8 @@ Kernel gpt2Attention(int64_t rows, int64_t keyTile = 0) {
   k.params = {param("q", {rows, kGDim}, true), cache("kc", CacheLayout::Transposed, false, kGDim),
               cache("vc", CacheLayout::Rows, false, kGDim),
               param("out", {rows, kGDim}, true, true)};
-  k.ops = {op(AttentionAttrs{kGHeads, kGHeads, kGHeadDim, {}, keyTile}, {0, 1, 2}, {rows, kGDim})};
+  k.ops = {op(AttentionAttrs{kGHeads, kGHeads, kGHeadDim, {}, keyTile, 0}, {0, 1, 2},
+              {rows, kGDim})};
   k.outputValue = {{3, 4}};
   return k;
 }
@@ -616,6 +618,14 @@ TEST(ScheduleEquivalence, AttentionKeyTilesDecode) {
 TEST(ScheduleEquivalence, AttentionKeyTilesPrefill) {
   expectAlgorithmsAgree(attention(kDynamicRows, 16), 4, 11, attention(kDynamicRows));
   expectAlgorithmsAgree(attention(kDynamicRows, 16), 0, 70, attention(kDynamicRows));
+}
+// A sliding window: the fast schedules' prefill against the plain one, a
+// window of 8 from rows before it and past it; key tiles of 16 against all
+// keys at once, a window of 20 over three tiles. (The reference logits hold
+// both to the oracle's masking.)
+TEST(ScheduleEquivalence, AttentionSlidingWindow) {
+  expectSchedulesAgree(attention(kDynamicRows, 0, 8), 4, 30);
+  expectAlgorithmsAgree(attention(1, 16, 20), 40, 1, attention(1, 0, 20));
 }
 TEST(ScheduleEquivalence, Gpt2AttentionKeyTiles) {
   expectAlgorithmsAgree(gpt2Attention(1, 8), 30, 1, gpt2Attention(1));

@@ -29,12 +29,10 @@ std::string resolveAgainst(const std::string &base, const std::string &path) {
 }
 
 /// What a compile cannot find out for itself is checked before one is
-/// started (the weights' tensors are checked by compiledModelDir): that the
-/// spec is one tfmc builds, and that the tokenizer loads.
-llvm::Error checkBeforeCompile(const std::string &source, const ModelSpec &spec,
-                               const ResolvedModel &resolved, const std::string &foundTokenizer) {
-  if (llvm::Error e = checkCompilable(spec))
-    return failure(source + ": " + llvm::toString(std::move(e)));
+/// started: that the tokenizer loads (the config was parsed, and
+/// compiledModelDir checks the weights' tensors).
+llvm::Error checkBeforeCompile(const ModelSpec &spec, const ResolvedModel &resolved,
+                               const std::string &foundTokenizer) {
   std::string tokenizer = resolved.tokenizer.empty() ? foundTokenizer : resolved.tokenizer;
   if (tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
     tokenizer = resolved.weights;
@@ -78,8 +76,7 @@ llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
       return source.takeError();
     if (resolved.weights.empty())
       resolved.weights = source->weightsPath;
-    if (llvm::Error e = checkBeforeCompile(sourcePath, source->spec, resolved,
-                                           source->tokenizerPath))
+    if (llvm::Error e = checkBeforeCompile(source->spec, resolved, source->tokenizerPath))
       return std::move(e);
     // Kernels read the weights as the file stores them.
     CompileRequest compile{source->spec,     request.target,   request.schedule,

@@ -108,10 +108,9 @@ struct ModelSpec {
 /// sqrt(head_dim). Empty unless spec.alibi.
 std::vector<float> alibiSlopes(const ModelSpec &spec);
 
-/// Refuses what a valid spec may ask for that the compiler does not build
-/// yet (a sliding window shorter than the context), naming the field: so
-/// that tfm-run says so before it starts a compile.
-llvm::Error checkCompilable(const ModelSpec &spec);
+/// The sliding window of layer `layer`: the keys its rows see, or 0 for the
+/// whole context (also when the window holds the whole context).
+int64_t slidingWindowOf(const ModelSpec &spec, int64_t layer);
 
 /// Parses a Hugging Face style config.json (or one of our presets), or
 /// the canonical JSON of ModelSpec::canonicalJson() (an object with a

@@ -397,6 +397,10 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     kernels may compute the tiles in parallel and merge after
     (flash-decoding). Causal masking is by index within each tile.
 
+    `window` > 0 is sliding-window attention (Mistral, Gemma): the row at
+    position p attends to cache rows p - window + 1 .. p only, masked by
+    index as causality is, so a row reduces over at most `window` keys.
+
     ```mlir
     %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
         : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
@@ -406,6 +410,9 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     %c = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, key_tile = 64 : i64, n_heads = 4 : i64,
                                      n_kv_heads = 2 : i64}
         : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
+    %d = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64,
+                                     window = 64 : i64}
+        : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$query,
@@ -414,7 +421,8 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
                        Tfm_PositiveI64Attr:$head_dim,
                        DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$key_tile);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$key_tile,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$window);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

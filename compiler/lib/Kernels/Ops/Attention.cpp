@@ -29,7 +29,7 @@ void defineAllKeys(AttentionFuncs &at, Func value, Expr kvCol, Var r, const std:
 /// order with an online softmax. The call's cache window holds `keys` keys
 /// (its positions up to the last row's).
 void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys, int tile,
-                    const std::string &name) {
+                    int window, const std::string &name) {
   Var s = at.s, h = at.h, dd = at.d, t = at.t;
   at.keyTile = tile;
   at.inTile = RDom(0, tile, name + "_k");
@@ -38,12 +38,21 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   // the last tile's reads inside the cache the call passes, even for rows
   // a schedule's guarded tail computes past the last.
   Expr key = min(t * tile + at.inTile.x, keys - 1);
+  // A sliding window's first tile holds keys before it: their scores are
+  // the lowest float, whose weights are 0 beside any key of the window's.
+  // (A predicate on the keys of a tile instead would leave GPU schedules
+  // no bound of a tile's storage.)
+  Func score = at.score;
+  if (window > 0) {
+    score = Func(name + "_windowed");
+    score(s, h, r) = select(s > r - window, at.score(s, h, r), Float(32).min());
+  }
 
   at.maxScore = Func(name + "_max");
   at.maxScore(t, h, r) = Float(32).min();
-  at.maxScore(t, h, r) = max(at.maxScore(t, h, r), at.score(key, h, r));
+  at.maxScore(t, h, r) = max(at.maxScore(t, h, r), score(key, h, r));
   at.weight = Func(name + "_weight");
-  at.weight(s, h, r) = exp(at.score(s, h, r) - at.maxScore(s / tile, h, r));
+  at.weight(s, h, r) = exp(score(s, h, r) - at.maxScore(s / tile, h, r));
   at.denom = Func(name + "_denom");
   at.denom(t, h, r) = 0.0f;
   at.denom(t, h, r) += at.weight(key, h, r);
@@ -58,6 +67,8 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   at.tileSummary(dd, t, h, r) = Tuple(at.maxScore(t, h, r), at.denom(t, h, r), at.mixed(dd, t, h, r));
   at.overTiles = RDom(0, (keys + tile - 1) / tile, name + "_t");
   at.overTiles.where(at.overTiles.x * tile <= r);
+  if (window > 0) // tiles wholly before the window are not visited
+    at.overTiles.where(at.overTiles.x * tile + tile > r - window + 1);
   Expr u = at.overTiles.x;
   Tuple summary = at.tileSummary(dd, u, h, r);
   at.merged = Func(name + "_merged");
@@ -89,8 +100,12 @@ void defineAttention(OpDefinition &d) {
   // Causal: the row at position r reads cache rows 0..r, so the keys a row
   // reduces over depend on the row, and no masked key is computed.
   at.overDim = RDom(0, headDim, name + "_d");
+  // A sliding window also drops the keys more than `window` - 1 before it.
+  int window = static_cast<int>(attrs.window);
   at.overKeys = RDom(0, kc.image.dim(1).extent(), name + "_s");
   at.overKeys.where(at.overKeys.x <= r);
+  if (window > 0)
+    at.overKeys.where(at.overKeys.x > r - window);
   Expr kvCol = (h / group) * headDim;
 
   at.dot = Func(name + "_dot");
@@ -120,7 +135,7 @@ void defineAttention(OpDefinition &d) {
     out(a.col, r) = at.mixed(inHead, head, r) / at.denom(head, r);
   } else {
     defineKeyTiles(at, vc.func, kvCol, r, kc.image.dim(1).extent(),
-                   static_cast<int>(attrs.keyTile), name);
+                   static_cast<int>(attrs.keyTile), window, name);
     Expr merged = at.merged(inHead, head, r)[2], sum = at.merged(inHead, head, r)[1];
     out(a.col, r) = merged / sum;
   }
