@@ -95,6 +95,15 @@ int64_t rotaryColumns(FieldReader &r, const char *field, int64_t headDim, double
   return static_cast<int64_t>(headDim * fraction);
 }
 
+/// A sliding window: `absent` when the config has no such field, none (0)
+/// when it is null.
+int64_t slidingWindow(FieldReader &r, const char *field, int64_t absent) {
+  const json::Value *window = r.raw(field);
+  if (!window)
+    return absent;
+  return window->kind() == json::Value::Null ? 0 : r.positive(field, true);
+}
+
 } // namespace
 
 void config::parseLlama(FieldReader &r, ModelSpec &s) {
@@ -141,11 +150,7 @@ void config::parseLlama(FieldReader &r, ModelSpec &s) {
 void config::parseMistral(FieldReader &r, ModelSpec &s) {
   parseLlama(r, s);
   s.family = Family::Mistral;
-  const json::Value *window = r.raw("sliding_window");
-  if (!window)
-    s.slidingWindow = 4096;
-  else if (window->kind() != json::Value::Null)
-    s.slidingWindow = r.positive("sliding_window", true);
+  s.slidingWindow = slidingWindow(r, "sliding_window", 4096);
 }
 
 /// Qwen2Config: LlamaConfig's fields, biases on q, k and v (never on the
@@ -172,6 +177,18 @@ void config::parseQwen3(FieldReader &r, ModelSpec &s) {
   s.qkNorm = true;
   requireValue(r, "use_sliding_window", json::Value(false),
                "Qwen 3's sliding window over its lower layers is not compiled");
+}
+
+/// Phi3Config: LlamaConfig's fields with q, k and v in one qkv_proj and
+/// gate and up in one gate_up_proj, rotate_half's pairs (kept by its GGUF),
+/// and a sliding window (null or absent: none). Its LongRoPE scaling is
+/// refused by rope_scaling's check.
+void config::parsePhi3(FieldReader &r, ModelSpec &s) {
+  parseLlama(r, s);
+  s.family = Family::Phi3;
+  s.ropeInterleaved = false;
+  s.fusedQkv = s.fusedGateUp = true;
+  s.slidingWindow = slidingWindow(r, "sliding_window", 0);
 }
 
 /// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
@@ -504,6 +521,8 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
     return parseQwen2(r, s);
   case Family::Qwen3:
     return parseQwen3(r, s);
+  case Family::Phi3:
+    return parsePhi3(r, s);
   case Family::Gpt2:
     return parseGpt2(r, s);
   case Family::Bloom:

@@ -337,6 +337,7 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("activation", s.activation, false);
   visit("gated_ffn", s.ffn, false);
   visit("fused_qkv", s.fusedQkv, false);
+  visit("fused_gate_up", s.fusedGateUp, false);
   visit("qkv_bias", s.qkvBias, false);
   visit("qk_norm", s.qkNorm, false);
   visit("attn_out_bias", s.attnOutBias, false);

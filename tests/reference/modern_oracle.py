@@ -1,18 +1,21 @@
 """Float64 forward passes of the Llama-shaped families of 2024-2026, in
-PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral, Qwen 2 / 2.5 and Qwen 3.
+PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral, Qwen 2 / 2.5, Qwen 3 and
+Phi-3.
 
 Written from Hugging Face transformers' modeling_llama.py, modeling_mistral.py,
-modeling_qwen2.py, modeling_qwen3.py and modeling_rope_utils.py
-(_compute_llama3_parameters), not from tfmc's code:
+modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py and
+modeling_rope_utils.py (_compute_llama3_parameters), not from tfmc's code:
   h = embed_tokens[token]
   per layer:  x = RMSNorm(h)  (x * rsqrt(mean(x^2) + eps) * weight)
               q, k, v = q_proj(x), k_proj(x), v_proj(x)   (+ bias: Qwen 2's q, k, v;
-                                                            Llama's attention_bias)
+                                                            Llama's attention_bias;
+                                                            Phi-3: qkv_proj(x) split)
               q, k = q_norm(q), k_norm(k)   (Qwen 3: RMSNorm over each head, [head_dim])
               q, k = q*cos + rotate_half(q)*sin, the same for k   (inv_freq per pair)
               h += o_proj(softmax(q k^T / sqrt(head_dim) + causal mask) v)
-                   (Mistral's sliding window also masks keys k <= q - window)
+                   (Mistral's and Phi-3's sliding window also masks keys k <= q - window)
               h += down_proj(silu(gate_proj(m)) * up_proj(m)),   m = RMSNorm(h)
+                   (Phi-3: gate, up = gate_up_proj(m).chunk(2))
   logits = lm_head(RMSNorm(h))   (embed_tokens when tie_word_embeddings)
 Weights are read under Hugging Face's names, q and k rows in rotate_half's
 order. A GGUF's are renamed back, and arch llama's q/k rows un-permuted
@@ -32,12 +35,12 @@ class OracleError(Exception):
     pass
 
 
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3")
 
 
 def handles(raw):
     """Llama configs go to llama_oracle unless they scale RoPE."""
-    return raw.get("model_type") in ("mistral", "qwen2", "qwen3") or (
+    return raw.get("model_type") in ("mistral", "qwen2", "qwen3", "phi3") or (
         raw.get("model_type") == "llama" and raw.get("rope_scaling") is not None)
 
 
@@ -47,16 +50,19 @@ def load_config(path):
     if raw.get("model_type") not in FAMILIES:
         raise OracleError(f"{path}: field 'model_type': found {raw.get('model_type')!r}, "
                           f"expected one of {FAMILIES}")
-    if raw.get("model_type") != "mistral" and raw.get("use_sliding_window"):
+    if raw.get("model_type") in ("qwen2", "qwen3") and raw.get("use_sliding_window"):
         raise OracleError(f"{path}: Qwen's sliding window is not modelled here")
     return raw
 
 
 def sliding_window(raw):
-    """MistralConfig's window (4096 unless given; null: none), else none."""
-    if raw["model_type"] != "mistral":
-        return None
-    return raw.get("sliding_window", 4096)
+    """MistralConfig's window (4096 unless given; null: none), Phi3Config's
+    (none unless given); Qwen's is off."""
+    if raw["model_type"] == "mistral":
+        return raw.get("sliding_window", 4096)
+    if raw["model_type"] == "phi3":
+        return raw.get("sliding_window")
+    return None
 
 
 def inverse_frequencies(raw, head_dim):
@@ -99,6 +105,7 @@ _GGUF_TO_HF = {
     "attn_q.weight": "self_attn.q_proj.weight", "attn_q.bias": "self_attn.q_proj.bias",
     "attn_k.weight": "self_attn.k_proj.weight", "attn_k.bias": "self_attn.k_proj.bias",
     "attn_v.weight": "self_attn.v_proj.weight", "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_qkv.weight": "self_attn.qkv_proj.weight",
     "attn_output.weight": "self_attn.o_proj.weight",
     "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
     "ffn_norm.weight": "post_attention_layernorm.weight",
@@ -128,7 +135,10 @@ def hf_names_from_gguf(tensors, raw):
                 t = unpermute(t, heads)
             elif permuted and stem in ("attn_k.weight", "attn_k.bias"):
                 t = unpermute(t, kv_heads)
-            out[f"model.layers.{layer}.{_GGUF_TO_HF[stem]}"] = t
+            hf = _GGUF_TO_HF[stem]
+            if raw["model_type"] == "phi3" and stem == "ffn_up.weight":
+                hf = "mlp.gate_up_proj.weight"  # [gate; up]
+            out[f"model.layers.{layer}.{hf}"] = t
     return out
 
 
@@ -161,9 +171,17 @@ class ModernOracle:
         for i in range(self.raw["num_hidden_layers"]):
             p = f"model.layers.{i}."
             x = rms_norm(h, t[p + "input_layernorm.weight"], self.eps)
-            q = self.project(x, p + "self_attn.q_proj").reshape(T, self.heads, self.head_dim)
-            k = self.project(x, p + "self_attn.k_proj").reshape(T, self.kv_heads, self.head_dim)
-            v = self.project(x, p + "self_attn.v_proj").reshape(T, self.kv_heads, self.head_dim)
+            if p + "self_attn.qkv_proj.weight" in t:  # Phi-3
+                q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
+                q, k, v = self.project(x, p + "self_attn.qkv_proj").split(
+                    [q_width, kv_width, kv_width], dim=-1)
+            else:
+                q = self.project(x, p + "self_attn.q_proj")
+                k = self.project(x, p + "self_attn.k_proj")
+                v = self.project(x, p + "self_attn.v_proj")
+            q = q.reshape(T, self.heads, self.head_dim)
+            k = k.reshape(T, self.kv_heads, self.head_dim)
+            v = v.reshape(T, self.kv_heads, self.head_dim)
             if p + "self_attn.q_norm.weight" in t:  # Qwen 3
                 q = rms_norm(q, t[p + "self_attn.q_norm.weight"], self.eps)
                 k = rms_norm(k, t[p + "self_attn.k_norm.weight"], self.eps)
@@ -177,7 +195,10 @@ class ModernOracle:
             attended = torch.einsum("hts,shd->thd", probs, v).reshape(T, -1)
             h = h + self.project(attended, p + "self_attn.o_proj")
             m = rms_norm(h, t[p + "post_attention_layernorm.weight"], self.eps)
-            gate = torch.nn.functional.silu(self.project(m, p + "mlp.gate_proj"))
-            h = h + self.project(gate * self.project(m, p + "mlp.up_proj"), p + "mlp.down_proj")
+            if p + "mlp.gate_up_proj.weight" in t:  # Phi-3
+                gate, up = self.project(m, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+            else:
+                gate, up = self.project(m, p + "mlp.gate_proj"), self.project(m, p + "mlp.up_proj")
+            h = h + self.project(torch.nn.functional.silu(gate) * up, p + "mlp.down_proj")
         head = t.get("lm_head.weight", t["model.embed_tokens.weight"])
         return rms_norm(h, t["model.norm.weight"], self.eps) @ head.T

@@ -146,8 +146,16 @@ private:
     Value hidden;
     switch (spec.ffn) {
     case FfnKind::Gated: { // silu(gate) * up (SwiGLU), gelu(gate) * up (GeGLU)
-      Value gate = activate(project(h, TensorRole::FfnGate, i, spec.ffnBias));
-      hidden = MulOp::create(b, loc, gate, project(h, TensorRole::FfnUp, i, spec.ffnBias));
+      Value gate, up;
+      if (spec.fusedGateUp) {
+        Value both = project(h, TensorRole::FfnUp, i, spec.ffnBias);
+        gate = sliceCols(both, 0, spec.hiddenDim);
+        up = sliceCols(both, spec.hiddenDim, spec.hiddenDim);
+      } else {
+        gate = project(h, TensorRole::FfnGate, i, spec.ffnBias);
+        up = project(h, TensorRole::FfnUp, i, spec.ffnBias);
+      }
+      hidden = MulOp::create(b, loc, activate(gate), up);
       break;
     }
     case FfnKind::Plain:

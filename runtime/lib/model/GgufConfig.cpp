@@ -99,7 +99,7 @@ struct Architecture {
 /// converter writes Mistral as llama.
 const Architecture kArchitectures[] = {
     {"llama", Family::Llama, kLlamaFields},     {"qwen2", Family::Qwen2, kLlamaFields},
-    {"qwen3", Family::Qwen3, kLlamaFields},
+    {"qwen3", Family::Qwen3, kLlamaFields},     {"phi3", Family::Phi3, kLlamaFields},
     {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
@@ -231,6 +231,25 @@ llvm::Error readRopeFreqs(const GgufFile &file, json::Object &config) {
   return llvm::Error::success();
 }
 
+/// Phi-3's sliding window, which llama.cpp reads and then disables (tfm
+/// compiles it, as the published model has it); its LongRoPE factors
+/// (rope_factors_long/short.weight) are refused, not ignored.
+llvm::Error readPhi3(const GgufFile &file, const std::string &arch, json::Object &config) {
+  for (const char *tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
+    if (file.findTensor(tensor))
+      return ggufFailure(file, std::string("tensor '") + tensor +
+                                   "' holds LongRoPE factors, which tfm does not compile yet");
+  std::string key = arch + ".attention.sliding_window";
+  if (!file.has(key))
+    return llvm::Error::success();
+  llvm::Expected<int64_t> window = file.getInteger(key);
+  if (!window)
+    return window.takeError();
+  if (*window > 0)
+    config["sliding_window"] = *window;
+  return llvm::Error::success();
+}
+
 /// rope.dimension_count, the columns of each head RoPE rotates (all of
 /// them when absent), as the fraction of the head `field` holds.
 llvm::Error readRotaryColumns(const GgufFile &file, const std::string &arch,
@@ -307,7 +326,11 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Mistral:
   case Family::Qwen2:
   case Family::Qwen3:
+  case Family::Phi3:
     config["tie_word_embeddings"] = !untiedHead;
+    if (a.family == Family::Phi3)
+      if (llvm::Error e = readPhi3(file, arch, config))
+        return e;
     if (a.family != Family::Qwen2) // Qwen 2's q, k and v always have biases
       config["attention_bias"] = hasBlockTensor(file, "attn_q.bias");
     if (llvm::Error e = readRotaryColumns(file, arch, config, "partial_rotary_factor"))
@@ -387,6 +410,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Mistral:
   case Family::Qwen2:
   case Family::Qwen3:
+  case Family::Phi3:
   case Family::Gpt2:
   case Family::Transformer: // no GGUF architecture
     break;
@@ -508,6 +532,8 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
       f32("rope.scaling.factor", s.ropeScale);
     }
   }
+  if (s.slidingWindow > 0)
+    u32("attention.sliding_window", s.slidingWindow);
   if (s.family == Family::GptNeox)
     w.addBool(arch + ".use_parallel_residual", s.parallelResidual);
   if (s.family == Family::Mpt) {

@@ -80,6 +80,7 @@ struct ModelSpec {
 
   // Attention and projections.
   bool fusedQkv = false;     // q, k and v in one [q_dim + 2*kv_dim, dim] matrix
+  bool fusedGateUp = false;  // gate and up in one [2*hidden_dim, dim] matrix, gate first (Phi-3)
   bool qkvBias = false;      // biases of the q, k, v (or fused) projections
   bool qkNorm = false;       // RMSNorm of each head of q and k before RoPE (Qwen 3)
   bool attnOutBias = false;  // bias of the attention output projection

@@ -36,6 +36,7 @@ namespace tfm {
   X(Mpt, "mpt")                                                                                  \
   X(GptNeox, "gpt_neox")                                                                         \
   X(Falcon, "falcon")                                                                            \
+  X(Phi3, "phi3")                                                                                \
   X(Transformer, "transformer")
 
 /// How positions reach the model: rotary on q and k, a learned table added

@@ -58,6 +58,9 @@ void defineSliceCols(OpDefinition &d) {
   Func f(d.name);
   f(c, r) = x.func(c + static_cast<int>(attrs.begin), r);
   d.result.func = f;
+  // Column c reads column c + begin: outside a tile of the output (Phi-3's
+  // up half of gate_up), so the input is computed on its own.
+  d.result.readsOtherColumns = attrs.begin != 0;
 }
 
 void defineLastRow(OpDefinition &d) {
