@@ -51,14 +51,18 @@ def vocabulary_size(vocab):
     return len(metadata["tokenizer.ggml.tokens"])
 
 
-def output_matrix(gguf):
-    """The head a GGUF's logits come from: output.weight, else the tied
-    token embedding, dequantized by the tests' own reader."""
+def logits_of_hidden(gguf, hidden):
+    """The logits llama.cpp's graph makes of its normed last hidden states:
+    times the head (output.weight, else the tied token embedding, dequantized
+    by the tests' own reader), then Gemma 2's final soft cap if the file has
+    one."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
     import weight_files  # noqa: E402
-    tensors = weight_files.read_gguf(gguf)[1]
-    head = tensors.get("output.weight", tensors["token_embd.weight"])
-    return np.asarray(head, dtype=np.float64)
+    metadata, tensors = weight_files.read_gguf(gguf)
+    head = np.asarray(tensors.get("output.weight", tensors["token_embd.weight"]), dtype=np.float64)
+    logits = hidden @ head.T
+    cap = metadata.get(f"{metadata['general.architecture']}.final_logit_softcapping")
+    return np.tanh(logits / cap) * cap if cap else logits
 
 
 def write_gguf(args, config_path, tokens):
@@ -128,7 +132,7 @@ def main():
             continue
         ours, ref = np.load(ours_path).astype(np.float64), np.load(ref_path).astype(np.float64)
         if args.f32_cache:
-            ref = ref @ output_matrix(gguf).T
+            ref = logits_of_hidden(gguf, ref)
         if ours.shape != ref.shape:
             sys.exit(f"parity: {name}: tfm's logits {ours.shape}, llama.cpp's {ref.shape}")
         errors = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)

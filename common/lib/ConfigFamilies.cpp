@@ -191,6 +191,74 @@ void config::parsePhi3(FieldReader &r, ModelSpec &s) {
   s.slidingWindow = slidingWindow(r, "sliding_window", 0);
 }
 
+namespace {
+
+/// What Gemma 2 and 3 share beyond LlamaConfig's fields: the embedding
+/// scaled by sqrt(hidden_size), RMSNorm's gain 1 + w (tfm's
+/// norm_weight_offset: 0 for a GGUF, which stores the sum), a norm after
+/// attention and after the feed-forward, GeGLU (hidden_activation), scores
+/// scaled by query_pre_attn_scalar^-1/2, rotate_half's pairs, a tied head.
+void parseGemma(FieldReader &r, ModelSpec &s) {
+  parseLlama(r, s);
+  s.ropeInterleaved = false;
+  s.embeddingScale = std::sqrt(double(s.dim));
+  s.normWeightOffset = r.number("norm_weight_offset", 1.0);
+  s.sandwichNorms = true;
+  s.activation = activationOf(r, r.has("hidden_activation") ? "hidden_activation" : "hidden_act",
+                              "gelu_pytorch_tanh");
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  double scalar = positiveNumber(r, "query_pre_attn_scalar", 256.0);
+  s.attnScale = 1.0 / std::sqrt(scalar);
+  s.slidingWindow = slidingWindow(r, "sliding_window", 4096);
+}
+
+/// A soft cap (null or absent: none).
+double softcap(FieldReader &r, const char *field, double absent) {
+  const json::Value *cap = r.raw(field);
+  if (!cap)
+    return absent;
+  return cap->kind() == json::Value::Null ? 0.0 : positiveNumber(r, field, absent);
+}
+
+} // namespace
+
+/// Gemma2Config: the Gemma features, soft caps on the scores and the
+/// logits, and every other layer (the even ones) sliding.
+void config::parseGemma2(FieldReader &r, ModelSpec &s) {
+  parseGemma(r, s);
+  s.family = Family::Gemma2;
+  s.attnSoftcap = softcap(r, "attn_logit_softcapping", 50.0);
+  s.finalSoftcap = softcap(r, "final_logit_softcapping", 30.0);
+  s.slidingWindowPattern = 2;
+}
+
+/// Gemma3TextConfig: the Gemma features, RMSNorms (1 + w) of each head of
+/// q and k, five sliding layers of six (sliding_window_pattern) whose RoPE
+/// base is rope_local_base_freq, unscaled, beside global layers with
+/// rope_theta and rope_scaling; no soft caps unless given.
+void config::parseGemma3(FieldReader &r, ModelSpec &s) {
+  parseGemma(r, s);
+  s.family = Family::Gemma3;
+  s.qkNorm = true;
+  s.attnSoftcap = softcap(r, "attn_logit_softcapping", 0.0);
+  s.finalSoftcap = softcap(r, "final_logit_softcapping", 0.0);
+  s.slidingWindowPattern = r.positive("sliding_window_pattern", false, 6);
+  s.ropeLocalTheta = positiveNumber(r, "rope_local_base_freq", 10000.0);
+  if (const json::Value *types = r.raw("layer_types"); types && !r.failed()) {
+    const json::Array *list = types->getAsArray();
+    bool matches = list && static_cast<int64_t>(list->size()) == s.nLayers;
+    for (int64_t i = 0; matches && i < s.nLayers; ++i)
+      matches = (*list)[i].getAsString() ==
+                std::optional<llvm::StringRef>(slides(s, i) ? "sliding_attention"
+                                                            : "full_attention");
+    if (!matches)
+      r.fail("layer_types", "found " + FieldReader::describe(*types) +
+                                ", expected sliding_window_pattern's layers (" +
+                                std::to_string(s.slidingWindowPattern) +
+                                "): each layer but every pattern-th slides");
+  }
+}
+
 /// GPT-2 as Hugging Face's GPT2Config describes it. reorder_and_upcast_attn
 /// only moves an upcast that f32 does not need.
 void config::parseGpt2(FieldReader &r, ModelSpec &s) {
@@ -523,6 +591,10 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
     return parseQwen3(r, s);
   case Family::Phi3:
     return parsePhi3(r, s);
+  case Family::Gemma2:
+    return parseGemma2(r, s);
+  case Family::Gemma3:
+    return parseGemma3(r, s);
   case Family::Gpt2:
     return parseGpt2(r, s);
   case Family::Bloom:

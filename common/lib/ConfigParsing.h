@@ -59,6 +59,8 @@ void parseMistral(FieldReader &r, ModelSpec &s);
 void parseQwen2(FieldReader &r, ModelSpec &s);
 void parseQwen3(FieldReader &r, ModelSpec &s);
 void parsePhi3(FieldReader &r, ModelSpec &s);
+void parseGemma2(FieldReader &r, ModelSpec &s);
+void parseGemma3(FieldReader &r, ModelSpec &s);
 void parseGpt2(FieldReader &r, ModelSpec &s);
 void parseBloom(FieldReader &r, ModelSpec &s);
 void parseMpt(FieldReader &r, const std::string &path, ModelSpec &s);

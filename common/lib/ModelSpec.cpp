@@ -273,8 +273,14 @@ void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &
                                     std::to_string(s.rotaryDim / 2) + ")");
 }
 
-int64_t tfm::slidingWindowOf(const ModelSpec &spec, int64_t /*layer*/) {
-  return spec.slidingWindow < spec.contextLength ? spec.slidingWindow : 0;
+bool tfm::slides(const ModelSpec &spec, int64_t layer) {
+  return spec.slidingWindow > 0 &&
+         (spec.slidingWindowPattern <= 1 || (layer + 1) % spec.slidingWindowPattern != 0);
+}
+
+int64_t tfm::slidingWindowOf(const ModelSpec &spec, int64_t layer) {
+  return slides(spec, layer) && spec.slidingWindow < spec.contextLength ? spec.slidingWindow
+                                                                        : 0;
 }
 
 void config::checkSpec(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
@@ -325,11 +331,15 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("rope_scale", s.ropeScale, false);
   visit("rope_freq_factors", s.ropeFreqFactors, false);
   visit("sliding_window", s.slidingWindow, false);
+  visit("sliding_window_pattern", s.slidingWindowPattern, false);
+  visit("rope_local_theta", s.ropeLocalTheta, false);
   visit("alibi", s.alibi, false);
   visit("alibi_max_bias", s.alibiMaxBias, false);
   visit("norm", s.norm, false);
   visit("norm_bias", s.normBias, false);
   visit("norm_eps", s.normEps, false);
+  visit("norm_weight_offset", s.normWeightOffset, false);
+  visit("sandwich_norms", s.sandwichNorms, false);
   visit("post_norm", s.normPosition, false);
   visit("parallel_residual", s.parallelResidual, false);
   visit("parallel_norms", s.parallelNorms, false);
@@ -343,6 +353,9 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("attn_out_bias", s.attnOutBias, false);
   visit("ffn_bias", s.ffnBias, false);
   visit("clip_qkv", s.clipQkv, false);
+  visit("attn_scale", s.attnScale, false);
+  visit("attn_softcap", s.attnSoftcap, false);
+  visit("final_softcap", s.finalSoftcap, false);
   visit("embedding_scale", s.embeddingScale, false);
   visit("tied_embeddings", s.tiedEmbeddings, false);
   visit("bos_token_id", s.bosTokenId, false);

@@ -23,6 +23,7 @@ constexpr FamilyNames kFamilies[] = {
     {Family::GptNeox, "gpt_neox.layers.", ""},
     {Family::Falcon, "transformer.h.", ""},
     {Family::Phi3, "model.layers.", ""},
+    {Family::Gemma2, "model.layers.", ""},
 };
 constexpr size_t kFamilyCount = std::size(kFamilies);
 
@@ -52,56 +53,63 @@ constexpr RoleRow kRoles[] = {
     {TensorRole::TokenEmbedding, "token_embd", false, "logits",
      {{"model.embed_tokens", kSame}, {"wte", kSame}, {"word_embeddings", kSame},
       {"transformer.wte", kSame}, {"gpt_neox.embed_in", kSame},
-      {"transformer.word_embeddings", kSame}, {"model.embed_tokens", kSame}}},
+      {"transformer.word_embeddings", kSame}, {"model.embed_tokens", kSame}, {"model.embed_tokens", kSame}}},
     {TensorRole::PositionEmbedding, "position_embd", false, "",
-     {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone, kNone}},
+     {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
     {TensorRole::TokenEmbeddingNorm, "token_embd_norm", false, "",
-     {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone, kNone}},
+     {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone, kNone, kNone}},
     // Falcon's two-norm blocks (ln_attn, ln_mlp) name them as llama.cpp's
     // converter does: attn_norm is the feed-forward's ln_mlp (one-norm
     // blocks' input_layernorm feeds both), attn_norm_2 the attention's.
     {TensorRole::AttnNorm, "attn_norm", true, "",
      {{"input_layernorm", kSame}, {"ln_1", kSame}, {"input_layernorm", kSame},
       {"norm_1", kSame}, {"input_layernorm", kSame},
-      {"input_layernorm", kSame, "ln_mlp"}, {"input_layernorm", kSame}}},
+      {"input_layernorm", kSame, "ln_mlp"}, {"input_layernorm", kSame}, {"input_layernorm", kSame}}},
     {TensorRole::AttnNorm2, "attn_norm_2", true, "",
-     {kNone, kNone, kNone, kNone, kNone, {"ln_attn", kSame}, kNone}},
+     {kNone, kNone, kNone, kNone, kNone, {"ln_attn", kSame}, kNone, kNone}},
     {TensorRole::AttnQ, "attn_q", true, "attn_in",
-     {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.q_proj", kSame}}},
     {TensorRole::AttnK, "attn_k", true, "attn_in",
-     {{"self_attn.k_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"self_attn.k_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.k_proj", kSame}}},
     {TensorRole::AttnV, "attn_v", true, "attn_in",
-     {{"self_attn.v_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"self_attn.v_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.v_proj", kSame}}},
     {TensorRole::AttnQkv, "attn_qkv", true, "attn_in",
      {kNone, {"attn.c_attn", kT}, {"self_attention.query_key_value", kGrouped},
       {"attn.Wqkv", kSame}, {"attention.query_key_value", kGrouped},
-      {"self_attention.query_key_value", kGrouped}, {"self_attn.qkv_proj", kSame}}},
+      {"self_attention.query_key_value", kGrouped}, {"self_attn.qkv_proj", kSame}, kNone}},
     // Qwen 3's RMSNorm of each head of q and of k, [head_dim].
     {TensorRole::AttnQNorm, "attn_q_norm", true, "",
-     {{"self_attn.q_norm", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"self_attn.q_norm", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.q_norm", kSame}}},
     {TensorRole::AttnKNorm, "attn_k_norm", true, "",
-     {{"self_attn.k_norm", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"self_attn.k_norm", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.k_norm", kSame}}},
     {TensorRole::AttnOutput, "attn_output", true, "attn_out",
      {{"self_attn.o_proj", kSame}, {"attn.c_proj", kT}, {"self_attention.dense", kSame},
-      {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}, {"self_attn.o_proj", kSame}}},
-    {TensorRole::FfnNorm, "ffn_norm", true, "",
+      {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}, {"self_attn.o_proj", kSame}, {"self_attn.o_proj", kSame}}},
+        // Gemma's norms of the attention's and the feed-forward's outputs (its
+    // post_attention_layernorm is not Llama's, which normalises the
+    // feed-forward's input: Gemma's pre_feedforward_layernorm).
+    {TensorRole::AttnPostNorm, "post_attention_norm", true, "",
+     {kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"post_attention_layernorm", kSame}}},
+{TensorRole::FfnNorm, "ffn_norm", true, "",
      {{"post_attention_layernorm", kSame}, {"ln_2", kSame}, {"post_attention_layernorm", kSame},
       {"norm_2", kSame}, {"post_attention_layernorm", kSame},
-      {"post_attention_layernorm", kSame}, {"post_attention_layernorm", kSame}}},
+      {"post_attention_layernorm", kSame}, {"post_attention_layernorm", kSame}, {"pre_feedforward_layernorm", kSame}}},
     {TensorRole::FfnGate, "ffn_gate", true, "ffn_in",
-     {{"mlp.gate_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {{"mlp.gate_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"mlp.gate_proj", kSame}}},
     {TensorRole::FfnUp, "ffn_up", true, "ffn_in",
      {{"mlp.up_proj", kSame}, {"mlp.c_fc", kT}, {"mlp.dense_h_to_4h", kSame},
-      {"ffn.up_proj", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.gate_up_proj", kSame}}},
+      {"ffn.up_proj", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.gate_up_proj", kSame}, {"mlp.up_proj", kSame}}},
     {TensorRole::FfnDown, "ffn_down", true, "ffn_out",
      {{"mlp.down_proj", kSame}, {"mlp.c_proj", kT}, {"mlp.dense_4h_to_h", kSame},
-      {"ffn.down_proj", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.down_proj", kSame}}},
-    {TensorRole::OutputNorm, "output_norm", false, "",
+      {"ffn.down_proj", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.down_proj", kSame}, {"mlp.down_proj", kSame}}},
+        {TensorRole::FfnPostNorm, "post_ffw_norm", true, "",
+     {kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"post_feedforward_layernorm", kSame}}},
+{TensorRole::OutputNorm, "output_norm", false, "",
      {{"model.norm", kSame}, {"ln_f", kSame}, {"ln_f", kSame}, {"transformer.norm_f", kSame},
-      {"gpt_neox.final_layer_norm", kSame}, {"transformer.ln_f", kSame}, {"model.norm", kSame}}},
+      {"gpt_neox.final_layer_norm", kSame}, {"transformer.ln_f", kSame}, {"model.norm", kSame}, {"model.norm", kSame}}},
     {TensorRole::Output, "output", false, "logits",
      {{"lm_head", kSame}, {"lm_head", kSame}, {"lm_head", kSame}, {"lm_head", kSame},
-      {"embed_out", kSame}, {"lm_head", kSame}, {"lm_head", kSame}}},
+      {"embed_out", kSame}, {"lm_head", kSame}, {"lm_head", kSame}, {"lm_head", kSame}}},
 };
 
 constexpr bool rolesInEnumOrder() {
@@ -192,6 +200,8 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
       add(TensorRole::AttnKNorm, l, TensorPart::Weight, {spec.headDim});
     }
     projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
+    if (spec.sandwichNorms)
+      norm(TensorRole::AttnPostNorm, l);
     if (!spec.parallelResidual)
       norm(TensorRole::FfnNorm, l);
     if (spec.fusedGateUp) {
@@ -202,6 +212,8 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
       projection(TensorRole::FfnUp, l, spec.hiddenDim, spec.dim, spec.ffnBias);
     }
     projection(TensorRole::FfnDown, l, spec.dim, spec.hiddenDim, spec.ffnBias);
+    if (spec.sandwichNorms)
+      norm(TensorRole::FfnPostNorm, l);
   }
   if (spec.outputNorm())
     norm(TensorRole::OutputNorm, -1);
@@ -214,6 +226,26 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
 /// attn_norm_2 when a block has one, and the feed-forward's with attn_norm.
 static bool falconTwoNorms(const ModelSpec &spec) {
   return spec.family == Family::Falcon && spec.parallelNorms == 2;
+}
+
+double tfm::storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName, bool gguf) {
+  if (spec.family != Family::Gemma2 && spec.family != Family::Gemma3)
+    return 0.0;
+  std::optional<TensorId> id = parseTensorName(manifestName);
+  if (!id || id->part != TensorPart::Weight)
+    return 0.0;
+  switch (id->role) {
+  case TensorRole::AttnNorm:
+  case TensorRole::AttnQNorm:
+  case TensorRole::AttnKNorm:
+  case TensorRole::AttnPostNorm:
+  case TensorRole::FfnNorm:
+  case TensorRole::FfnPostNorm:
+  case TensorRole::OutputNorm:
+    return gguf ? spec.normWeightOffset : spec.normWeightOffset - 1.0;
+  default:
+    return 0.0;
+  }
 }
 
 TensorRole tfm::attnNormRole(const ModelSpec &spec) {
@@ -240,6 +272,8 @@ static Family namesOf(Family family) {
   case Family::Qwen2:
   case Family::Qwen3:
     return Family::Llama;
+  case Family::Gemma3:
+    return Family::Gemma2;
   case Family::Llama:
   case Family::Gpt2:
   case Family::Bloom:
@@ -247,6 +281,7 @@ static Family namesOf(Family family) {
   case Family::GptNeox:
   case Family::Falcon:
   case Family::Phi3:
+  case Family::Gemma2:
   case Family::Transformer:
     break;
   }
@@ -270,6 +305,8 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
   case Family::GptNeox:
   case Family::Falcon:
   case Family::Phi3:
+  case Family::Gemma2:
+  case Family::Gemma3:
     break;
   }
   size_t family = 0;

@@ -1,10 +1,11 @@
 """Float64 forward passes of the Llama-shaped families of 2024-2026, in
-PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral, Qwen 2 / 2.5, Qwen 3 and
-Phi-3.
+PyTorch: Llama 3.x (rope_scaling "llama3"), Mistral, Qwen 2 / 2.5, Qwen 3,
+Phi-3, Gemma 2 and Gemma 3.
 
 Written from Hugging Face transformers' modeling_llama.py, modeling_mistral.py,
-modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py and
-modeling_rope_utils.py (_compute_llama3_parameters), not from tfmc's code:
+modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_gemma2.py,
+modeling_gemma3.py and modeling_rope_utils.py (_compute_llama3_parameters),
+not from tfmc's code:
   h = embed_tokens[token]
   per layer:  x = RMSNorm(h)  (x * rsqrt(mean(x^2) + eps) * weight)
               q, k, v = q_proj(x), k_proj(x), v_proj(x)   (+ bias: Qwen 2's q, k, v;
@@ -17,10 +18,20 @@ modeling_rope_utils.py (_compute_llama3_parameters), not from tfmc's code:
               h += down_proj(silu(gate_proj(m)) * up_proj(m)),   m = RMSNorm(h)
                    (Phi-3: gate, up = gate_up_proj(m).chunk(2))
   logits = lm_head(RMSNorm(h))   (embed_tokens when tie_word_embeddings)
+Gemma 2 and 3 differ: h = embed_tokens[token] * sqrt(hidden_size); RMSNorm's
+gain is (1 + weight); the attention's and the MLP's outputs are normed
+(post_attention_layernorm, post_feedforward_layernorm) before their residual
+adds, the MLP's input by pre_feedforward_layernorm; scores are scaled by
+query_pre_attn_scalar^-1/2 and (Gemma 2) soft-capped, tanh(s / cap) * cap,
+as the logits are; GeGLU with the tanh GELU; sliding layers: Gemma 2's even
+ones, Gemma 3's (i + 1) % sliding_window_pattern != 0, whose RoPE base is
+rope_local_base_freq, unscaled (Gemma 3's global layers: rope_theta and a
+linear rope_scaling).
 Weights are read under Hugging Face's names, q and k rows in rotate_half's
 order. A GGUF's are renamed back, and arch llama's q/k rows un-permuted
-(llama.cpp's converter permutes them; its qwen2 and qwen3 keep Hugging
-Face's).
+(llama.cpp's converter permutes them; its qwen2, qwen3, phi3 and gemma keep
+Hugging Face's), and Gemma's norm weights, stored by llama.cpp's converter
+with the 1 added, have it taken off again.
 """
 
 import json
@@ -35,12 +46,13 @@ class OracleError(Exception):
     pass
 
 
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3")
+GEMMA = ("gemma2", "gemma3_text")
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3") + GEMMA
 
 
 def handles(raw):
     """Llama configs go to llama_oracle unless they scale RoPE."""
-    return raw.get("model_type") in ("mistral", "qwen2", "qwen3", "phi3") or (
+    return raw.get("model_type") in FAMILIES[1:] or (
         raw.get("model_type") == "llama" and raw.get("rope_scaling") is not None)
 
 
@@ -55,24 +67,37 @@ def load_config(path):
     return raw
 
 
-def sliding_window(raw):
+def sliding_window(raw, layer):
     """MistralConfig's window (4096 unless given; null: none), Phi3Config's
-    (none unless given); Qwen's is off."""
+    (none unless given), Gemma's on its sliding layers; Qwen's is off."""
     if raw["model_type"] == "mistral":
         return raw.get("sliding_window", 4096)
     if raw["model_type"] == "phi3":
         return raw.get("sliding_window")
+    if raw["model_type"] in GEMMA and gemma_slides(raw, layer):
+        return raw.get("sliding_window", 4096)
     return None
 
 
-def inverse_frequencies(raw, head_dim):
-    """modeling_rope_utils: the default inv_freq, then Llama 3's rescaling."""
-    base = raw.get("rope_theta", 10000.0)
+def gemma_slides(raw, layer):
+    """modeling_gemma2: not layer_idx % 2; modeling_gemma3:
+    (layer_idx + 1) % sliding_window_pattern."""
+    if raw["model_type"] == "gemma2":
+        return layer % 2 == 0
+    return (layer + 1) % raw.get("sliding_window_pattern", 6) != 0
+
+
+def inverse_frequencies(raw, head_dim, base=None, scaling="config"):
+    """modeling_rope_utils: the default inv_freq, then Llama 3's rescaling
+    or linear's (positions divided by the factor)."""
+    base = raw.get("rope_theta", 10000.0) if base is None else base
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
-    scaling = raw.get("rope_scaling")
+    scaling = raw.get("rope_scaling") if scaling == "config" else scaling
     if scaling is None:
         return inv_freq
     kind = scaling.get("rope_type", scaling.get("type"))
+    if kind == "linear":
+        return inv_freq / scaling["factor"]
     if kind != "llama3":
         raise OracleError(f"rope_scaling {kind!r} not modelled here")
     factor = scaling["factor"]
@@ -112,6 +137,12 @@ _GGUF_TO_HF = {
     "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
 }
+# Gemma's norms, where llama.cpp's names and Hugging Face's pair otherwise.
+_GGUF_TO_HF_GEMMA = dict(_GGUF_TO_HF, **{
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+})
 
 
 def hf_names_from_gguf(tensors, raw):
@@ -119,8 +150,12 @@ def hf_names_from_gguf(tensors, raw):
     heads = raw["num_attention_heads"]
     kv_heads = raw.get("num_key_value_heads") or heads
     permuted = raw["model_type"] == "llama" or raw["model_type"] == "mistral"
+    gemma = raw["model_type"] in GEMMA
+    names = _GGUF_TO_HF_GEMMA if gemma else _GGUF_TO_HF
     out = {}
     for name, t in tensors.items():
+        if gemma and "norm" in name:
+            t = t - 1  # stored as 1 + weight
         if name == "rope_freqs.weight":
             continue  # the config's rope_scaling says the same
         if name == "token_embd.weight":
@@ -135,7 +170,7 @@ def hf_names_from_gguf(tensors, raw):
                 t = unpermute(t, heads)
             elif permuted and stem in ("attn_k.weight", "attn_k.bias"):
                 t = unpermute(t, kv_heads)
-            hf = _GGUF_TO_HF[stem]
+            hf = names[stem]
             if raw["model_type"] == "phi3" and stem == "ffn_up.weight":
                 hf = "mlp.gate_up_proj.weight"  # [gate; up]
             out[f"model.layers.{layer}.{hf}"] = t
@@ -149,8 +184,31 @@ class ModernOracle:
         self.kv_heads = raw.get("num_key_value_heads") or self.heads
         self.head_dim = raw.get("head_dim") or raw["hidden_size"] // self.heads
         self.eps = raw.get("rms_norm_eps", 1e-6)
+        self.gemma = raw["model_type"] in GEMMA
         self.inv_freq = inverse_frequencies(raw, self.head_dim)
+        if raw["model_type"] == "gemma3_text":  # the sliding layers' own RoPE
+            self.local_inv_freq = inverse_frequencies(
+                raw, self.head_dim, base=raw.get("rope_local_base_freq", 10000.0), scaling=None)
         self.store = cache_rounding(cache_dtype)
+        if self.gemma:
+            self.scale = raw.get("query_pre_attn_scalar", 256) ** -0.5
+            defaults = (50.0, 30.0) if raw["model_type"] == "gemma2" else (None, None)
+            self.attn_cap = raw.get("attn_logit_softcapping", defaults[0])
+            self.final_cap = raw.get("final_logit_softcapping", defaults[1])
+        else:
+            self.scale, self.attn_cap, self.final_cap = self.head_dim ** -0.5, None, None
+
+    def norm(self, x, name):
+        weight = self.t[name]
+        return rms_norm(x, 1 + weight if self.gemma else weight, self.eps)
+
+    def rotation(self, layer, T):
+        """cos and sin [T, 1, head_dim] of layer `layer`'s RoPE."""
+        local = (self.raw["model_type"] == "gemma3_text" and gemma_slides(self.raw, layer))
+        inv_freq = self.local_inv_freq if local else self.inv_freq
+        freqs = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos()[:, None, :], emb.sin()[:, None, :]
 
     def project(self, x, name):
         y = x @ self.t[name + ".weight"].T
@@ -159,18 +217,17 @@ class ModernOracle:
 
     def logits(self, tokens):
         t, T = self.t, len(tokens)
-        positions = torch.arange(T, dtype=torch.float64)
-        freqs = positions[:, None] * self.inv_freq[None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos()[:, None, :], emb.sin()[:, None, :]
-        causal = torch.ones(T, T, dtype=torch.bool).triu(1)
-        window = sliding_window(self.raw)
-        if window is not None:  # modeling_mistral: key k masked when k <= q - window
-            causal |= torch.ones(T, T, dtype=torch.bool).tril(-window)
         h = t["model.embed_tokens.weight"][torch.as_tensor(tokens, dtype=torch.long)]
+        if self.gemma:
+            h = h * self.raw["hidden_size"] ** 0.5
         for i in range(self.raw["num_hidden_layers"]):
             p = f"model.layers.{i}."
-            x = rms_norm(h, t[p + "input_layernorm.weight"], self.eps)
+            cos, sin = self.rotation(i, T)
+            mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+            window = sliding_window(self.raw, i)
+            if window is not None:  # key k masked when k <= q - window
+                mask |= torch.ones(T, T, dtype=torch.bool).tril(-window)
+            x = self.norm(h, p + "input_layernorm.weight")
             if p + "self_attn.qkv_proj.weight" in t:  # Phi-3
                 q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
                 q, k, v = self.project(x, p + "self_attn.qkv_proj").split(
@@ -183,22 +240,36 @@ class ModernOracle:
             k = k.reshape(T, self.kv_heads, self.head_dim)
             v = v.reshape(T, self.kv_heads, self.head_dim)
             if p + "self_attn.q_norm.weight" in t:  # Qwen 3
-                q = rms_norm(q, t[p + "self_attn.q_norm.weight"], self.eps)
-                k = rms_norm(k, t[p + "self_attn.k_norm.weight"], self.eps)
+                q = self.norm(q, p + "self_attn.q_norm.weight")
+                k = self.norm(k, p + "self_attn.k_norm.weight")
             q = q * cos + rotate_half(q) * sin
             k = self.store(k * cos + rotate_half(k) * sin)
             v = self.store(v)
             group = self.heads // self.kv_heads
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-            scores = torch.einsum("thd,shd->hts", q, k) / math.sqrt(self.head_dim)
-            probs = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
+            scores = torch.einsum("thd,shd->hts", q, k) * self.scale
+            if self.attn_cap is not None:
+                scores = torch.tanh(scores / self.attn_cap) * self.attn_cap
+            probs = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
             attended = torch.einsum("hts,shd->thd", probs, v).reshape(T, -1)
-            h = h + self.project(attended, p + "self_attn.o_proj")
-            m = rms_norm(h, t[p + "post_attention_layernorm.weight"], self.eps)
+            attended = self.project(attended, p + "self_attn.o_proj")
+            if self.gemma:
+                attended = self.norm(attended, p + "post_attention_layernorm.weight")
+            h = h + attended
+            m = self.norm(h, p + ("pre_feedforward_layernorm.weight" if self.gemma
+                                  else "post_attention_layernorm.weight"))
             if p + "mlp.gate_up_proj.weight" in t:  # Phi-3
                 gate, up = self.project(m, p + "mlp.gate_up_proj").chunk(2, dim=-1)
             else:
                 gate, up = self.project(m, p + "mlp.gate_proj"), self.project(m, p + "mlp.up_proj")
-            h = h + self.project(torch.nn.functional.silu(gate) * up, p + "mlp.down_proj")
+            act = (lambda g: torch.nn.functional.gelu(g, approximate="tanh")) if self.gemma \
+                else torch.nn.functional.silu
+            out = self.project(act(gate) * up, p + "mlp.down_proj")
+            if self.gemma:
+                out = self.norm(out, p + "post_feedforward_layernorm.weight")
+            h = h + out
         head = t.get("lm_head.weight", t["model.embed_tokens.weight"])
-        return rms_norm(h, t["model.norm.weight"], self.eps) @ head.T
+        logits = self.norm(h, "model.norm.weight") @ head.T
+        if self.final_cap is not None:
+            logits = torch.tanh(logits / self.final_cap) * self.final_cap
+        return logits

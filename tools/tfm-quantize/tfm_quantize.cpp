@@ -168,9 +168,17 @@ Error quantize(const WeightFileType &type) {
     if (!values)
       return values.takeError();
     const TensorSpec &t = manifest.tensors[i];
+    const float *read = static_cast<const float *>(values->get());
+    // A GGUF stores Gemma's norms as their gain (llama.cpp's converter).
+    std::vector<float> gain;
+    if (double addend = storedMinusRead(spec, t.name, /*gguf=*/true); addend != 0.0) {
+      gain.assign(read, read + t.elementCount());
+      for (float &v : gain)
+        v += static_cast<float>(addend);
+      read = gain.data();
+    }
     Expected<std::vector<uint8_t>> bytes =
-        encodeFiniteElements(static_cast<const float *>(values->get()),
-                             static_cast<size_t>(t.elementCount()), encodings[i]);
+        encodeFiniteElements(read, static_cast<size_t>(t.elementCount()), encodings[i]);
     if (!bytes)
       return failure(input->weights + ": tensor '" + t.name + "': " +
                                    toString(bytes.takeError()));

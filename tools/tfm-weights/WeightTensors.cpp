@@ -31,7 +31,8 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
   else if (id->role == TensorRole::AttnNorm || id->role == TensorRole::AttnNorm2 ||
            id->role == TensorRole::FfnNorm || id->role == TensorRole::OutputNorm ||
            id->role == TensorRole::TokenEmbeddingNorm || id->role == TensorRole::AttnQNorm ||
-           id->role == TensorRole::AttnKNorm)
+           id->role == TensorRole::AttnKNorm || id->role == TensorRole::AttnPostNorm ||
+           id->role == TensorRole::FfnPostNorm)
     t.init = InitKind::NormGain;
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));

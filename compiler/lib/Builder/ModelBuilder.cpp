@@ -76,6 +76,8 @@ public:
     Value logits = spec.tiedEmbeddings
                        ? LinearOp::create(b, loc, h, weight(TensorRole::TokenEmbedding), Value())
                        : project(h, TensorRole::Output, -1, /*withBias=*/false);
+    if (spec.finalSoftcap > 0.0)
+      logits = SoftcapOp::create(b, loc, logits, b.getF64FloatAttr(spec.finalSoftcap));
     func::ReturnOp::create(b, loc, logits);
   }
 
@@ -92,6 +94,8 @@ private:
     bool post = spec.normPosition == NormPosition::Post;
     Value attnIn = post ? x : norm(x, attnNormRole(spec), i);
     Value attended = attention(attnIn, i);
+    if (spec.sandwichNorms)
+      attended = norm(attended, TensorRole::AttnPostNorm, i);
     if (spec.parallelResidual) {
       at(blk + ".ffn");
       Value ffnIn = spec.parallelNorms == 2 ? norm(x, ffnNormRole(spec), i) : attnIn;
@@ -103,7 +107,10 @@ private:
       x = norm(x, TensorRole::AttnNorm, i);
     at(blk + ".ffn");
     Value ffnIn = post ? x : norm(x, TensorRole::FfnNorm, i);
-    x = AddOp::create(b, loc, x, feedForward(ffnIn, i));
+    Value ffnOut = feedForward(ffnIn, i);
+    if (spec.sandwichNorms)
+      ffnOut = norm(ffnOut, TensorRole::FfnPostNorm, i);
+    x = AddOp::create(b, loc, x, ffnOut);
     return post ? norm(x, TensorRole::FfnNorm, i) : x;
   }
 
@@ -125,8 +132,8 @@ private:
       k = headNorm(k, TensorRole::AttnKNorm, i);
     }
     if (spec.positions == Positions::Rope) {
-      q = rope(q);
-      k = rope(k);
+      q = rope(q, i);
+      k = rope(k, i);
     }
     Value keyCache = cache(cacheName(i, true));
     Value valueCache = cache(cacheName(i, false));
@@ -138,7 +145,9 @@ private:
                                          b.getI64IntegerAttr(spec.headDim),
                                          b.getDenseF32ArrayAttr(alibiSlopes(spec)),
                                          b.getI64IntegerAttr(0),
-                                         b.getI64IntegerAttr(slidingWindowOf(spec, i)));
+                                         b.getI64IntegerAttr(slidingWindowOf(spec, i)),
+                                         b.getF64FloatAttr(spec.attnScale),
+                                         b.getF64FloatAttr(spec.attnSoftcap));
     return project(attended, TensorRole::AttnOutput, i, spec.attnOutBias);
   }
 
@@ -198,13 +207,14 @@ private:
     case Norm::RmsNorm:
       break;
     }
-    return RmsNormOp::create(b, loc, x, w, eps);
+    return RmsNormOp::create(b, loc, x, w, eps, b.getF64FloatAttr(spec.normWeightOffset));
   }
 
   Value headNorm(Value x, TensorRole role, int64_t layer) {
     return HeadRmsNormOp::create(b, loc, x, weight(role, layer),
                                  b.getI64IntegerAttr(spec.headDim),
-                                 b.getF64FloatAttr(spec.normEps));
+                                 b.getF64FloatAttr(spec.normEps),
+                                 b.getF64FloatAttr(spec.normWeightOffset));
   }
 
   Value clip(Value x) {
@@ -222,12 +232,17 @@ private:
     return SliceColsOp::create(b, loc, x, b.getI64IntegerAttr(begin), b.getI64IntegerAttr(size));
   }
 
-  Value rope(Value x) {
+  /// Layer `layer`'s RoPE: Gemma 3's sliding layers have a base of their
+  /// own and no scaling.
+  Value rope(Value x, int64_t layer) {
+    bool local = spec.ropeLocalTheta > 0.0 && slides(spec, layer);
     return RopeOp::create(b, loc, x, b.getI64IntegerAttr(spec.headDim),
-                          b.getI64IntegerAttr(spec.rotaryDim), b.getF64FloatAttr(spec.ropeTheta),
+                          b.getI64IntegerAttr(spec.rotaryDim),
+                          b.getF64FloatAttr(local ? spec.ropeLocalTheta : spec.ropeTheta),
                           b.getBoolAttr(spec.ropeInterleaved),
-                          b.getF64FloatAttr(spec.ropeScale),
-                          b.getDenseF64ArrayAttr(spec.ropeFreqFactors));
+                          b.getF64FloatAttr(local ? 1.0 : spec.ropeScale),
+                          b.getDenseF64ArrayAttr(local ? llvm::ArrayRef<double>()
+                                                       : llvm::ArrayRef(spec.ropeFreqFactors)));
   }
 
   Value activate(Value x) {

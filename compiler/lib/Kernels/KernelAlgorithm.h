@@ -183,6 +183,10 @@ struct OpDefinition {
 /// (exposed for its test).
 Halide::Expr erfFloat(Halide::Expr x);
 
+/// cap * tanh(x / cap) in float (Ops/RowOps.cpp): Gemma 2's soft caps of
+/// the attention scores and the logits.
+Halide::Expr softcapFloat(Halide::Expr x, double cap);
+
 /// sin and cos of a double angle, as floats, with double arithmetic alone
 /// (no library call, hence no stack frame on a GPU), the float nearest the
 /// exact value but where it lies within 1e-13 of a rounding boundary

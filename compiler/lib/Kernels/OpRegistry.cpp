@@ -22,6 +22,7 @@ const OpRecord kRecords[] = {
     {OpKind::Relu, defineRelu, Placement::Inline},
     {OpKind::Clamp, defineClamp, Placement::Inline},
     {OpKind::Gelu, defineGelu, Placement::Inline},
+    {OpKind::Softcap, defineSoftcap, Placement::Inline},
     {OpKind::Attention, defineAttention, Placement::Attention},
     {OpKind::LastRow, defineLastRow, Placement::Inline},
 };

@@ -65,6 +65,7 @@ void defineSilu(OpDefinition &d);
 void defineRelu(OpDefinition &d);
 void defineClamp(OpDefinition &d);
 void defineGelu(OpDefinition &d);
+void defineSoftcap(OpDefinition &d);
 void defineAttention(OpDefinition &d);
 void defineLastRow(OpDefinition &d);
 

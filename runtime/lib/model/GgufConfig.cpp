@@ -100,6 +100,7 @@ struct Architecture {
 const Architecture kArchitectures[] = {
     {"llama", Family::Llama, kLlamaFields},     {"qwen2", Family::Qwen2, kLlamaFields},
     {"qwen3", Family::Qwen3, kLlamaFields},     {"phi3", Family::Phi3, kLlamaFields},
+    {"gemma2", Family::Gemma2, kLlamaFields},   {"gemma3", Family::Gemma3, kLlamaFields},
     {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
@@ -231,6 +232,48 @@ llvm::Error readRopeFreqs(const GgufFile &file, json::Object &config) {
   return llvm::Error::success();
 }
 
+/// What llama.cpp's Gemma graphs take from a GGUF beyond Llama's keys: norm
+/// weights stored with Hugging Face's + 1 added (offset 0), the window
+/// (Gemma 2's soft caps too), and scores scaled by 1/sqrt(head_dim).
+llvm::Error readGemma(const GgufFile &file, const std::string &arch, Family family,
+                      json::Object &config) {
+  config["norm_weight_offset"] = 0.0;
+  auto copy = [&](const char *key, const char *field, bool real) -> llvm::Error {
+    std::string full = arch + "." + key;
+    if (!file.has(full))
+      return llvm::Error::success();
+    if (real) {
+      llvm::Expected<double> value = file.getFloat(full);
+      if (!value)
+        return value.takeError();
+      config[field] = shortestDecimal(static_cast<float>(*value));
+      return llvm::Error::success();
+    }
+    llvm::Expected<int64_t> value = file.getInteger(full);
+    if (!value)
+      return value.takeError();
+    config[field] = *value;
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = copy("attention.sliding_window", "sliding_window", false))
+    return e;
+  // llama.cpp scales scores by 1/sqrt(head size): key_length, else the
+  // width of a head.
+  llvm::Expected<int64_t> dim = file.getInteger(arch + ".embedding_length");
+  llvm::Expected<int64_t> heads = file.getInteger(arch + ".attention.head_count");
+  if (!dim || !heads)
+    return llvm::joinErrors(dim.takeError(), heads.takeError());
+  if (*heads > 0)
+    config["query_pre_attn_scalar"] = *dim / *heads;
+  if (llvm::Error e = copy("attention.key_length", "query_pre_attn_scalar", false))
+    return e;
+  if (family != Family::Gemma2)
+    return llvm::Error::success();
+  if (llvm::Error e = copy("attn_logit_softcapping", "attn_logit_softcapping", true))
+    return e;
+  return copy("final_logit_softcapping", "final_logit_softcapping", true);
+}
+
 /// Phi-3's sliding window, which llama.cpp reads and then disables (tfm
 /// compiles it, as the published model has it); its LongRoPE factors
 /// (rope_factors_long/short.weight) are refused, not ignored.
@@ -327,7 +370,12 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Qwen2:
   case Family::Qwen3:
   case Family::Phi3:
+  case Family::Gemma2:
+  case Family::Gemma3:
     config["tie_word_embeddings"] = !untiedHead;
+    if (a.family == Family::Gemma2 || a.family == Family::Gemma3)
+      if (llvm::Error e = readGemma(file, arch, a.family, config))
+        return e;
     if (a.family == Family::Phi3)
       if (llvm::Error e = readPhi3(file, arch, config))
         return e;
@@ -411,6 +459,8 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Qwen2:
   case Family::Qwen3:
   case Family::Phi3:
+  case Family::Gemma2:
+  case Family::Gemma3:
   case Family::Gpt2:
   case Family::Transformer: // no GGUF architecture
     break;
@@ -534,6 +584,10 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
   }
   if (s.slidingWindow > 0)
     u32("attention.sliding_window", s.slidingWindow);
+  if (s.attnSoftcap > 0.0)
+    f32("attn_logit_softcapping", s.attnSoftcap);
+  if (s.finalSoftcap > 0.0)
+    f32("final_logit_softcapping", s.finalSoftcap);
   if (s.family == Family::GptNeox)
     w.addBool(arch + ".use_parallel_residual", s.parallelResidual);
   if (s.family == Family::Mpt) {

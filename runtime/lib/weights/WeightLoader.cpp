@@ -37,6 +37,7 @@ struct FoundTensor {
   std::vector<int64_t> shape; // as stored, row-major
   const uint8_t *data = nullptr;
   HfLayout layout = HfLayout::Same;
+  float addend = 0.0f; // added to every value (storedMinusRead's opposite)
 };
 
 /// Finds the tensor standing for a manifest tensor, or says why not.
@@ -83,6 +84,13 @@ void rearrange(const FoundTensor &t, const TensorSpec &spec, const ModelSpec &mo
   case HfLayout::Same:
     for (int64_t r = 0; r < rows; ++r)
       convertRow(t.data + r * storedRow, stored, rowLength, target, out + r * targetRow);
+    if (t.addend != 0.0f) { // a norm's gain stored other than the kernels read it
+      std::vector<float> values(rows * rowLength);
+      decodeElements(target, out, rows * rowLength, values.data());
+      for (float &v : values)
+        v += t.addend;
+      encodeValues(values.data(), rows * rowLength, target, out);
+    }
     return;
   case HfLayout::Transposed: {
     // Stored [in, out]; the manifest wants [out, in]. Each stored row
@@ -297,7 +305,7 @@ llvm::Expected<TensorFinder> tensorFinder(const std::string &path, WeightFormat 
 /// (blocks: bytes); safetensors and GGUF data offsets promise no more.
 bool usableInPlace(const FoundTensor &t, const TensorSpec &spec) {
   int64_t alignment = spec.dtype.block ? 1 : dtypeBytes(spec.dtype.plain);
-  return t.encoding == spec.dtype && t.layout == HfLayout::Same &&
+  return t.encoding == spec.dtype && t.layout == HfLayout::Same && t.addend == 0.0f &&
          reinterpret_cast<uintptr_t>(t.data) % alignment == 0;
 }
 
@@ -403,6 +411,8 @@ llvm::Expected<WeightTensors> tfm::rt::openWeightTensors(const std::string &path
       return t.takeError();
     if (llvm::Error e = checkTensor(*t, spec))
       return std::move(e);
+    t->addend = static_cast<float>(
+        -storedMinusRead(manifest.config, spec.name, *format == WeightFormat::Gguf));
     state->found.push_back(std::move(*t));
   }
   return WeightTensors(std::move(state));

@@ -55,6 +55,12 @@ struct ModelSpec {
   /// Sliding-window attention: a position sees itself and the window - 1
   /// before it (Mistral's sliding_window); 0: the whole context.
   int64_t slidingWindow = 0;
+  /// Which layers slide: every one (0), or layer i when (i + 1) % pattern
+  /// is not 0 (Gemma 2: 2, the even layers; Gemma 3: 6, five of six).
+  int64_t slidingWindowPattern = 0;
+  /// Gemma 3: the sliding layers' RoPE base, without the scaling the
+  /// others get; 0: the same RoPE on every layer.
+  double ropeLocalTheta = 0.0;
   /// ALiBi: a per-head linear distance penalty on the attention scores.
   bool alibi = false;
   double alibiMaxBias = 0.0;   // the slopes' exponent range (8 in the paper); 0 unless alibi
@@ -63,6 +69,12 @@ struct ModelSpec {
   Norm norm = Norm::RmsNorm;
   bool normBias = false;         // LayerNorm has a bias (always false for rms_norm)
   double normEps = 1e-5;
+  /// RMSNorm's gain is weight + offset: Gemma's 1 + w in Hugging Face's
+  /// files (its GGUF stores the sum, offset 0).
+  double normWeightOffset = 0.0;
+  /// Gemma 2 and 3: a norm on the attention's and the feed-forward's
+  /// outputs too, before each residual add.
+  bool sandwichNorms = false;
   /// Post-LN (2017): x = norm(x + sublayer(x)), and no final norm. Pre-LN:
   /// x = x + sublayer(norm(x)), then a final norm.
   NormPosition normPosition = NormPosition::Pre;
@@ -86,6 +98,11 @@ struct ModelSpec {
   bool attnOutBias = false;  // bias of the attention output projection
   bool ffnBias = false;      // biases of the feed-forward projections
   double clipQkv = 0.0;      // MPT: q, k, v clamped to [-clip, clip]; 0: none
+  double attnScale = 0.0;    // what scores are multiplied by; 0: 1/sqrt(head_dim)
+  /// Gemma 2's soft caps, cap * tanh(x / cap): of the attention scores and
+  /// of the logits; 0: none.
+  double attnSoftcap = 0.0;
+  double finalSoftcap = 0.0;
   double embeddingScale = 1.0; // the embedding is multiplied by it (2017: sqrt(dim))
   bool tiedEmbeddings = false;
   int64_t bosTokenId = 1;
@@ -108,6 +125,9 @@ struct ModelSpec {
 /// the bias before scaling the scores, so its slopes come out divided by
 /// sqrt(head_dim). Empty unless spec.alibi.
 std::vector<float> alibiSlopes(const ModelSpec &spec);
+
+/// Whether layer `layer` is a sliding-window layer (spec.slidingWindowPattern).
+bool slides(const ModelSpec &spec, int64_t layer);
 
 /// The sliding window of layer `layer`: the keys its rows see, or 0 for the
 /// whole context (also when the window holds the whole context).

@@ -50,10 +50,12 @@ enum class TensorRole {
   AttnQNorm,
   AttnKNorm,
   AttnOutput,
+  AttnPostNorm,
   FfnNorm,
   FfnGate,
   FfnUp,
   FfnDown,
+  FfnPostNorm,
   OutputNorm,
   Output,
 };
@@ -98,6 +100,13 @@ std::vector<ModelTensor> modelTensors(const ModelSpec &spec);
 /// where llama.cpp names the attention's attn_norm_2 (Falcon's ln_attn) and
 /// the feed-forward's attn_norm (ln_mlp).
 TensorRole attnNormRole(const ModelSpec &spec);
+
+/// Gemma's norm weights: Hugging Face's files store w (the gain is 1 + w),
+/// GGUF files the gain itself (llama.cpp's converter adds the 1), and the
+/// kernels read gain - spec.normWeightOffset. What a file (a GGUF or not)
+/// stores minus what the kernels read for tensor `manifestName`; 0 for
+/// every other tensor and family.
+double storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName, bool gguf);
 TensorRole ffnNormRole(const ModelSpec &spec);
 
 /// The per-layer roles of a llama2.c checkpoint in file order; the token

@@ -25,7 +25,7 @@ namespace tfm {
 /// The Hugging Face model_type a config is read as ("transformer": tfm's
 /// own, every switch given by name). It picks the tensor names; the other
 /// variants fix the computation. Mistral and Qwen 2 and 3 name their
-/// tensors as Llama does.
+/// tensors as Llama does, Gemma 3 as Gemma 2.
 #define TFM_FAMILIES(X)                                                                          \
   X(Llama, "llama")                                                                              \
   X(Mistral, "mistral")                                                                          \
@@ -37,6 +37,8 @@ namespace tfm {
   X(GptNeox, "gpt_neox")                                                                         \
   X(Falcon, "falcon")                                                                            \
   X(Phi3, "phi3")                                                                                \
+  X(Gemma2, "gemma2")                                                                            \
+  X(Gemma3, "gemma3_text")                                                                       \
   X(Transformer, "transformer")
 
 /// How positions reach the model: rotary on q and k, a learned table added

@@ -116,13 +116,19 @@ def Tfm_EmbeddingOp : Tfm_KernelOp<"embedding", [Pure, Tfm_FusionRoot, InferType
 
 def Tfm_RmsNormOp : Tfm_KernelOp<"rms_norm",
     [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>]> {
-  let summary = "x / sqrt(mean(x^2) + eps) * w, per row";
+  let summary = "x / sqrt(mean(x^2) + eps) * (w + weight_offset), per row";
   let description = [{
+    `weight_offset` is 1 for Gemma's norms as Hugging Face stores them (a
+    gain of 1 + w), else 0.
+
     ```mlir
     %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>
+    %g = tfm.rms_norm %x, %w {eps = 1.0e-06 : f64, weight_offset = 1.0 : f64}
+        : tensor<?x64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveF64Attr:$eps);
+  let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveF64Attr:$eps,
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_offset);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
   let hasVerifier = 1;
@@ -262,10 +268,10 @@ def Tfm_HeadRmsNormOp : Tfm_KernelOp<"head_rms_norm",
     [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "RMSNorm of each head of a row, with one weight shared by the heads";
   let description = [{
-    Each head of `head_dim` columns becomes x / sqrt(mean(x^2) + eps) * w,
-    its mean over the head's own columns; `weight` is [head_dim]. Qwen 3
-    normalises q and k this way before RoPE. A head's statistic is a
-    table of (head, row), computed once per call.
+    Each head of `head_dim` columns becomes x / sqrt(mean(x^2) + eps) *
+    (w + weight_offset), its mean over the head's own columns; `weight` is
+    [head_dim]. Qwen 3 and Gemma 3 normalise q and k this way before RoPE.
+    A head's statistic is a table of (head, row), computed once per call.
 
     ```mlir
     %n = tfm.head_rms_norm %q, %w {eps = 1.0e-06 : f64, head_dim = 16 : i64}
@@ -273,7 +279,7 @@ def Tfm_HeadRmsNormOp : Tfm_KernelOp<"head_rms_norm",
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveI64Attr:$head_dim,
-                       Tfm_PositiveF64Attr:$eps);
+                       Tfm_PositiveF64Attr:$eps, DefaultValuedAttr<F64Attr, "0.0">:$weight_offset);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
   let hasVerifier = 1;
@@ -360,6 +366,21 @@ def Tfm_ClampOp : Tfm_KernelOp<"clamp", [Pure, Tfm_Epilogue, AllTypesMatch<["inp
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Tfm_SoftcapOp : Tfm_KernelOp<"softcap", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
+  let summary = "elementwise cap * tanh(x / cap)";
+  let description = [{
+    Gemma 2's final logit soft-capping: values pass nearly unchanged well
+    inside (-cap, cap) and approach it smoothly beyond.
+
+    ```mlir
+    %l = tfm.softcap %logits {cap = 30.0 : f64} : tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveF64Attr:$cap);
+  let results = (outs Tfm_Rows:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Tfm_GeluOp : Tfm_KernelOp<"gelu", [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
   let summary = "elementwise GELU, exact or in its tanh approximation";
   let description = [{
@@ -400,6 +421,9 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     `window` > 0 is sliding-window attention (Mistral, Gemma): the row at
     position p attends to cache rows p - window + 1 .. p only, masked by
     index as causality is, so a row reduces over at most `window` keys.
+    `scale` > 0 replaces 1/sqrt(head_dim) (Gemma's query_pre_attn_scalar);
+    `softcap` > 0 caps each scaled score s at softcap * tanh(s / softcap)
+    (Gemma 2), before ALiBi's bias and the mask.
 
     ```mlir
     %a = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
@@ -422,7 +446,9 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        Tfm_PositiveI64Attr:$head_dim,
                        DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$key_tile,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$window);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$window,
+                       DefaultValuedAttr<F64Attr, "0.0">:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

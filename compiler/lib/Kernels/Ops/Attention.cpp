@@ -117,7 +117,11 @@ void defineAttention(OpDefinition &d) {
   Expr queryRow = min(r, kc.image.dim(1).extent() - 1);
   at.dot(s, h, r) += q.func(h * headDim + at.overDim, queryRow) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
-  Expr scaled = at.dot(s, h, r) * (1.0f / std::sqrt(float(headDim)));
+  float scale = attrs.scale > 0.0 ? static_cast<float>(attrs.scale)
+                                  : 1.0f / std::sqrt(float(headDim));
+  Expr scaled = at.dot(s, h, r) * scale;
+  if (attrs.softcap > 0.0)
+    scaled = softcapFloat(scaled, attrs.softcap);
   if (!attrs.alibiSlopes.empty()) {
     // The slopes are constants of the generated code: a table Halide embeds
     // in the object file. The bias is computed from the indices per score.

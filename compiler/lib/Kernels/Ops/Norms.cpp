@@ -8,7 +8,8 @@ namespace tfm::kernels {
 void defineRmsNorm(OpDefinition &d) {
   Value &x = d.operand(0), &w = d.operand(1);
   int dim = static_cast<int>(x.shape[1]);
-  float eps = static_cast<float>(d.attrs<RmsNormAttrs>().eps);
+  const auto &attrs = d.attrs<RmsNormAttrs>();
+  float eps = static_cast<float>(attrs.eps);
   Var c = d.algorithm.col, r = d.algorithm.row;
   RDom over(0, dim, d.name + "_k");
   Func sumSq(d.name + "_sumsq");
@@ -17,7 +18,9 @@ void defineRmsNorm(OpDefinition &d) {
   Func scale(d.name + "_scale");
   scale(r) = 1.0f / sqrt(sumSq(r) / dim + eps);
   Func f(d.name);
-  f(c, r) = x.func(c, r) * scale(r) * w.func(c);
+  Expr gain = attrs.weightOffset == 0.0 ? w.func(c)
+                                        : w.func(c) + static_cast<float>(attrs.weightOffset);
+  f(c, r) = x.func(c, r) * scale(r) * gain;
   d.result.func = f;
   d.result.reduction = over;
   d.result.rowStats = {scale};
@@ -37,7 +40,10 @@ void defineHeadRmsNorm(OpDefinition &d) {
   Func scale(d.name + "_scale");
   scale(h, r) = 1.0f / sqrt(sum(value * value) / headDim + eps);
   Func f(d.name);
-  f(c, r) = x.func(c, r) * scale(c / headDim, r) * w.func(c % headDim);
+  Expr gain = w.func(c % headDim);
+  if (attrs.weightOffset != 0.0)
+    gain += static_cast<float>(attrs.weightOffset);
+  f(c, r) = x.func(c, r) * scale(c / headDim, r) * gain;
   d.result.func = f;
   d.result.positionTables = {scale};
   d.result.readsOtherColumns = true;
