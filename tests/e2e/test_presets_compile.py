@@ -37,8 +37,7 @@ class PresetsCompile(unittest.TestCase):
                     manifest = json.load(f)
                 self.assertTrue(manifest["kernels"])
                 for field, canonical in (("vocab_size", "vocab_size"),
-                                         ("num_hidden_layers", "n_layers"),
-                                         ("sliding_window", "sliding_window")):
+                                         ("num_hidden_layers", "n_layers")):
                     if config.get(field) is not None:
                         self.assertEqual(manifest["config"][canonical], config[field], field)
 
