@@ -1,12 +1,14 @@
 //===- fuzz_tokenizer_roundtrip.cpp - Real tokenizers on any bytes --------===//
 //
 // Every real tokenizer of ../shared (GPT-2's byte-level BPE as vocab.json
-// and as a GGUF, Falcon's as a GGUF, Llama 2's SentencePiece as
-// tokenizer.model and as a GGUF, llama2.c's tokenizer.bin) encodes any bytes
-// to ids inside its vocabulary, and decoding them gives the bytes back, as
-// Tokenizer::decode promises, except where a format documents otherwise:
-// SentencePiece gives them back normalized as sentencepiece itself does (its
-// space symbol U+2581 in the input is a space); llama2.c's tokenizer.bin
+// and as a GGUF, Falcon's as a GGUF, Llama 3's and Qwen 3's tokenizer.json,
+// Llama 2's SentencePiece as tokenizer.model and as a GGUF, Phi-3's GGUF,
+// llama2.c's tokenizer.bin) encodes any bytes to ids inside its vocabulary,
+// and decoding them gives the bytes back, as Tokenizer::decode promises,
+// except where a format documents otherwise: SentencePiece gives them back
+// normalized as sentencepiece itself does (its space symbol U+2581 in the
+// input is a space); a tokenizer.json with an NFC normalizer (Qwen's) gives
+// the text in NFC; llama2.c's tokenizer.bin
 // without the lone control bytes that run.c does not print (see
 // Llama2cTokenizer.h); byte-level BPE without the bytes its vocabulary has
 // no token for (Falcon's lacks a few; see ByteLevelBpeTokenizer.h).
@@ -14,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 #include "tfm/runtime/TokenizerFactory.h"
+#include "tfm/runtime/UnicodeCategories.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,12 +31,12 @@ using namespace tfm::rt;
 namespace {
 
 /// What a format's decode changes in the text it was given.
-enum class Normalization { None, SpaceSymbolIsSpace, ControlBytesDropped };
+enum class DecodeChange { None, SpaceSymbolIsSpace, ControlBytesDropped, Nfc };
 
 struct NamedTokenizer {
   std::string file;
   std::unique_ptr<Tokenizer> tokenizer;
-  Normalization normalization;
+  DecodeChange normalization;
   std::array<bool, 256> dropped{}; // bytes encode() leaves out
 };
 
@@ -60,17 +63,19 @@ std::string withoutControlBytes(const std::string &text) {
 
 std::string normalized(const std::string &text, const NamedTokenizer &named) {
   switch (named.normalization) {
-  case Normalization::None: {
+  case DecodeChange::None: {
     std::string kept;
     for (char c : text)
       if (!named.dropped[static_cast<unsigned char>(c)])
         kept += c;
     return kept;
   }
-  case Normalization::SpaceSymbolIsSpace:
+  case DecodeChange::SpaceSymbolIsSpace:
     return spaceSymbolsAsSpaces(text);
-  case Normalization::ControlBytesDropped:
+  case DecodeChange::ControlBytesDropped:
     return withoutControlBytes(text);
+  case DecodeChange::Nfc:
+    return normalizeText(text, tfm::rt::Normalization::NFC);
   }
   return text;
 }
@@ -88,19 +93,24 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     std::exit(std::getenv("CI") && std::string(std::getenv("CI")) == "true" ? 1 : 77);
   for (const char *file : {"gpt2-tokenizer/encoder.json", "gguf-vocab/ggml-vocab-gpt-2.gguf",
                            "gguf-vocab/ggml-vocab-falcon.gguf",
+                           "hf-tokenizers/llama3.1/tokenizer.json",
+                           "hf-tokenizers/qwen3/tokenizer.json",
                            "llama2-tokenizer/tokenizer.model", "gguf-vocab/ggml-vocab-llama-spm.gguf",
+                           "gguf-vocab/ggml-vocab-phi-3.gguf",
                            "llama2-tokenizer/tokenizer.bin", "aidreams260k/tokenizer.bin"}) {
     auto tokenizer = loadStandaloneTokenizer(models + "/" + file);
     if (!tokenizer)
       fuzz::propertyFailed(llvm::toString(tokenizer.takeError()));
     llvm::StringRef name(file);
-    Normalization normalization = name.ends_with(".bin") ? Normalization::ControlBytesDropped
-                                  : name.contains("tokenizer.model") || name.contains("spm")
-                                      ? Normalization::SpaceSymbolIsSpace
-                                      : Normalization::None;
+    DecodeChange normalization =
+        name.ends_with(".bin") ? DecodeChange::ControlBytesDropped
+        : name.contains("tokenizer.model") || name.contains("spm") || name.contains("phi-3")
+            ? DecodeChange::SpaceSymbolIsSpace
+        : name.contains("qwen") ? DecodeChange::Nfc
+                                : DecodeChange::None;
     NamedTokenizer named{file, std::move(*tokenizer), normalization};
     // A byte-level vocabulary drops the bytes it has no token for.
-    if (normalization == Normalization::None)
+    if (normalization == DecodeChange::None)
       for (int byte = 0; byte < 256; ++byte)
         named.dropped[byte] =
             named.tokenizer->encode(std::string(1, static_cast<char>(byte)), false).empty();
