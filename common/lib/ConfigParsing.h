@@ -27,6 +27,10 @@ struct FieldNames {
 /// taken), checked against the vocabulary; `fallback` stands for an absent one.
 int64_t tokenId(FieldReader &r, const char *field, int64_t fallback, int64_t vocabSize);
 
+/// Every id of a token id list (empty for one id, or none), each a
+/// non-negative integer.
+std::vector<int64_t> tokenIdList(FieldReader &r, const char *field);
+
 /// A number that must be finite and above zero (an epsilon, a RoPE base).
 double positiveNumber(FieldReader &r, const char *field, double fallback);
 

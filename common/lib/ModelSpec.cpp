@@ -80,6 +80,24 @@ int64_t config::tokenId(FieldReader &r, const char *field, int64_t fallback, int
   return id;
 }
 
+std::vector<int64_t> config::tokenIdList(FieldReader &r, const char *field) {
+  const json::Value *v = r.raw(field);
+  const json::Array *list = v ? v->getAsArray() : nullptr;
+  std::vector<int64_t> ids;
+  for (size_t i = 0; list && i < list->size(); ++i) {
+    std::optional<int64_t> id = (*list)[i].getAsInteger();
+    if (!id || *id < 0) {
+      r.fail(field, "item " + std::to_string(i) + " is " + FieldReader::describe((*list)[i]) +
+                        ", expected a token id");
+      return {};
+    }
+    ids.push_back(*id);
+  }
+  if (v && !list && v->kind() != json::Value::Null && !v->getAsInteger())
+    r.fail(field, "found " + FieldReader::describe(*v) + ", expected a list of token ids");
+  return ids;
+}
+
 /// A number that must be finite and above zero (an epsilon, a RoPE base):
 /// -0 or a negative epsilon is no norm, and -0 would not survive the trip
 /// through the canonical JSON (it reads back as 0).
@@ -360,6 +378,7 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("tied_embeddings", s.tiedEmbeddings, false);
   visit("bos_token_id", s.bosTokenId, false);
   visit("eos_token_id", s.eosTokenId, false);
+  visit("eos_token_id_list", s.eosTokenIdList, false);
 }
 
 /// Reads one canonical field; every field is required.
@@ -380,6 +399,11 @@ struct CanonicalFieldReader {
   }
   void operator()(const char *key, std::vector<double> &value, bool) {
     value = r.positiveNumbers(key, true);
+  }
+  void operator()(const char *key, std::vector<int64_t> &value, bool) {
+    if (!obj.get(key))
+      r.fail(key, "missing, expected a list of token ids");
+    value = config::tokenIdList(r, key);
   }
   void operator()(const char *key, bool &value, bool) {
     if (!obj.get(key))
@@ -414,9 +438,9 @@ struct CanonicalFieldReader {
 /// feed-forward kind, which it holds as the switches post_norm and
 /// gated_ffn.
 template <typename Value> json::Value canonicalValue(const Value &value) { return value; }
-json::Value canonicalValue(const std::vector<double> &value) {
+template <typename Number> json::Value canonicalValue(const std::vector<Number> &value) {
   json::Array array;
-  for (double v : value)
+  for (Number v : value)
     array.push_back(v);
   return array;
 }
@@ -489,6 +513,8 @@ llvm::Expected<ModelSpec> tfm::parseModelSpec(llvm::StringRef jsonText, const st
                              variantNameList<Family>());
   else
     config::parseFamily(*family, r, path, s);
+  // Every family's ids were checked against its vocabulary (tokenId).
+  s.eosTokenIdList = config::tokenIdList(r, "eos_token_id");
 
   std::string name = r.string("name", false);
   if (name.empty())

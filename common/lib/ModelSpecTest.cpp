@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -277,6 +278,31 @@ TEST(ModelSpecTest, LlamaVariants) {
   EXPECT_EQ(parsed.spec.ffn, FfnKind::Gated);
   EXPECT_DOUBLE_EQ(parsed.spec.ropeScale, 4.0);
   EXPECT_EQ(parsed.spec.rotaryDim, 16);
+}
+
+TEST(ModelSpecTest, Llama3RopeScalingAndEosList) {
+  llvm::json::Object obj = validConfig();
+  obj["rope_theta"] = 500000.0;
+  // Llama 3.1's values: pairs of wavelength under 8192/4 kept, over 8192
+  // slowed 8 times, those between blended.
+  obj["rope_scaling"] = llvm::json::Object{{"rope_type", "llama3"},
+                                           {"factor", 8.0},
+                                           {"low_freq_factor", 1.0},
+                                           {"high_freq_factor", 4.0},
+                                           {"original_max_position_embeddings", 8192}};
+  obj["eos_token_id"] = llvm::json::Array{2, 7, 9};
+  ParsedSpec parsed = parse(std::move(obj));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const std::vector<double> &f = parsed.spec.ropeFreqFactors;
+  ASSERT_EQ(f.size(), 16u); // head_dim 32
+  EXPECT_DOUBLE_EQ(f[0], 1.0);   // wavelength 2 pi
+  EXPECT_DOUBLE_EQ(f[15], 8.0);  // 2 pi * 500000^(30/32), past 8192
+  for (double factor : f)
+    EXPECT_TRUE(factor >= 1.0 && factor <= 8.0) << factor;
+  EXPECT_TRUE(std::any_of(f.begin(), f.end(), [](double x) { return x > 1.0 && x < 8.0; }));
+  EXPECT_EQ(parsed.spec.eosTokenId, 2);
+  EXPECT_EQ(parsed.spec.eosTokenIdList, (std::vector<int64_t>{2, 7, 9}));
+  EXPECT_DOUBLE_EQ(parsed.spec.ropeScale, 1.0);
 }
 
 TEST(ModelSpecTest, RefusesAnOddRotaryWidthNamingBothFields) {

@@ -1,6 +1,7 @@
-"""Every preset in configs/ compiles with tfmc, as its file stands: the
-published Hugging Face config.json files among them (Llama 3.1 and 3.2,
-Mistral v0.1 and v0.3, Qwen 2.5 and 3, SmolLM2, TinyLlama, ...) unedited.
+"""Every preset in configs/ compiles with tfmc, as its file stands, and
+every published Hugging Face config.json in configs/published/ (Llama 3.1
+and 3.2, Mistral v0.1 and v0.3, Qwen 2.5 and 3, Phi-3, Gemma 2 and 3,
+SmolLM2, TinyLlama) unedited.
 
 usage: test_presets_compile.py   (environment as in the top-level CMakeLists.txt)
 """
@@ -17,12 +18,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import testlib  # noqa: E402
 
-PRESETS = sorted(glob.glob(testlib.source_path("configs/*.json")))
+PRESETS = sorted(glob.glob(testlib.source_path("configs/*.json")) +
+                 glob.glob(testlib.source_path("configs/published/*.json")))
 
 
 class PresetsCompile(unittest.TestCase):
     def test_every_preset_compiles(self):
-        self.assertGreater(len(PRESETS), 20)
+        self.assertGreater(len(PRESETS), 25)
         work = testlib.work_dir("presets_compile")
         for preset in PRESETS:
             name = os.path.splitext(os.path.basename(preset))[0]

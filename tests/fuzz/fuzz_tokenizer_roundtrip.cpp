@@ -1,13 +1,15 @@
 //===- fuzz_tokenizer_roundtrip.cpp - Real tokenizers on any bytes --------===//
 //
 // Every real tokenizer of ../shared (GPT-2's byte-level BPE as vocab.json
-// and as a GGUF, Falcon's as a GGUF, Llama 3's and Qwen 3's tokenizer.json,
+// and as a GGUF, Falcon's as a GGUF, Llama 3's, Qwen 3's and Gemma 3's
+// tokenizer.json,
 // Llama 2's SentencePiece as tokenizer.model and as a GGUF, Phi-3's GGUF,
 // llama2.c's tokenizer.bin) encodes any bytes to ids inside its vocabulary,
 // and decoding them gives the bytes back, as Tokenizer::decode promises,
-// except where a format documents otherwise: SentencePiece gives them back
-// normalized as sentencepiece itself does (its space symbol U+2581 in the
-// input is a space); a tokenizer.json with an NFC normalizer (Qwen's) gives
+// except where a format documents otherwise: SentencePiece (and Gemma's
+// tokenizer.json, spelled as it) gives them back normalized as
+// sentencepiece itself does (its space symbol U+2581 in the input is a
+// space); a tokenizer.json with an NFC normalizer (Qwen's) gives
 // the text in NFC; llama2.c's tokenizer.bin
 // without the lone control bytes that run.c does not print (see
 // Llama2cTokenizer.h); byte-level BPE without the bytes its vocabulary has
@@ -95,6 +97,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
                            "gguf-vocab/ggml-vocab-falcon.gguf",
                            "hf-tokenizers/llama3.1/tokenizer.json",
                            "hf-tokenizers/qwen3/tokenizer.json",
+                           "hf-tokenizers/gemma3/tokenizer.json",
                            "llama2-tokenizer/tokenizer.model", "gguf-vocab/ggml-vocab-llama-spm.gguf",
                            "gguf-vocab/ggml-vocab-phi-3.gguf",
                            "llama2-tokenizer/tokenizer.bin", "aidreams260k/tokenizer.bin"}) {
@@ -104,7 +107,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     llvm::StringRef name(file);
     DecodeChange normalization =
         name.ends_with(".bin") ? DecodeChange::ControlBytesDropped
-        : name.contains("tokenizer.model") || name.contains("spm") || name.contains("phi-3")
+        : name.contains("tokenizer.model") || name.contains("spm") || name.contains("phi-3") ||
+                name.contains("gemma")
             ? DecodeChange::SpaceSymbolIsSpace
         : name.contains("qwen") ? DecodeChange::Nfc
                                 : DecodeChange::None;

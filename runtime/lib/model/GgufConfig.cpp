@@ -232,65 +232,49 @@ llvm::Error readRopeFreqs(const GgufFile &file, json::Object &config) {
   return llvm::Error::success();
 }
 
-/// What llama.cpp's Gemma graphs take from a GGUF beyond Llama's keys: norm
-/// weights stored with Hugging Face's + 1 added (offset 0), the window
-/// (Gemma 2's soft caps too), and scores scaled by 1/sqrt(head_dim).
-llvm::Error readGemma(const GgufFile &file, const std::string &arch, Family family,
-                      json::Object &config) {
-  config["norm_weight_offset"] = 0.0;
-  auto copy = [&](const char *key, const char *field, bool real) -> llvm::Error {
-    std::string full = arch + "." + key;
-    if (!file.has(full))
-      return llvm::Error::success();
-    if (real) {
-      llvm::Expected<double> value = file.getFloat(full);
-      if (!value)
-        return value.takeError();
-      config[field] = shortestDecimal(static_cast<float>(*value));
-      return llvm::Error::success();
-    }
-    llvm::Expected<int64_t> value = file.getInteger(full);
-    if (!value)
-      return value.takeError();
-    config[field] = *value;
-    return llvm::Error::success();
-  };
-  if (llvm::Error e = copy("attention.sliding_window", "sliding_window", false))
-    return e;
-  // llama.cpp scales scores by 1/sqrt(head size): key_length, else the
-  // width of a head.
-  llvm::Expected<int64_t> dim = file.getInteger(arch + ".embedding_length");
-  llvm::Expected<int64_t> heads = file.getInteger(arch + ".attention.head_count");
-  if (!dim || !heads)
-    return llvm::joinErrors(dim.takeError(), heads.takeError());
-  if (*heads > 0)
-    config["query_pre_attn_scalar"] = *dim / *heads;
-  if (llvm::Error e = copy("attention.key_length", "query_pre_attn_scalar", false))
-    return e;
-  if (family != Family::Gemma2)
-    return llvm::Error::success();
-  if (llvm::Error e = copy("attn_logit_softcapping", "attn_logit_softcapping", true))
-    return e;
-  return copy("final_logit_softcapping", "final_logit_softcapping", true);
-}
+// Keys beyond Llama's: Phi-3's and Gemma's sliding window (llama.cpp
+// disables Phi-3's; tfm compiles it, as the published model has it),
+// Gemma 2's soft caps.
+const FieldSource kSlidingWindowFields[] = {
+    {"sliding_window", "attention.sliding_window", false, true},
+};
+const FieldSource kGemma2Fields[] = {
+    {"attn_logit_softcapping", "attn_logit_softcapping", true, true},
+    {"final_logit_softcapping", "final_logit_softcapping", true, true},
+};
 
-/// Phi-3's sliding window, which llama.cpp reads and then disables (tfm
-/// compiles it, as the published model has it); its LongRoPE factors
-/// (rope_factors_long/short.weight) are refused, not ignored.
+/// Phi-3's sliding window; its LongRoPE factors (rope_factors_long/short)
+/// are refused, not ignored.
 llvm::Error readPhi3(const GgufFile &file, const std::string &arch, json::Object &config) {
   for (const char *tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
     if (file.findTensor(tensor))
       return ggufFailure(file, std::string("tensor '") + tensor +
                                    "' holds LongRoPE factors, which tfm does not compile yet");
-  std::string key = arch + ".attention.sliding_window";
-  if (!file.has(key))
-    return llvm::Error::success();
-  llvm::Expected<int64_t> window = file.getInteger(key);
-  if (!window)
-    return window.takeError();
-  if (*window > 0)
-    config["sliding_window"] = *window;
-  return llvm::Error::success();
+  return readFields(file, arch, kSlidingWindowFields, config);
+}
+
+/// What llama.cpp's Gemma graphs take from a GGUF beyond Llama's keys: norm
+/// weights stored with Hugging Face's + 1 added (offset 0), the window,
+/// Gemma 2's soft caps, and scores scaled by 1/sqrt(head size): key_length,
+/// else the width of a head.
+llvm::Error readGemma(const GgufFile &file, const std::string &arch, Family family,
+                      json::Object &config) {
+  config["norm_weight_offset"] = 0.0;
+  const FieldSource headSize{"query_pre_attn_scalar", "attention.key_length", false, true};
+  if (!file.has(arch + "." + headSize.key)) {
+    llvm::Expected<int64_t> dim = file.getInteger(arch + ".embedding_length");
+    llvm::Expected<int64_t> heads = file.getInteger(arch + ".attention.head_count");
+    if (!dim || !heads)
+      return llvm::joinErrors(dim.takeError(), heads.takeError());
+    if (*heads > 0)
+      config[headSize.field] = *dim / *heads;
+  }
+  if (llvm::Error e = readFields(file, arch, {headSize}, config))
+    return e;
+  if (llvm::Error e = readFields(file, arch, kSlidingWindowFields, config))
+    return e;
+  return family == Family::Gemma2 ? readFields(file, arch, kGemma2Fields, config)
+                                  : llvm::Error::success();
 }
 
 /// rope.dimension_count, the columns of each head RoPE rotates (all of

@@ -1,6 +1,8 @@
 //===- Conversation.cpp - tfm-run -i: a turn per line typed ---------------===//
 #include "tfm/runtime/Conversation.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cstdio>
 #include <optional>
 
@@ -48,7 +50,8 @@ llvm::Error tfm::rt::converse(Session &session, const Tokenizer &tokenizer, Samp
     std::vector<int32_t> turn;
     // The last token of an answer was never fed back; an EOS ends the
     // answer, not the conversation, and is not fed.
-    if (session.position() < int64_t(total.ids.size()) && total.ids.back() != tokenizer.eosId())
+    if (session.position() < int64_t(total.ids.size()) &&
+        !llvm::is_contained(generation.endTokenIds, total.ids.back()))
       turn.push_back(total.ids.back());
     std::vector<int32_t> typed =
         tokenizer.encode(*line, /*addBos=*/total.ids.empty() && tokenizer.addsBos());

@@ -1,6 +1,7 @@
 //===- Generator.cpp - Prefill, sample, decode, stream --------------------===//
 #include "tfm/runtime/Generator.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
 #include <chrono>
@@ -56,7 +57,7 @@ tfm::rt::generate(Session &session, const Tokenizer &tokenizer, Sampler &sampler
     int32_t next = sampler.sample(session.logits(), session.vocabSize());
     int32_t previous = result.ids.back();
     result.ids.push_back(next);
-    if (options.stopAtEos && next == options.eosTokenId)
+    if (llvm::is_contained(options.endTokenIds, next))
       break;
     std::string piece = tokenizer.decode(previous, next);
     out << piece;

@@ -71,7 +71,7 @@ struct Outcome {
   std::string printed;
 };
 
-Outcome generateWith(std::vector<int32_t> prompt, int64_t n, bool stopAtEos) {
+Outcome generateWith(std::vector<int32_t> prompt, int64_t n, std::vector<int32_t> endTokenIds) {
   calls.clear();
   tfm_model model = scriptedModel();
   auto session = Session::create(model, {});
@@ -80,8 +80,7 @@ Outcome generateWith(std::vector<int32_t> prompt, int64_t n, bool stopAtEos) {
   BracketTokenizer tokenizer;
   GenerateOptions options;
   options.maxNewTokens = n;
-  options.stopAtEos = stopAtEos;
-  options.eosTokenId = 2;
+  options.endTokenIds = std::move(endTokenIds);
   Outcome run;
   llvm::raw_string_ostream out(run.printed);
   auto result = generate(**session, tokenizer, *sampler, prompt, options, out);
@@ -93,7 +92,7 @@ Outcome generateWith(std::vector<int32_t> prompt, int64_t n, bool stopAtEos) {
 } // namespace
 
 TEST(Generator, PrefillsOnceThenDecodesAllButTheLastToken) {
-  Outcome run = generateWith({1, 4}, 3, true);
+  Outcome run = generateWith({1, 4}, 3, {2});
   EXPECT_EQ(run.result.ids, (std::vector<int32_t>{1, 4, 5, 6, 7}));
   ASSERT_EQ(calls.size(), 3u);
   EXPECT_EQ(calls[0].entry, "prefill");
@@ -110,17 +109,24 @@ TEST(Generator, PrefillsOnceThenDecodesAllButTheLastToken) {
 }
 
 TEST(Generator, StopsAtEosUnlessTold) {
-  Outcome stopped = generateWith({1}, 4, true);
+  Outcome stopped = generateWith({1}, 4, {2});
   EXPECT_EQ(stopped.result.ids, (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(stopped.printed, "\n");
-  Outcome ignored = generateWith({1}, 4, false);
+  Outcome ignored = generateWith({1}, 4, {});
   EXPECT_EQ(ignored.result.ids, (std::vector<int32_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(ignored.printed, "<2><3><4><5>\n");
 }
 
+TEST(Generator, StopsAtAnyEndToken) {
+  // Llama 3 Instruct's list: end of text and end of turn.
+  Outcome run = generateWith({3}, 6, {2, 6});
+  EXPECT_EQ(run.result.ids, (std::vector<int32_t>{3, 4, 5, 6}));
+  EXPECT_EQ(run.printed, "<3><4><5>\n");
+}
+
 TEST(Generator, FillsTheContextExactly) {
   // 2 prompt tokens + 5 new ones use positions 0..5 of a 6-long context.
-  Outcome run = generateWith({1, 4}, kContext - 2 + 1, false);
+  Outcome run = generateWith({1, 4}, kContext - 2 + 1, {});
   EXPECT_EQ(run.result.ids.size(), 7u);
   EXPECT_EQ(calls.back().pos, kContext - 1);
 }

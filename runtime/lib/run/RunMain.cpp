@@ -107,10 +107,26 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   return llvm::Error::success();
 }
 
+/// The tokens generation stops at: the tokenizer's EOS and every id the
+/// config's eos_token_id lists (none with --ignore-eos).
+std::vector<int32_t> endTokens(const RunOptions &o, const Tokenizer &tokenizer,
+                               const ModelSpec &config) {
+  std::vector<int32_t> ids;
+  if (o.ignoreEos)
+    return ids;
+  if (tokenizer.eosId() >= 0)
+    ids.push_back(tokenizer.eosId());
+  for (int64_t id : config.eosTokenIdList)
+    if (id < tokenizer.vocabSize())
+      ids.push_back(static_cast<int32_t>(id));
+  return ids;
+}
+
 /// Runs the job on a loaded model: --perplexity, --logits or generation
 /// (whose speed line also gives `loadSeconds`, the time to bind the weights).
 llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
-                   const std::vector<int32_t> &promptIds, int64_t context, double loadSeconds) {
+                   const std::vector<int32_t> &promptIds, const ModelSpec &config,
+                   int64_t context, double loadSeconds) {
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
   if (!o.perplexityPath.empty())
     return runPerplexity(o, session, tokenizer, context);
@@ -145,8 +161,7 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
     return sampler.takeError();
   GenerateOptions gen;
   gen.maxNewTokens = maxNew;
-  gen.stopAtEos = !o.ignoreEos && tokenizer.eosId() >= 0;
-  gen.eosTokenId = tokenizer.eosId();
+  gen.endTokenIds = endTokens(o, tokenizer, config);
   gen.stopStrings = o.stopStrings;
   gen.colorPrompt = o.color;
   GenerationResult total;
@@ -268,7 +283,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     return session.takeError();
   double loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
-  return lm.explain(runJob(o, **session, tokenizer, promptIds, context, loadSeconds));
+  return lm.explain(
+      runJob(o, **session, tokenizer, promptIds, lm.manifest().config, context, loadSeconds));
 }
 
 } // namespace

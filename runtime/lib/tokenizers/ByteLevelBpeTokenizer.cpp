@@ -54,6 +54,40 @@ private:
   std::array<int, 0x100 + 68> byteOf; // 68 bytes are not printable
 };
 
+/// A token's bytes in SentencePiece's spelling: "▁" a space, "<0xXX>"
+/// one byte (`isByte`).
+std::string sentencePieceBytes(llvm::StringRef text, bool &isByte) {
+  unsigned value;
+  isByte = text.size() == 6 && text.starts_with("<0x") && text.ends_with(">") &&
+           !text.substr(3, 2).getAsInteger(16, value);
+  if (isByte)
+    return std::string(1, static_cast<char>(value));
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    if (text.substr(at).starts_with("\xe2\x96\x81")) {
+      out += ' ';
+      at += 3;
+    } else {
+      out += text[at++];
+    }
+  }
+  return out;
+}
+
+/// The bytes a token's text spells, or false when it spells none.
+bool tokenBytes(TokenSpelling spelling, const ByteAlphabet &alphabet, llvm::StringRef text,
+                std::string &out, bool &isByte) {
+  isByte = false;
+  switch (spelling) {
+  case TokenSpelling::ByteLevel:
+    return alphabet.decode(text, out);
+  case TokenSpelling::SentencePiece:
+    out = sentencePieceBytes(text, isByte);
+    return true;
+  }
+  return false;
+}
+
 std::string describeToken(const std::vector<std::string> &tokens, int32_t id) {
   return "token " + std::to_string(id) + " " + quoted(tokens[id]);
 }
@@ -74,25 +108,41 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   tok->special = vocab.special;
   tok->normalization = vocab.normalization;
   tok->wordSplit = vocab.wordSplit;
+  tok->spelling = vocab.spelling;
   tok->added = AddedTokenMatcher(vocab.added);
 
   // Normal tokens by their bytes: merges resolve through these only (an
   // added token may spell the same bytes, as MPT's runs of spaces do).
   ByteAlphabet alphabet;
   std::unordered_map<std::string, int32_t> idOfBytes;
+  std::vector<std::pair<std::string, int32_t>> deferredAdded; // after the normal tokens
   tok->bytes.resize(count);
   std::fill(std::begin(tok->byteToken), std::end(tok->byteToken), -1);
   for (int32_t id = 0; id < count; ++id) {
     if (tok->added.contains(id)) {
       tok->bytes[id] = vocab.tokens[id];
+      // Spelled as the others are ("▁" a space), they are also the results
+      // of merges (Gemma's runs of spaces and newlines).
+      bool isByte;
+      if (vocab.spelling == TokenSpelling::SentencePiece) {
+        tok->bytes[id] = sentencePieceBytes(vocab.tokens[id], isByte);
+        deferredAdded.emplace_back(tok->bytes[id], id);
+      }
       continue;
     }
-    if (!alphabet.decode(vocab.tokens[id], tok->bytes[id]))
+    bool isByte;
+    if (!tokenBytes(vocab.spelling, alphabet, vocab.tokens[id], tok->bytes[id], isByte))
       return failure(src + ": " + describeToken(vocab.tokens, id) +
                      " is not spelled in GPT-2's byte-level alphabet (and is not an added "
                      "token)");
+    if (isByte) { // <0xXX>: byte fallback only, never merged into
+      int32_t &slot = tok->byteToken[static_cast<unsigned char>(tok->bytes[id][0])];
+      if (slot < 0)
+        slot = id;
+      continue;
+    }
     idOfBytes.emplace(tok->bytes[id], id);
-    if (tok->bytes[id].size() == 1) {
+    if (vocab.spelling == TokenSpelling::ByteLevel && tok->bytes[id].size() == 1) {
       int32_t &slot = tok->byteToken[static_cast<unsigned char>(tok->bytes[id][0])];
       if (slot < 0)
         slot = id;
@@ -106,6 +156,10 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
       slot = vocab.unknown;
   if (vocab.ignoreMerges)
     tok->wholeWords = idOfBytes;
+  if (vocab.spelling == TokenSpelling::SentencePiece)
+    tok->characters = idOfBytes;
+  for (const auto &[bytes, id] : deferredAdded) // normal tokens first for a text both spell
+    idOfBytes.emplace(bytes, id);
 
   std::string left, right;
   auto lookup = [&](const std::string &text, const std::string &bytes, size_t rank,
@@ -120,7 +174,9 @@ ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   };
   for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
     const auto &[a, b] = vocab.merges[rank];
-    if (!alphabet.decode(a, left) || !alphabet.decode(b, right))
+    bool leftIsByte, rightIsByte;
+    if (!tokenBytes(vocab.spelling, alphabet, a, left, leftIsByte) ||
+        !tokenBytes(vocab.spelling, alphabet, b, right, rightIsByte))
       return failure(src + ": merge " + std::to_string(rank) + " (" + quoted(a + " " + b) +
                      ") is not spelled in GPT-2's byte-level alphabet");
     int32_t leftId, rightId, result;
@@ -148,6 +204,11 @@ std::vector<int32_t> ByteLevelBpeTokenizer::encode(const std::string &text,
       continue;
     }
     std::string normalized = normalizeText(fragment.text, normalization);
+    if (spelling == TokenSpelling::SentencePiece) { // one word, "▁" a space
+      bool isByte;
+      encodeWord(sentencePieceBytes(normalized, isByte), ids);
+      continue;
+    }
     for (llvm::StringRef word : splitWords(normalized, wordSplit))
       encodeWord(word, ids);
   }
@@ -178,10 +239,9 @@ std::vector<int32_t> ByteLevelBpeTokenizer::mergeWord(llvm::StringRef word) cons
     int32_t id, prev, next;
   };
   std::vector<Symbol> symbols;
-  for (unsigned char byte : word)
-    if (int32_t id = byteToken[byte]; id >= 0)
-      symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1,
-                         static_cast<int32_t>(symbols.size()) + 1});
+  for (int32_t id : firstSymbols(word))
+    symbols.push_back({id, static_cast<int32_t>(symbols.size()) - 1,
+                       static_cast<int32_t>(symbols.size()) + 1});
   if (!symbols.empty())
     symbols.back().next = -1;
 
@@ -224,6 +284,28 @@ std::vector<int32_t> ByteLevelBpeTokenizer::mergeWord(llvm::StringRef word) cons
   std::vector<int32_t> ids;
   for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next)
     ids.push_back(symbols[i].id);
+  return ids;
+}
+
+std::vector<int32_t> ByteLevelBpeTokenizer::firstSymbols(llvm::StringRef word) const {
+  std::vector<int32_t> ids;
+  auto addBytes = [&](llvm::StringRef bytes) {
+    for (unsigned char byte : bytes)
+      if (int32_t id = byteToken[byte]; id >= 0)
+        ids.push_back(id);
+  };
+  if (spelling == TokenSpelling::ByteLevel) {
+    addBytes(word);
+    return ids;
+  }
+  for (const TextChar &c : splitCharacters(word)) {
+    llvm::StringRef text = word.substr(c.offset, c.size);
+    auto it = characters.find(text.str());
+    if (it != characters.end())
+      ids.push_back(it->second);
+    else
+      addBytes(text); // byte fallback
+  }
   return ids;
 }
 

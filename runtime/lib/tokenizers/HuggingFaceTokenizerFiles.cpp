@@ -277,6 +277,29 @@ llvm::Error readPostProcessor(const json::Object *post, const std::string &path,
   return llvm::Error::success();
 }
 
+/// The BPE Hugging Face converts from SentencePiece (Gemma's): model
+/// byte_fallback, a normalizer replacing " " with "▁", and no pre_tokenizer
+/// but a Split at " ", which after that normalizer splits nothing.
+llvm::Error checkSentencePieceSpelling(const json::Object &root, const std::string &path) {
+  const json::Object *normalizer = root.getObject("normalizer");
+  const json::Object *pattern = normalizer ? normalizer->getObject("pattern") : nullptr;
+  if (!normalizer || normalizer->getString("type") != "Replace" || !pattern ||
+      pattern->getString("String") != " " || normalizer->getString("content") != "\xe2\x96\x81")
+    return failure(path + ": model.byte_fallback is true but the normalizer is not a Replace "
+                          "of \" \" with \"\xe2\x96\x81\" (SentencePiece's spelling, as Gemma's "
+                          "tokenizer.json has it)");
+  const json::Object *pre = root.getObject("pre_tokenizer");
+  if (!pre)
+    return llvm::Error::success();
+  const json::Object *split = pre->getObject("pattern");
+  if (pre->getString("type") != "Split" || !split || split->getString("String") != " " ||
+      pre->getBoolean("invert").value_or(false))
+    return failure(path + ": pre_tokenizer " + quoted(sectionType(root, "pre_tokenizer")) +
+                   " is not supported beside SentencePiece's spelling; expected null or a "
+                   "Split at \" \" (which splits nothing once spaces are \"\xe2\x96\x81\")");
+  return llvm::Error::success();
+}
+
 llvm::Error checkModel(const json::Object &model, const std::string &path) {
   std::string type = model.getString("type").value_or("").str();
   if (type != "BPE")
@@ -286,8 +309,6 @@ llvm::Error checkModel(const json::Object &model, const std::string &path) {
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (!model.getString(key).value_or("").empty())
       return failure(path + ": model." + key + " is set; byte-level BPE uses none");
-  if (model.getBoolean("byte_fallback").value_or(false))
-    return failure(path + ": model.byte_fallback is true; byte-level BPE has it false");
   return llvm::Error::success();
 }
 
@@ -385,13 +406,19 @@ llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::str
                      " is not in the vocabulary");
     vocab.unknown = static_cast<int32_t>(it - vocab.tokens.begin());
   }
-  if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
-    return std::move(e);
-  llvm::Expected<WordSplit> split = readPreTokenizer(root, path);
-  if (!split)
-    return split.takeError();
-  vocab.wordSplit = *split;
   vocab.ignoreMerges = model->getBoolean("ignore_merges").value_or(false);
+  if (model->getBoolean("byte_fallback").value_or(false)) {
+    if (llvm::Error e = checkSentencePieceSpelling(root, path))
+      return std::move(e);
+    vocab.spelling = TokenSpelling::SentencePiece;
+  } else {
+    if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
+      return std::move(e);
+    llvm::Expected<WordSplit> split = readPreTokenizer(root, path);
+    if (!split)
+      return split.takeError();
+    vocab.wordSplit = *split;
+  }
   if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
     return std::move(e);
   return vocab;

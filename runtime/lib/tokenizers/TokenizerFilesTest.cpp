@@ -561,3 +561,57 @@ TEST(TokenizerFactory, FindsTheTokenizerOfAFolderAndNamesWhatIsMissing) {
   std::string missing = loadError(dir + "/absent.model", modelConfig(10));
   EXPECT_NE(missing.find("absent.model"), std::string::npos) << missing;
 }
+
+//===--- Gemma's tokenizer.json: SentencePiece's spelling ------------------===//
+
+// No golden of Gemma's ids ships; these are the rules of its tokenizer.json
+// (a Replace of " " with "▁", BPE with byte_fallback, no dummy prefix,
+// <bos> put first by its post_processor), checked on the real file.
+class GemmaTokenizerJson : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string file = sharedPath("models/hf-tokenizers/gemma3/tokenizer.json");
+    if (file.empty())
+      GTEST_SKIP() << "models/hf-tokenizers/gemma3 not found under TFM_SHARED_DIR";
+    auto loaded = loadStandaloneTokenizer(file);
+    ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+    tok = std::move(*loaded);
+  }
+  std::vector<std::string> pieces(const std::string &text) const {
+    std::vector<std::string> out;
+    for (int32_t id : tok->encode(text, false))
+      out.push_back(tok->decode(-1, id));
+    return out;
+  }
+  std::unique_ptr<Tokenizer> tok;
+};
+
+TEST_F(GemmaTokenizerJson, SpacesAreSpelledAndKeptWithoutADummyPrefix) {
+  // Whole words with their leading space are single tokens; the text's
+  // start gets no space.
+  EXPECT_EQ(pieces("Hello world"), (Words{"Hello", " world"}));
+  EXPECT_EQ(pieces(" the"), (Words{" the"}));
+  // A "▁" typed is a space, as the normalizer makes it.
+  EXPECT_EQ(tok->encode("a\xE2\x96\x81" "b", false), tok->encode("a b", false));
+  // A run of spaces is one token of its own.
+  EXPECT_EQ(pieces("a    b").size(), 3u);
+}
+
+TEST_F(GemmaTokenizerJson, ACharacterWithoutATokenFallsBackToItsBytes) {
+  // U+F0000 (private use) has no token: four <0xXX> tokens, a byte each.
+  EXPECT_EQ(pieces("\xF3\xB0\x80\x80"), (Words{"\xF3", "\xB0", "\x80", "\x80"}));
+  std::string text = "x\xF3\xB0\x80\x80y \xF0\x9F\xA6\x99 \xEE\x80\x80";
+  std::string decoded;
+  for (int32_t id : tok->encode(text, false))
+    decoded += tok->decode(-1, id);
+  EXPECT_EQ(decoded, text);
+}
+
+TEST_F(GemmaTokenizerJson, TurnMarkersAndBosAreWholeTokens) {
+  std::vector<int32_t> ids = tok->encode("<start_of_turn>user\nHi<end_of_turn>", true);
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_EQ(ids[0], tok->bosId());
+  EXPECT_EQ(tok->decode(-1, ids[0]), "<bos>");
+  EXPECT_EQ(tok->decode(-1, ids[1]), "<start_of_turn>");
+  EXPECT_EQ(tok->decode(-1, ids.back()), "<end_of_turn>");
+}

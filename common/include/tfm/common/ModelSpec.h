@@ -107,6 +107,9 @@ struct ModelSpec {
   bool tiedEmbeddings = false;
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;
+  /// Every id of an eos_token_id list (Llama 3 Instruct's end of turn and
+  /// of text, Gemma 3's): generation stops at any. Empty for a single id.
+  std::vector<int64_t> eosTokenIdList;
 
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }

@@ -13,6 +13,13 @@
 // bytes at load: encoding and decoding work on bytes, and decoding any
 // token sequence gives exactly the bytes it was encoded from.
 //
+// The same merging serves the BPE Hugging Face converts from SentencePiece
+// (Gemma's tokenizer.json: byte_fallback, a normalizer replacing spaces
+// with U+2581): tokens are spelled in UTF-8 with "▁" for a space, the text
+// is one word, its characters are the first symbols, and a character
+// without a token becomes its bytes' <0xXX> tokens. A "▁" in the text is a
+// space, as the normalizer makes it, and decodes as one.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_BYTELEVELBPETOKENIZER_H
 #define TFM_RUNTIME_BYTELEVELBPETOKENIZER_H
@@ -31,9 +38,16 @@
 
 namespace tfm::rt {
 
+/// How a vocabulary spells its tokens' bytes.
+enum class TokenSpelling {
+  ByteLevel,     // GPT-2's printable alphabet, a character per byte
+  SentencePiece, // UTF-8 with "▁" for a space, <0xXX> byte tokens
+};
+
 /// A byte-level BPE vocabulary as one of its file formats gives it.
 struct ByteLevelBpeVocabulary {
   std::string source; // the file(s) it came from, for messages
+  TokenSpelling spelling = TokenSpelling::ByteLevel;
   /// Token text by id: the byte-level alphabet, or plain text for the
   /// tokens listed in `added`.
   std::vector<std::string> tokens;
@@ -72,6 +86,9 @@ private:
 
   void encodeWord(llvm::StringRef word, std::vector<int32_t> &out) const;
   std::vector<int32_t> mergeWord(llvm::StringRef word) const;
+  /// The word's first symbols: a token per byte (byte-level) or per
+  /// character, or its bytes' tokens (SentencePiece spelling).
+  std::vector<int32_t> firstSymbols(llvm::StringRef word) const;
 
   struct Merge {
     int32_t rank;
@@ -84,6 +101,10 @@ private:
 
   std::vector<std::string> bytes; // each token's bytes, by id
   int32_t byteToken[256] = {};    // -1: the byte is dropped
+  TokenSpelling spelling = TokenSpelling::ByteLevel;
+  /// SentencePiece spelling: normal tokens by their bytes, for the first
+  /// symbols.
+  std::unordered_map<std::string, int32_t> characters;
   std::unordered_map<uint64_t, Merge> merges; // by pairKey(left, right)
   AddedTokenMatcher added;
   Normalization normalization = Normalization::None;

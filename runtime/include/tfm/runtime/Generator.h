@@ -16,8 +16,9 @@ namespace tfm::rt {
 
 struct GenerateOptions {
   int64_t maxNewTokens = 0;
-  bool stopAtEos = true;
-  int32_t eosTokenId = 2;
+  /// Generation stops at any of these, which it does not print (the
+  /// tokenizer's EOS and the config's list; none with --ignore-eos).
+  std::vector<int32_t> endTokenIds;
   /// Generation stops once the new text ends with one of these (llama.cpp's
   /// -r/--reverse-prompt); the text is printed whole.
   std::vector<std::string> stopStrings;

@@ -31,10 +31,13 @@ llvm::Expected<SentencePieceVocabulary> readSentencePieceModel(const std::string
 llvm::Expected<ByteLevelBpeVocabulary> readVocabAndMerges(const std::string &vocabPath,
                                                           const std::string &mergesPath);
 
-/// Hugging Face tokenizer.json with a byte-level BPE model: model.vocab,
-/// model.merges ("a b" strings or ["a", "b"] pairs), added_tokens,
-/// normalizer (none or a Unicode normal form), a ByteLevel pre_tokenizer,
-/// and a post_processor that may put BOS first.
+/// Hugging Face tokenizer.json with a BPE model: model.vocab, model.merges
+/// ("a b" strings or ["a", "b"] pairs), added_tokens, and a post_processor
+/// that may put BOS first. Byte-level (GPT-2's, Llama 3's, Qwen's): a
+/// normalizer of none or a Unicode normal form, a ByteLevel pre_tokenizer or
+/// a Split by a known regex before it, ignore_merges. SentencePiece's
+/// spelling (Gemma's): byte_fallback with a normalizer replacing spaces by
+/// "▁".
 llvm::Expected<ByteLevelBpeVocabulary> readTokenizerJson(const std::string &path);
 
 /// The special-token settings Hugging Face keeps beside the tokenizer:
