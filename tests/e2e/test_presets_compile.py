@@ -1,7 +1,7 @@
-"""Every preset in configs/ compiles with tfmc, as its file stands, and
-every published Hugging Face config.json in configs/published/ (Llama 3.1
-and 3.2, Mistral v0.1 and v0.3, Qwen 2.5 and 3, Phi-3, Gemma 2 and 3,
-SmolLM2, TinyLlama) unedited.
+"""Every published Hugging Face config.json in configs/published/ (Llama
+3.1 and 3.2, Mistral v0.1 and v0.3, Qwen 2.5 and 3, Phi-3, Gemma 2 and 3,
+SmolLM2, TinyLlama) compiles with tfmc unedited. (configs/'s own presets
+are lowered and their kernels checked by BufferBoundsCheckTest.)
 
 usage: test_presets_compile.py   (environment as in the top-level CMakeLists.txt)
 """
@@ -18,13 +18,12 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import testlib  # noqa: E402
 
-PRESETS = sorted(glob.glob(testlib.source_path("configs/*.json")) +
-                 glob.glob(testlib.source_path("configs/published/*.json")))
+PRESETS = sorted(glob.glob(testlib.source_path("configs/published/*.json")))
 
 
 class PresetsCompile(unittest.TestCase):
     def test_every_preset_compiles(self):
-        self.assertGreater(len(PRESETS), 25)
+        self.assertGreater(len(PRESETS), 10)
         work = testlib.work_dir("presets_compile")
         for preset in PRESETS:
             name = os.path.splitext(os.path.basename(preset))[0]
