@@ -243,9 +243,22 @@ double tfm::storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName,
   case TensorRole::FfnPostNorm:
   case TensorRole::OutputNorm:
     return gguf ? spec.normWeightOffset : spec.normWeightOffset - 1.0;
-  default:
-    return 0.0;
+  case TensorRole::TokenEmbedding:
+  case TensorRole::PositionEmbedding:
+  case TensorRole::TokenEmbeddingNorm: // no Gemma tensor
+  case TensorRole::AttnNorm2:          // Falcon's
+  case TensorRole::AttnQ:
+  case TensorRole::AttnK:
+  case TensorRole::AttnV:
+  case TensorRole::AttnQkv:
+  case TensorRole::AttnOutput:
+  case TensorRole::FfnGate:
+  case TensorRole::FfnUp:
+  case TensorRole::FfnDown:
+  case TensorRole::Output:
+    break;
   }
+  return 0.0;
 }
 
 TensorRole tfm::attnNormRole(const ModelSpec &spec) {

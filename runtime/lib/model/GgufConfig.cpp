@@ -8,7 +8,6 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <cstdio>
 #include <cstdlib>
@@ -216,18 +215,12 @@ llvm::Error readRopeFreqs(const GgufFile &file, json::Object &config) {
   const GgufTensorInfo *freqs = file.findTensor("rope_freqs.weight");
   if (!freqs)
     return llvm::Error::success();
-  if (freqs->type != GgmlF32 || freqs->shape.size() != 1)
-    return ggufFailure(file, "tensor 'rope_freqs.weight' is not a vector of f32 (type " +
-                                 std::to_string(freqs->type) + ", " +
-                                 std::to_string(freqs->shape.size()) +
-                                 " dimensions); expected f32 [rotary pairs]");
+  llvm::Expected<std::vector<float>> values = file.f32Vector(*freqs);
+  if (!values)
+    return values.takeError();
   json::Array factors;
-  const uint8_t *data = file.data() + freqs->offset;
-  for (int64_t i = 0; i < freqs->shape[0]; ++i) {
-    float value;
-    std::memcpy(&value, data + i * sizeof(float), sizeof value);
+  for (float value : *values)
     factors.push_back(static_cast<double>(value));
-  }
   config["rope_freq_factors"] = std::move(factors);
   return llvm::Error::success();
 }

@@ -15,6 +15,10 @@ llvm::Expected<std::unique_ptr<LoadedModel>> LoadedModel::open(const ModelReques
   if (!resolved)
     return resolved.takeError();
   loaded->resolved = std::move(*resolved);
+  if (loaded->resolved.loadedTokenizer) {
+    loaded->tokenizer_ = std::move(loaded->resolved.loadedTokenizer);
+    return loaded;
+  }
   auto tokenizer = loadTokenizer(loaded->resolved.tokenizer, loaded->manifest().config);
   if (!tokenizer)
     return tokenizer.takeError();

@@ -30,16 +30,21 @@ std::string resolveAgainst(const std::string &base, const std::string &path) {
 
 /// What a compile cannot find out for itself is checked before one is
 /// started: that the tokenizer loads (the config was parsed, and
-/// compiledModelDir checks the weights' tensors).
-llvm::Error checkBeforeCompile(const ModelSpec &spec, const ResolvedModel &resolved,
-                               const std::string &foundTokenizer) {
-  std::string tokenizer = resolved.tokenizer.empty() ? foundTokenizer : resolved.tokenizer;
-  if (tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
-    tokenizer = resolved.weights;
-  if (tokenizer.empty())
+/// compiledModelDir checks the weights' tensors). It is kept in `resolved`,
+/// its path set.
+llvm::Error loadTokenizerBeforeCompile(const ModelSpec &spec, ResolvedModel &resolved,
+                                       const std::string &foundTokenizer) {
+  if (resolved.tokenizer.empty())
+    resolved.tokenizer = foundTokenizer;
+  if (resolved.tokenizer.empty() && !resolved.weights.empty() && hasGgufMagic(resolved.weights))
+    resolved.tokenizer = resolved.weights;
+  if (resolved.tokenizer.empty())
     return llvm::Error::success(); // the library's recorded files may name one
-  llvm::Expected<std::unique_ptr<Tokenizer>> loaded = loadTokenizer(tokenizer, spec);
-  return loaded ? llvm::Error::success() : loaded.takeError();
+  llvm::Expected<std::unique_ptr<Tokenizer>> loaded = loadTokenizer(resolved.tokenizer, spec);
+  if (!loaded)
+    return loaded.takeError();
+  resolved.loadedTokenizer = std::move(*loaded);
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -76,7 +81,7 @@ llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
       return source.takeError();
     if (resolved.weights.empty())
       resolved.weights = source->weightsPath;
-    if (llvm::Error e = checkBeforeCompile(source->spec, resolved, source->tokenizerPath))
+    if (llvm::Error e = loadTokenizerBeforeCompile(source->spec, resolved, source->tokenizerPath))
       return std::move(e);
     // Kernels read the weights as the file stores them.
     CompileRequest compile{source->spec,     request.target,   request.schedule,
@@ -86,8 +91,6 @@ llvm::Expected<ResolvedModel> tfm::rt::resolveModel(const ModelRequest &request,
     if (!compiledDir)
       return compiledDir.takeError();
     libraryDir = *compiledDir;
-    if (resolved.tokenizer.empty())
-      resolved.tokenizer = source->tokenizerPath;
   }
   auto library = linked ? ModelLibrary::fromLinked(linked) : ModelLibrary::open(libraryDir);
   if (!library)

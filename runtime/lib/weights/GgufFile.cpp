@@ -485,6 +485,16 @@ const GgufTensorInfo *GgufFile::findTensor(llvm::StringRef name) const {
   return it == tensorIndex.end() ? nullptr : &tensorInfos[it->second];
 }
 
+llvm::Expected<std::vector<float>> GgufFile::f32Vector(const GgufTensorInfo &tensor) const {
+  if (tensor.type != GgmlF32 || tensor.shape.size() != 1)
+    return failure(filePath + ": tensor '" + tensor.name + "' is of type " +
+                   std::to_string(tensor.type) + " with " + std::to_string(tensor.shape.size()) +
+                   " dimensions; expected a vector of f32");
+  std::vector<float> values(static_cast<size_t>(tensor.shape[0]));
+  std::memcpy(values.data(), data() + tensor.offset, values.size() * sizeof(float));
+  return values;
+}
+
 // The accessors' keys are the caller's (constants, or "<arch>.<key>" after
 // the architecture has been checked), so they are shown as they are.
 llvm::Error GgufFile::wrongType(llvm::StringRef key, const GgufValue &value,

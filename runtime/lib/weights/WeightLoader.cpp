@@ -158,16 +158,14 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
 /// compiled one, and a file without it means no scaling.
 llvm::Error checkRopeFreqs(const GgufFile &file, const tfm::ModelSpec &config) {
   const GgufTensorInfo *info = file.findTensor("rope_freqs.weight");
-  std::vector<double> stored;
-  if (info && info->type == GgmlF32 && info->shape.size() == 1)
-    for (int64_t i = 0; i < info->shape[0]; ++i) {
-      float value;
-      std::memcpy(&value, file.data() + info->offset + i * sizeof(float), sizeof value);
-      stored.push_back(value);
-    }
-  std::vector<double> compiled;
-  for (double factor : config.ropeFreqFactors)
-    compiled.push_back(static_cast<float>(factor));
+  std::vector<float> stored;
+  if (info) {
+    llvm::Expected<std::vector<float>> values = file.f32Vector(*info);
+    if (!values)
+      return values.takeError();
+    stored = std::move(*values);
+  }
+  std::vector<float> compiled(config.ropeFreqFactors.begin(), config.ropeFreqFactors.end());
   if (stored == compiled && (info != nullptr) == !compiled.empty())
     return llvm::Error::success();
   if (!info)

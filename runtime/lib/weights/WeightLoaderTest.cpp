@@ -656,3 +656,36 @@ TEST(NonFiniteWeights, NamesTheTensorInItsType) {
             std::string::npos)
       << message;
 }
+
+// Llama 3's RoPE scaling lives in the compiled tables; a GGUF's
+// rope_freqs.weight must be those factors, and is never ignored.
+TEST(WeightLoader, RopeFreqsMustBeTheCompiledFactors) {
+  Manifest scaled = llamaManifest(false);
+  scaled.config.ropeFreqFactors = {1.0, 8.0};
+  auto write = [&](const std::string &name, std::vector<float> freqs) {
+    GgufWriter w;
+    w.addString("general.architecture", "llama");
+    for (const TensorSpec &t : scaled.tensors)
+      w.addTensor(t.name, t.shape, GgmlF32);
+    if (!freqs.empty())
+      w.addF32Tensor("rope_freqs.weight", freqs);
+    return writeTensorFile(tempPath(name + ".gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
+      writeElements(out, hfLayout(scaled, i, HfLayout::Same).first, "F32");
+    });
+  };
+  std::string withFreqs = write("rope-freqs", {1.0f, 8.0f});
+  expectManifestValues(withFreqs, scaled);
+
+  Manifest other = scaled;
+  other.config.ropeFreqFactors = {1.0, 4.0};
+  std::string differs = bindError(withFreqs, other);
+  EXPECT_NE(differs.find("tensor 'rope_freqs.weight' (RoPE frequency factors) differs"),
+            std::string::npos)
+      << differs;
+  std::string unscaled = bindError(withFreqs, llamaManifest(false));
+  EXPECT_NE(unscaled.find("is present, but the library was compiled without them"),
+            std::string::npos)
+      << unscaled;
+  std::string missing = bindError(write("no-rope-freqs", {}), scaled);
+  EXPECT_NE(missing.find("tensor 'rope_freqs.weight' is missing"), std::string::npos) << missing;
+}

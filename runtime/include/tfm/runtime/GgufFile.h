@@ -129,6 +129,9 @@ public:
   const std::vector<GgufTensorInfo> &tensors() const { return tensorInfos; }
   /// The tensor called `name`, or nullptr.
   const GgufTensorInfo *findTensor(llvm::StringRef name) const;
+  /// The values of `tensor`, an f32 vector of this file (a model constant
+  /// such as rope_freqs.weight); an error names it otherwise.
+  llvm::Expected<std::vector<float>> f32Vector(const GgufTensorInfo &tensor) const;
 
 private:
   friend class GgufParser;

@@ -10,6 +10,7 @@
 #define TFM_RUNTIME_MODELRESOLVER_H
 
 #include "tfm/runtime/ModelLibrary.h"
+#include "tfm/runtime/Tokenizer.h"
 
 #include "llvm/Support/Error.h"
 
@@ -33,6 +34,9 @@ struct ModelRequest {
 struct ResolvedModel {
   std::unique_ptr<ModelLibrary> library;
   std::string weights, tokenizer;
+  /// The tokenizer, when it was loaded before a compile to check it (a
+  /// download's), so that it is not loaded twice; else null.
+  std::unique_ptr<Tokenizer> loadedTokenizer;
 };
 
 /// Whether `path` names a folder tfmc wrote rather than a downloaded model:
