@@ -400,6 +400,25 @@ TEST(ByteLevelBpeTokenizer, RefusesUnsupportedTokenizerJson) {
                              j["normalizer"] = llvm::json::Object{{"type", "Lowercase"}};
                            }),
                  {"normalizer \"Lowercase\""});
+  // A Split by a regex tfm does not match by hand, quoted (escaped, cut).
+  expectMentions(
+      errorWith("tokenizer.json",
+                [](auto &j) {
+                  j["pre_tokenizer"] = llvm::json::Object{
+                      {"type", "Sequence"},
+                      {"pretokenizers",
+                       llvm::json::Array{
+                           llvm::json::Object{{"type", "Split"},
+                                              {"pattern", llvm::json::Object{{"Regex", "\\d+\x1b"}}},
+                                              {"behavior", "Isolated"},
+                                              {"invert", false}},
+                           llvm::json::Object{{"type", "ByteLevel"}, {"use_regex", false}}}}};
+                }),
+      {"pre_tokenizer's Split regex \"\\\\d+\\x1b\"", "Llama 3's and Qwen 2's"});
+  // byte_fallback is SentencePiece's spelling, which needs its normalizer.
+  expectMentions(errorWith("tokenizer.json",
+                           [](auto &j) { (*j.getObject("model"))["byte_fallback"] = true; }),
+                 {"model.byte_fallback is true but the normalizer is not a Replace"});
   expectMentions(errorWith("tokenizer.json",
                            [](auto &j) { (*j.getObject("model"))["type"] = "WordPiece"; }),
                  {"model.type is \"WordPiece\""});
