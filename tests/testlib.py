@@ -13,6 +13,7 @@ import fcntl
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import unittest
@@ -163,6 +164,17 @@ def work_dir(name):
     path = os.path.join(_env_dir("TFM_WORK_DIR"), name)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def discard(*paths):
+    """Removes files or folders a test wrote and has done with: random
+    weights are rewritten by every run, and a suite that keeps each copy
+    fills a small disk (CI's has run out)."""
+    for path in paths:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
 
 
 def run(cmd, timeout=DEFAULT_TIMEOUT_S, input=None, cwd=None, env=None):

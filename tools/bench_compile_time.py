@@ -90,31 +90,32 @@ def main():
     args = parser.parse_args()
 
     sizes = [int(n) for n in args.sizes.split(",")]
-    work = tempfile.mkdtemp(prefix="tfm-compile-time-")
-    cases = [(n, fused) for fused in (False, True) for n in sizes]
-    seconds, outcome = {case: [] for case in cases}, {}
-    for _ in range(args.rounds):  # rounds alternate the cases: noise falls on all alike
+    with tempfile.TemporaryDirectory(prefix="tfm-compile-time-") as work:
+        cases = [(n, fused) for fused in (False, True) for n in sizes]
+        seconds, outcome = {case: [] for case in cases}, {}
+        for _ in range(args.rounds):  # rounds alternate the cases: noise falls on all alike
+            for n, fused in cases:
+                path = os.path.join(work, f"chain-{n}{'-fused' if fused else ''}.mlir")
+                with open(path, "w") as f:
+                    f.write(module(n, fused))
+                start = time.monotonic()
+                result = subprocess.run([os.path.join(args.bin, "tfmc"), path, "-o",
+                                         os.path.join(work, f"out-{n}"), "--target", args.target,
+                                         "--kernel-cache", "none"],
+                                        capture_output=True, text=True)
+                seconds[(n, fused)].append(time.monotonic() - start)
+                last_line = (result.stderr.strip().splitlines() or [""])[-1][:90]
+                outcome[(n, fused)] = ("compiled" if result.returncode == 0
+                                       else "refused: " + last_line)
+                if result.returncode != 0 and not fused:
+                    sys.exit(f"bench_compile_time: N={n}: tfmc failed:\n{result.stderr}")
+        print(f"{'module':>26}  {'bytes':>8}  {'median s':>8}  {'s per 1000 ops':>14}  outcome")
         for n, fused in cases:
-            path = os.path.join(work, f"chain-{n}{'-fused' if fused else ''}.mlir")
-            with open(path, "w") as f:
-                f.write(module(n, fused))
-            start = time.monotonic()
-            result = subprocess.run([os.path.join(args.bin, "tfmc"), path, "-o",
-                                     os.path.join(work, f"out-{n}"), "--target", args.target,
-                                     "--kernel-cache", "none"],
-                                    capture_output=True, text=True)
-            seconds[(n, fused)].append(time.monotonic() - start)
-            outcome[(n, fused)] = ("compiled" if result.returncode == 0
-                                   else "refused: " + result.stderr.strip().splitlines()[-1][:90])
-            if result.returncode != 0 and not fused:
-                sys.exit(f"bench_compile_time: N={n}: tfmc failed:\n{result.stderr}")
-    print(f"{'module':>26}  {'bytes':>8}  {'median s':>8}  {'s per 1000 ops':>14}  outcome")
-    for n, fused in cases:
-        name = f"{n} ops {'in one fusion' if fused else 'unfused'}"
-        size = os.path.getsize(os.path.join(work, f"chain-{n}{'-fused' if fused else ''}.mlir"))
-        median = statistics.median(seconds[(n, fused)])
-        print(f"{name:>26}  {size:>8}  {median:>8.2f}  {1000 * median / n:>14.2f}  "
-              f"{outcome[(n, fused)]}")
+            name = f"{n} ops {'in one fusion' if fused else 'unfused'}"
+            size = os.path.getsize(os.path.join(work, f"chain-{n}{'-fused' if fused else ''}.mlir"))
+            median = statistics.median(seconds[(n, fused)])
+            print(f"{name:>26}  {size:>8}  {median:>8.2f}  {1000 * median / n:>14.2f}  "
+                  f"{outcome[(n, fused)]}")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,10 @@ class ModelDirChecks:
     sets `model` (what --model-dir gets), `cache` (its own --cache-dir,
     emptied), `work` (scratch) and `oracle` (built from the model's weights)."""
 
+    @classmethod
+    def tearDownClass(cls):
+        testlib.discard(cls.model)  # random weights, written again by every run
+
     def tfm_run(self, *args):
         return testlib.check_run([testlib.bin("tfm-run"), "--model-dir", self.model,
                                   "--cache-dir", self.cache, "--threads", "2", *args])
@@ -196,6 +200,7 @@ class GgufFile(ModelDirChecks, unittest.TestCase):
         vocab = testlib.shared_path("models/gguf-vocab/ggml-vocab-gpt-2.gguf")
         folder = os.path.join(self.work, "bf16")
         os.makedirs(folder, exist_ok=True)
+        self.addCleanup(testlib.discard, folder)
         model = os.path.join(folder, os.path.basename(self.model))
         testlib.check_run([testlib.bin("tfm-weights"), "--model", self.reference, "--format",
                            "gguf", "--dtype", "bf16", "--vocab", vocab, "--seed", "7", "-o",

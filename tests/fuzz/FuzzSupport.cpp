@@ -23,6 +23,11 @@ std::string fuzz::writeInput(llvm::StringRef name, const uint8_t *data, size_t s
     llvm::sys::path::append(base, "tfm-fuzz-" + std::to_string(::getpid()));
     return std::string(base);
   }();
+  // Each run writes a folder of its own; left behind, they pile up in /tmp.
+  // Registered once dir is built, so that it runs before dir is destroyed.
+  static const int removedAtExit =
+      std::atexit([] { llvm::sys::fs::remove_directories(dir); });
+  (void)removedAtExit;
   llvm::SmallString<128> path(dir);
   llvm::sys::path::append(path, name);
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));

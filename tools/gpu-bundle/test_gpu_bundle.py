@@ -119,5 +119,9 @@ class OpenClBundle(unittest.TestCase):
         self.assertLess(float(row.group(5)), 1e-4)  # against the CPU library's logits
 
 
+def tearDownModule():
+    testlib.discard(WEIGHTS)  # random weights, written again by every run
+
+
 if __name__ == "__main__":
     unittest.main()
