@@ -194,6 +194,9 @@ def main():
     parser.add_argument("--kv-dtype", default="f32", choices=["f32", "f16", "bf16"],
                         help="what the KV cache holds (tfmc --kv-dtype); the oracle rounds "
                              "its keys and values alike")
+    parser.add_argument("--prefill-chunk", type=int, metavar="N",
+                        help="compile with tfmc --prefill-chunk N: sliding-window caches of "
+                             "window - 1 + N rows when that is under the context")
     parser.add_argument("--shards", type=int, default=1, help="safetensors shards")
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--skip-passes", metavar="PASSES",
@@ -220,13 +223,15 @@ def main():
     chosen = (("--schedule", args.schedule) if args.schedule else ()) + \
         (("--attention", args.attention) if args.attention else ()) + \
         (("--activations", args.activations) if args.activations else ()) + \
-        (("--target", args.target) if args.target else ())
+        (("--target", args.target) if args.target else ()) + \
+        (("--prefill-chunk", str(args.prefill_chunk)) if args.prefill_chunk else ())
+    chunk = f"chunk{args.prefill_chunk}" if args.prefill_chunk else None
 
     def compile_as(name, *tfmc_args):
         """The config compiled into work/<name> (plus the schedule's, the
-        attention's, the activations' and the target's names)."""
+        attention's, the activations', the target's and the chunk's names)."""
         folder = name + "".join(f"-{c}" for c in (args.schedule, args.attention,
-                                                    args.activations, args.target) if c)
+                                                    args.activations, args.target, chunk) if c)
         return testlib.compile_model(args.config, os.path.join(work, folder), tfmc_args + chosen)
 
     if args.context:

@@ -332,11 +332,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
     decls.weights[tensor.name] = type;
   }
   MemRefType cacheBuffer = cacheBufferType(cacheElementType, spec.contextLength, spec.kvDim(),
-                                           /*transposed=*/false);
+                                           /*transposed=*/false, /*sliding=*/false);
   for (int64_t i = 0; i < spec.nLayers; ++i)
     for (bool key : {true, false}) {
       std::string name = cacheName(i, key);
-      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheBuffer, IntegerAttr());
+      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheBuffer, IntegerAttr(), IntegerAttr(),
+                          IntegerAttr());
       decls.caches[name] = cacheBuffer;
     }
 

@@ -96,6 +96,12 @@ int64_t cachePositionBytes(const KernelParam &param) {
   return elementBytes * param.type.storedRowLength(param.shape.back());
 }
 
+/// The position of a cache's first row, as C: 0, or a sliding cache's,
+/// which the KV block holds at its base (slide_caches keeps it).
+std::string cacheFirstRow(const CacheBuffer &cache) {
+  return cache.window > 0 ? "first_row(kv, " + std::to_string(cache.baseOffset) + ")" : "0";
+}
+
 /// Where a binding's buffer starts in its storage, in bytes, as C over the
 /// call's `pos`: the arena offset the memory plan chose, a cache's offset in
 /// the KV block (and, for the window a call writes, its first position's),
@@ -111,9 +117,11 @@ std::string storageOffset(const Program &p, const KernelParam &param, const Bind
   case Storage::Cache: {
     const CacheBuffer &cache = p.caches[b.index];
     std::string offset = std::to_string(cache.offset);
-    if (!param.isOutput) // a read window starts at position 0
+    if (!param.isOutput) // a read window starts at the cache's first row
       return offset;
-    return offset + " + " + std::to_string(cachePositionBytes(param)) + " * (int64_t)pos";
+    std::string first = cacheFirstRow(cache);
+    return offset + " + " + std::to_string(cachePositionBytes(param)) + " * ((int64_t)pos" +
+           (first == "0" ? ")" : " - " + first + ")");
   }
   }
   return "0";
@@ -156,6 +164,12 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
                                                                               : "F32";
   RowWindow window = rowWindow(param);
   std::string min = cBound(window.min), extent = cBound(window.extent);
+  if (b.storage == Storage::Cache && !param.isOutput && p.caches[b.index].window > 0) {
+    // A sliding cache's rows from its first to the call's last: they begin
+    // at or before the window rowWindow gives, which its readers keep to.
+    min = cacheFirstRow(p.caches[b.index]);
+    extent = "pos + T - " + min;
+  }
   std::string host = storageHost(b) + " + " + storageOffset(p, param, b);
   if (param.shape.size() == 1) {
     e << "view1(&b[" << slot << "], d[" << slot << "], " << host << ", " << type << ", " << min
@@ -270,8 +284,80 @@ void emitLaunches(std::ostringstream &c, const Program &p, const std::string &na
   c << "  return 0;\n}\n\n";
 }
 
+bool hasSlidingCaches(const Program &p) {
+  return std::any_of(p.caches.begin(), p.caches.end(),
+                     [](const CacheBuffer &cache) { return cache.window > 0; });
+}
+
+/// slide_caches, which runs before each call's launches when a cache
+/// slides (tfm.cache_decl's window; only on a CPU target): it keeps each
+/// sliding cache's first row at or before the window of the call's first
+/// row, and the call's rows inside the buffer, moving the rows still needed
+/// to the front when the call would pass its end. A sliding cache's rows
+/// are `lanes` runs (one, or a transposed cache's columns) of
+/// `position_bytes` per position.
+void emitSlidingCaches(std::ostringstream &c, const Program &p) {
+  c << "struct sliding_cache {\n"
+    << "  int64_t offset, base, rows, window, position_bytes, lanes, lane_bytes;\n};\n\n"
+    << "static const struct sliding_cache sliding_caches[] = {\n";
+  for (const CacheBuffer &cache : p.caches) {
+    if (cache.window == 0)
+      continue;
+    int64_t elementBytes = dtypeBytes(cache.type);
+    bool transposed = cache.layout == CacheLayout::Transposed;
+    c << "    {" << cache.offset << ", " << cache.baseOffset << ", " << cache.rows << ", "
+      << cache.window << ", " << (transposed ? elementBytes : elementBytes * cache.cols) << ", "
+      << (transposed ? cache.cols : 1) << ", " << (transposed ? elementBytes * cache.rows : 0)
+      << "},\n";
+  }
+  c << R"C(};
+
+static int32_t first_row(const uint8_t *kv, int64_t base) {
+  int64_t first;
+  memcpy(&first, kv + base, sizeof first);
+  return (int32_t)first;
+}
+
+static void record_error(void *user_context, const char *message);
+
+static int slide_caches(uint8_t *kv, int32_t T, int32_t pos) {
+  for (size_t i = 0; i < sizeof sliding_caches / sizeof sliding_caches[0]; ++i) {
+    const struct sliding_cache *c = &sliding_caches[i];
+    /* Position 0 starts a sequence; the block starts zeroed. */
+    int64_t first = pos == 0 ? 0 : first_row(kv, c->base);
+    int64_t needed = pos - c->window + 1 > 0 ? pos - c->window + 1 : 0;
+    if (needed < first) {
+      char message[256];
+      snprintf(message, sizeof message,
+               "a call at position %d needs cache rows from position %lld, but the sliding "
+               "window caches hold positions from %lld on: a sequence goes back no further "
+               "than its window (or starts again at position 0)",
+               (int)pos, (long long)needed, (long long)first);
+      record_error(NULL, message);
+      return TFM_ERR_CONTEXT;
+    }
+    if (pos + T > first + c->rows) {
+      /* The rows held that a window still needs: from `needed` to the
+       * call's position, or to the buffer's end after a jump past it. */
+      int64_t held = pos < first + c->rows ? pos : first + c->rows;
+      for (int64_t lane = 0; held > needed && lane < c->lanes; ++lane) {
+        uint8_t *rows = kv + c->offset + lane * c->lane_bytes;
+        memmove(rows, rows + (needed - first) * c->position_bytes,
+                (size_t)((held - needed) * c->position_bytes));
+      }
+      first = needed;
+    }
+    memcpy(kv + c->base, &first, sizeof first);
+  }
+  return 0;
+}
+
+)C";
+}
+
 /// run_<entry>: the entry's launches, in parts of kLaunchesPerFunction, on
-/// a GPU after the call's memory is on the device.
+/// a GPU after the call's memory is on the device, after slide_caches where
+/// caches slide.
 void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry) {
   std::string name = std::string("run_") + entryName(entry.kind);
   llvm::ArrayRef<Launch> launches = entry.launches;
@@ -288,6 +374,8 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
     << "  int rc;\n";
   if (targetDevice(p.target) != TargetDevice::Cpu)
     c << "  rc = tfm_device_enter(&device_model, w, kv, tokens, T, &s);\n  if (rc) return rc;\n";
+  if (hasSlidingCaches(p))
+    c << "  rc = slide_caches(kv, T, pos);\n  if (rc) return rc;\n";
   for (const std::string &part : parts)
     c << "  rc = " << part << "(w, kv, arena, tokens, T, pos, logits, s);\n  if (rc) return rc;\n";
   c << "  return 0;\n}\n\n";
@@ -365,7 +453,7 @@ std::string tfm::emitDriverSource(const Program &p, const std::string &manifest)
   std::ostringstream c;
   c << "/* Generated by tfmc for " << p.name << " (target " << p.target
     << "). The call sequence of each entry point; do not edit. */\n"
-    << "#include <stdint.h>\n#include <string.h>\n#include \"HalideRuntime.h\"\n"
+    << "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n#include \"HalideRuntime.h\"\n"
     << "#include \"parallel_for.h\"\n#include \"cpu_check.h\"\n"
     << "#include \"" << p.name << ".h\"\n\n"
     << "/* A sequence's memory on a GPU (device_memory.h); none on a CPU. */\n"
@@ -416,6 +504,8 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
   bool gpu = targetDevice(p.target) != TargetDevice::Cpu;
   if (gpu)
     emitDeviceModel(c, p, arena);
+  if (hasSlidingCaches(p))
+    emitSlidingCaches(c, p);
   if (profiled)
     c << "#include <unistd.h>\n"
       << "static void print_to_stderr(void *user_context, const char *text) {\n"

@@ -65,14 +65,26 @@ bool tfm::isTokensType(Type type) {
          !tensor.getEncoding();
 }
 
-MemRefType tfm::cacheBufferType(Type element, int64_t rows, int64_t cols, bool transposed) {
-  if (!transposed)
+MemRefType tfm::cacheBufferType(Type element, int64_t rows, int64_t cols, bool transposed,
+                                bool sliding) {
+  if (!transposed && !sliding)
     return MemRefType::get({rows, cols}, element);
+  SmallVector<int64_t, 2> strides = transposed ? SmallVector<int64_t, 2>{1, rows}
+                                               : SmallVector<int64_t, 2>{cols, 1};
+  int64_t offset = sliding ? ShapedType::kDynamic : 0;
   return MemRefType::get({rows, cols}, element,
-                         StridedLayoutAttr::get(element.getContext(), 0, {1, rows}));
+                         StridedLayoutAttr::get(element.getContext(), offset, strides));
 }
 
-bool tfm::isTransposedCache(MemRefType type) { return !type.getLayout().isIdentity(); }
+bool tfm::isSlidingCache(MemRefType type) {
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return strided && ShapedType::isDynamic(strided.getOffset());
+}
+
+bool tfm::isTransposedCache(MemRefType type) {
+  return type == cacheBufferType(type.getElementType(), type.getDimSize(0), type.getDimSize(1),
+                                 /*transposed=*/true, isSlidingCache(type));
+}
 
 bool tfm::isCacheBufferType(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
@@ -81,9 +93,12 @@ bool tfm::isCacheBufferType(Type type) {
   Type element = memref.getElementType();
   if (!element.isF32() && !element.isF16() && !element.isBF16())
     return false;
-  return memref.getLayout().isIdentity() ||
-         memref == cacheBufferType(element, memref.getDimSize(0), memref.getDimSize(1),
-                                   /*transposed=*/true);
+  for (bool transposed : {false, true})
+    for (bool sliding : {false, true})
+      if (memref == cacheBufferType(element, memref.getDimSize(0), memref.getDimSize(1),
+                                    transposed, sliding))
+        return true;
+  return false;
 }
 
 namespace {
@@ -160,6 +175,20 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *context, std::optional<
                              adaptor.getTokens().getType());
   inferred.push_back(rowsType(context, tensorType(adaptor.getTokens()).getDimSize(0),
                               tensorType(adaptor.getTable()).getDimSize(1)));
+  return success();
+}
+
+LogicalResult CacheDeclOp::verify() {
+  auto type = cast<MemRefType>(getType());
+  if (isSlidingCache(type) != getWindow().has_value())
+    return emitOpError() << "type " << type
+                         << (getWindow() ? " holds every position, but a window is given"
+                                         : " slides, but no window is given");
+  if (getBase() && !getWindow())
+    return emitOpError() << "has a base slot, but does not slide (no window)";
+  if (getWindow() && static_cast<int64_t>(*getWindow()) > type.getDimSize(0))
+    return emitOpError() << "window " << *getWindow() << " is longer than its "
+                         << type.getDimSize(0) << " rows";
   return success();
 }
 
@@ -291,6 +320,14 @@ LogicalResult AttentionOp::verify() {
   if (keys.getDimSize(1) != nKvHeads * headDim)
     return emitOpError() << "cache width " << keys.getDimSize(1)
                          << " must be n_kv_heads*head_dim = " << nKvHeads * headDim;
+  // A sliding buffer drops the positions before a window: only a windowed
+  // read of it is whole, and its keys and values slide together.
+  if (isSlidingCache(keys) != isSlidingCache(values))
+    return emitOpError() << "key cache " << keys << " and value cache " << values
+                         << " must both hold every position or both slide";
+  if (isSlidingCache(keys) && getWindow() == 0)
+    return emitOpError() << "reads sliding caches " << keys
+                         << " without a window: expected window > 0";
   ArrayRef<float> slopes = getAlibiSlopes();
   if (!slopes.empty() && static_cast<int64_t>(slopes.size()) != nHeads)
     return emitOpError() << "alibi_slopes has " << slopes.size()

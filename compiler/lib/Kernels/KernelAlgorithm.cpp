@@ -27,7 +27,7 @@ Value &value(const Kernel &k, KernelAlgorithm &a, int index) {
 /// config fixes is a constant. Only the row range of token rows and of the
 /// cache window stays free (and is 1 row when the kernel is for one row).
 /// A cache written by the kernel is a window at the call's positions; one
-/// read by it starts at position 0.
+/// read by it starts at position 0, unless it slides.
 void constrainLayout(OutputImageParam b, const KernelParam &p) {
   if (p.shape.size() == 1) {
     b.dim(0).set_stride(1);
@@ -41,14 +41,14 @@ void constrainLayout(OutputImageParam b, const KernelParam &p) {
   if (p.isCache && p.cacheLayout == CacheLayout::Transposed) { // [cols, context] in memory
     b.dim(0).set_bounds(0, cols).set_stride(static_cast<int>(p.shape[0]));
     b.dim(1).set_stride(1);
-    if (!p.isOutput) // a read window starts at the first position
+    if (!p.isOutput && !p.slidingWindow) // a read window starts at the first position
       b.dim(1).set_min(0);
     return;
   }
   b.dim(0).set_bounds(0, cols).set_stride(1);
   b.dim(1).set_stride(cols);
   if (p.isCache) {
-    if (!p.isOutput)
+    if (!p.isOutput && !p.slidingWindow)
       b.dim(1).set_min(0);
   } else if (p.shape[0] != kDynamicRows)
     b.dim(1).set_extent(static_cast<int>(p.shape[0]));

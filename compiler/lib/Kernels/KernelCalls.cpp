@@ -53,7 +53,13 @@ std::map<std::string, Expr> KernelCalls::bufferShapes(int64_t pos, int64_t rows)
     };
     if (rowDim == 1)
       set(0, 0, param->type.storedRowLength(param->shape[1]));
-    set(rowDim, window.min.at(pos, rows), window.extent.at(pos, rows));
+    // A window never starts before position 0 (a sliding one near the start).
+    int64_t min = window.min.at(pos, rows), extent = window.extent.at(pos, rows);
+    if (min < 0) {
+      extent += min;
+      min = 0;
+    }
+    set(rowDim, min, extent);
   }
   return shapes;
 }

@@ -77,10 +77,15 @@ public:
                     "' has no offset: memory was not planned (tfm-plan-memory)");
       auto type = cast<MemRefType>(decl.getType());
       cacheIndex[decl.getSymName()] = static_cast<int64_t>(out.caches.size());
+      if (decl.getWindow() && !decl.getBase())
+        return fail("cache " + quoted(decl.getSymName()) +
+                    " slides but has no base slot: memory was not planned (tfm-plan-memory)");
       out.caches.push_back({decl.getSymName().str(), type.getDimSize(0), type.getDimSize(1),
                             elemType(type).plain,
                             isTransposedCache(type) ? CacheLayout::Transposed : CacheLayout::Rows,
-                            static_cast<int64_t>(*decl.getOffset())});
+                            static_cast<int64_t>(*decl.getOffset()),
+                            static_cast<int64_t>(decl.getWindow().value_or(0)),
+                            static_cast<int64_t>(decl.getBase().value_or(0))});
     }
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(attrs::kKernel))
@@ -278,6 +283,27 @@ private:
       if (kernel.params[p].isOutput && !kernel.outputValue.count(p))
         return fail("kernel '" + kernel.name + "': output parameter " + std::to_string(p) +
                     " receives no value");
+    return readSlidingWindows(fn, kernel);
+  }
+
+  /// The window each sliding cache the kernel reads is read with: its
+  /// attention's (the op verifier has it read with one).
+  llvm::Error readSlidingWindows(func::FuncOp fn, Kernel &kernel) {
+    for (const KernelOp &op : kernel.ops)
+      if (const auto *attention = std::get_if<AttentionAttrs>(&op.attrs))
+        for (int cache : {op.operands[1], op.operands[2]}) {
+          KernelParam &param = kernel.params[cache];
+          if (isSlidingCache(cast<MemRefType>(fn.getArgument(cache).getType())))
+            param.slidingWindow = std::max(param.slidingWindow, attention->window);
+        }
+    for (auto [index, param] : llvm::enumerate(kernel.params)) {
+      auto memref = param.isCache && !param.isOutput
+                        ? dyn_cast<MemRefType>(fn.getArgument(index).getType())
+                        : MemRefType();
+      if (memref && isSlidingCache(memref) && param.slidingWindow == 0)
+        return fail("kernel '" + kernel.name + "': cache argument " + std::to_string(index) +
+                    " slides, but no windowed tfm.attention reads it");
+    }
     return llvm::Error::success();
   }
 

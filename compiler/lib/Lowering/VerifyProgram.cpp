@@ -3,6 +3,7 @@
 
 #include "tfm/common/Failure.h"
 #include "tfm/common/ModelSpec.h"
+#include "tfm/common/Targets.h"
 #include "tfm/common/UntrustedText.h"
 
 #include <algorithm>
@@ -122,12 +123,15 @@ private:
   }
 
   llvm::Error checkCaches() {
-    std::vector<std::pair<int64_t, const CacheBuffer *>> placed; // offset, cache
+    struct Placed {
+      int64_t begin, end;
+      std::string what;
+    };
+    std::vector<Placed> placed;
     for (const CacheBuffer &c : p.caches) {
       std::string name = "cache " + quoted(c.name);
-      if (c.rows != p.contextLength)
-        return fail(name + ": " + std::to_string(c.rows) + " rows, but tfm.context_length is " +
-                    std::to_string(p.contextLength) + ": expected one row per position");
+      if (llvm::Error e = checkCacheRows(c))
+        return e;
       std::optional<int64_t> elements = times(c.rows, c.cols);
       if (c.cols < 1 || !elements || *elements > kMaxIndex)
         return fail(name + ": [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) +
@@ -138,17 +142,47 @@ private:
                     std::to_string(*elements * dtypeBytes(c.type)) +
                     " bytes, but tfm.kv_cache_bytes is " + std::to_string(p.kvCacheBytes) +
                     ": expected a 64-byte aligned offset with the buffer inside the block");
-      placed.push_back({c.offset, &c});
+      placed.push_back({c.offset, *end, name});
+      if (c.window == 0)
+        continue;
+      constexpr int64_t kBaseBytes = sizeof(int64_t);
+      if (c.baseOffset < 0 || c.baseOffset % kBaseBytes != 0 ||
+          c.baseOffset > p.kvCacheBytes - kBaseBytes)
+        return fail(name + ": base " + std::to_string(c.baseOffset) +
+                    ", but tfm.kv_cache_bytes is " + std::to_string(p.kvCacheBytes) +
+                    ": expected an 8-byte aligned slot inside the block");
+      placed.push_back({c.baseOffset, c.baseOffset + kBaseBytes, name + "'s base"});
     }
-    std::sort(placed.begin(), placed.end());
-    for (size_t i = 1; i < placed.size(); ++i) {
-      const CacheBuffer &a = *placed[i - 1].second, &b = *placed[i].second;
-      int64_t aEnd = a.offset + a.rows * a.cols * dtypeBytes(a.type);
-      if (b.offset < aEnd)
-        return fail("cache " + quoted(a.name) + " (bytes " + range(a.offset, aEnd) +
-                    ") and cache " + quoted(b.name) + " (from byte " + std::to_string(b.offset) +
+    std::sort(placed.begin(), placed.end(),
+              [](const Placed &a, const Placed &b) { return a.begin < b.begin; });
+    for (size_t i = 1; i < placed.size(); ++i)
+      if (placed[i].begin < placed[i - 1].end)
+        return fail(placed[i - 1].what + " (bytes " + range(placed[i - 1].begin, placed[i - 1].end) +
+                    ") and " + placed[i].what + " (from byte " + std::to_string(placed[i].begin) +
                     ") overlap");
+    return llvm::Error::success();
+  }
+
+  /// A cache holds one row per position, or slides (on a CPU target): then
+  /// it holds a window's positions before a call and the call's rows, which
+  /// the driver's moves of its rows rely on.
+  llvm::Error checkCacheRows(const CacheBuffer &c) {
+    std::string name = "cache " + quoted(c.name);
+    if (c.window == 0) {
+      if (c.rows != p.contextLength)
+        return fail(name + ": " + std::to_string(c.rows) + " rows, but tfm.context_length is " +
+                    std::to_string(p.contextLength) + ": expected one row per position");
+      return llvm::Error::success();
     }
+    if (targetDevice(p.target) != TargetDevice::Cpu)
+      return fail(name + " slides (window " + std::to_string(c.window) + "), but target " +
+                  quoted(p.target) + " is a GPU's, whose caches hold every position");
+    std::optional<int64_t> needed = plus(c.window - 1, p.prefillChunk);
+    if (c.window < 1 || !needed || c.rows < *needed || c.rows > p.contextLength)
+      return fail(name + ": " + std::to_string(c.rows) + " rows for a window of " +
+                  std::to_string(c.window) + ": expected window - 1 + tfm.prefill_chunk (" +
+                  std::to_string(p.prefillChunk) + ") to tfm.context_length (" +
+                  std::to_string(p.contextLength) + ")");
     return llvm::Error::success();
   }
 
@@ -217,6 +251,15 @@ private:
                     std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] " +
                     dtypeName(c.type) +
                     (q.cacheLayout != c.layout ? " in another layout" : ""));
+      // A read of a sliding cache reaches back no further than its window.
+      if (!q.isOutput && (q.slidingWindow > 0) != (c.window > 0))
+        return fail(where + (q.slidingWindow > 0 ? " reads a sliding cache" : " reads every position") +
+                    ", but its cache " + quoted(c.name) +
+                    (c.window > 0 ? " slides" : " holds every position"));
+      if (q.slidingWindow > c.window)
+        return fail(where + " reads a window of " + std::to_string(q.slidingWindow) +
+                    ", but its cache " + quoted(c.name) + " holds a window of " +
+                    std::to_string(c.window));
       return llvm::Error::success();
     }
     case Storage::Tokens: {

@@ -1,4 +1,5 @@
 //===- ChooseCacheLayouts.cpp - each cache laid out for its reader --------===//
+#include "CacheReferences.h"
 #include "tfm/Dialect/TfmOps.h"
 #include "tfm/Transforms/Passes.h"
 #include "tfm/common/Targets.h"
@@ -20,35 +21,27 @@ struct ChooseCacheLayoutsPass : public impl::TfmChooseCacheLayoutsBase<ChooseCac
     ModuleOp module = getOperation();
     auto target = module->getAttrOfType<StringAttr>(attrs::kTarget);
     bool gpu = target && targetDevice(target.getValue()) != TargetDevice::Cpu;
-    // The kv_cache ops naming each declaration.
-    llvm::DenseMap<StringAttr, SmallVector<KvCacheOp>> refs;
-    module.walk([&](KvCacheOp ref) { refs[ref.getCacheAttr().getAttr()].push_back(ref); });
-
+    auto refs = cacheReferences(module);
     for (auto decl : module.getOps<CacheDeclOp>()) {
       SmallVector<KvCacheOp> &uses = refs[decl.getSymNameAttr()];
-      bool outlined = false, readAsKeys = false;
+      bool readAsKeys = false;
       for (KvCacheOp ref : uses)
-        for (OpOperand &use : ref->getUses()) {
-          if (isa<LaunchOp>(use.getOwner()))
-            outlined = true;
+        for (OpOperand &use : ref->getUses())
           if (auto attention = dyn_cast<AttentionOp>(use.getOwner()))
             readAsKeys |= use.getOperandNumber() == attention.getKeyCacheMutable().getOperandNumber();
-        }
       // Kernel signatures already fix an outlined cache's layout; any other
       // cache keeps the one it was declared with (rows from the builder, or
       // a hand-written choice). A GPU's keys stay in rows: the window a call
       // writes then starts on a row, which OpenCL's sub-buffers need
       // aligned, where a transposed cache's starts at any element.
-      if (outlined || !readAsKeys || gpu)
+      if (passedToLaunch(uses) || !readAsKeys || gpu)
         continue;
       auto type = cast<MemRefType>(decl.getType());
       MemRefType chosen = cacheBufferType(type.getElementType(), type.getDimSize(0),
-                                          type.getDimSize(1), /*transposed=*/true);
-      if (chosen == type)
-        continue;
-      decl.setType(chosen);
-      for (KvCacheOp ref : uses)
-        ref.getResult().setType(chosen);
+                                          type.getDimSize(1), /*transposed=*/true,
+                                          isSlidingCache(type));
+      if (chosen != type)
+        setCacheType(decl, uses, chosen);
     }
   }
 };

@@ -46,6 +46,9 @@ void addPass(OpPassManager &pm, PipelinePassId id, const TfmPipelineOptions &opt
   case PipelinePassId::FuseEpilogues:
     pm.addNestedPass<func::FuncOp>(createTfmFuseEpilogues());
     return;
+  case PipelinePassId::SlideWindowCaches:
+    pm.addPass(createTfmSlideWindowCaches());
+    return;
   case PipelinePassId::ChooseCacheLayouts:
     pm.addPass(createTfmChooseCacheLayouts());
     return;

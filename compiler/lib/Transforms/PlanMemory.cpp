@@ -53,7 +53,8 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
         return signalPassFailure();
   }
 
-  /// The caches back to back in declaration order, each aligned.
+  /// The caches back to back in declaration order, each aligned, then the
+  /// int64 position of each sliding cache's first row (its `base`).
   void planCaches(ModuleOp module) {
     Builder b(&getContext());
     int64_t bytes = 0;
@@ -62,6 +63,13 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
       decl.setOffsetAttr(b.getI64IntegerAttr(bytes));
       bytes += alignUp(type.getNumElements() * type.getElementTypeBitWidth() / 8);
     }
+    int64_t bases = bytes;
+    for (auto decl : module.getOps<CacheDeclOp>())
+      if (decl.getWindow()) {
+        decl.setBaseAttr(b.getI64IntegerAttr(bases));
+        bases += static_cast<int64_t>(sizeof(int64_t));
+      }
+    bytes += alignUp(bases - bytes);
     if (bytes > 0)
       module->setAttr(attrs::kKvCacheBytes, b.getI64IntegerAttr(bytes));
   }

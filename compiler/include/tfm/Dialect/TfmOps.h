@@ -30,15 +30,19 @@ mlir::Type weightElementType(mlir::MLIRContext *context, const ElementEncoding &
 std::optional<ElementEncoding> weightEncoding(mlir::Type elementType);
 /// 1-D i32 tensor.
 bool isTokensType(mlir::Type type);
-/// Static 2-D f32, f16 or bf16 memref laid out by rows or transposed (see
-/// cacheBufferType).
+/// Static 2-D f32, f16 or bf16 memref laid out by rows or transposed,
+/// holding every position or sliding (see cacheBufferType).
 bool isCacheBufferType(mlir::Type type);
 
 /// A cache layer of `rows` positions by `cols` of `element` (f32, f16 or
 /// bf16): rows contiguous, or each column contiguous across positions
-/// (`transposed`, strided<[1, rows]>).
-mlir::MemRefType cacheBufferType(mlir::Type element, int64_t rows, int64_t cols, bool transposed);
+/// (`transposed`, strided<[1, rows]>). A `sliding` buffer holds the last
+/// `rows` positions, not the first: its first row is a position that moves
+/// as the sequence grows, the memref's dynamic offset (`offset: ?`).
+mlir::MemRefType cacheBufferType(mlir::Type element, int64_t rows, int64_t cols, bool transposed,
+                                 bool sliding);
 bool isTransposedCache(mlir::MemRefType type);
+bool isSlidingCache(mlir::MemRefType type);
 
 namespace OpTrait {
 // Markers (see TfmDialect.td); the passes ask op->hasTrait<...>().

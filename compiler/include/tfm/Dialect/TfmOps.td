@@ -43,13 +43,29 @@ def Tfm_CacheDeclOp : Tfm_Op<"cache_decl", [Symbol, HasParent<"::mlir::ModuleOp"
     set by `--tfm-choose-cache-layouts`. Memory planning sets `offset`, the
     byte offset of the buffer in the KV-cache block the runtime allocates.
 
+    A cache that only sliding-window attention reads may slide
+    (`--tfm-slide-window-caches`): `window` is the attention's, the buffer
+    holds the last `window` - 1 positions and a call's rows, and its layout's
+    offset is dynamic (`offset: ?`), as the position of its first row moves
+    with the sequence. Memory planning sets `base`, the byte offset in the
+    block of the int64 that holds that position; the generated driver moves
+    the rows still in the window to the front when a call would pass the
+    end.
+
     ```mlir
     tfm.cache_decl @"blk.0.key" offset 0 : memref<1024x768xf32, strided<[1, 1024]>>
+    tfm.cache_decl @"blk.1.key" offset 3145728 window 256 base 4194304
+        : memref<383x768xf32, strided<[1, 383], offset: ?>>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Tfm_CacheBuffer>:$type,
-                       OptionalAttr<Tfm_NonNegativeI64Attr>:$offset);
-  let assemblyFormat = "$sym_name (`offset` $offset^)? attr-dict `:` $type";
+                       OptionalAttr<Tfm_NonNegativeI64Attr>:$offset,
+                       OptionalAttr<Tfm_PositiveI64Attr>:$window,
+                       OptionalAttr<Tfm_NonNegativeI64Attr>:$base);
+  let assemblyFormat = [{
+    $sym_name (`offset` $offset^)? (`window` $window^)? (`base` $base^)? attr-dict `:` $type
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,8 +45,16 @@ struct RowWindow {
 /// rows of token rows (and of a cache the kernel writes); a cache the
 /// kernel reads from its first position to the call's last; and one row
 /// that is not a token row, the call's last.
+///
+/// A sliding cache read by a window of w keys is needed from the call's
+/// first row's window, w - 1 positions before the call (a window before
+/// position 0 starts there). The driver binds the rows the buffer holds,
+/// which start at or before that (DriverEmitter.cpp's slide_caches), so a
+/// kernel that reads inside this window reads inside what it is given.
 inline RowWindow rowWindow(const KernelParam &p) {
   const CallAffine pos{0, 1, 0}, rows{0, 0, 1}, lastRow{-1, 1, 1}, one{1, 0, 0};
+  if (p.isCache && !p.isOutput && p.slidingWindow > 0)
+    return {{-(p.slidingWindow - 1), 1, 0}, {p.slidingWindow - 1, 0, 1}};
   if (p.isCache)
     return p.isOutput ? RowWindow{pos, rows} : RowWindow{{}, {0, 1, 1}};
   if (p.tokenRows)

@@ -72,6 +72,10 @@ struct CacheBuffer {
   DType type = DType::F32; // f32, f16 or bf16
   CacheLayout layout = CacheLayout::Rows;
   int64_t offset = 0; // bytes into the block
+  // A sliding cache (tfm.cache_decl's window): the attention window it
+  // serves, and where in the block the int64 position of its first row
+  // lies. 0 and 0: the cache holds every position from 0.
+  int64_t window = 0, baseOffset = 0;
 };
 
 /// A kernel parameter: one buffer the kernel reads or writes.
@@ -84,6 +88,9 @@ struct KernelParam {
   bool isCache = false;   // one layer of the KV cache (see above)
   bool isWeight = false;  // a tensor of the weight file (launches bind it to one)
   CacheLayout cacheLayout = CacheLayout::Rows;
+  // A sliding cache the kernel reads: the window of the attention reading
+  // it. Its rows start at a position that moves, not at 0 (CallWindow.h).
+  int64_t slidingWindow = 0;
 };
 
 /// The kind whose attribute struct `attrs` holds (OpAttrs' alternatives are

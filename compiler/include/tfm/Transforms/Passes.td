@@ -45,6 +45,30 @@ def TfmFuseEpilogues : Pass<"tfm-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tfm::TfmDialect"];
 }
 
+def TfmSlideWindowCaches : Pass<"tfm-slide-window-caches", "mlir::ModuleOp"> {
+  let summary = "give the caches of sliding-window layers window-sized buffers";
+  let description = [{
+    A cache that only sliding-window attention reads (`tfm.attention`'s
+    `window`; Mistral's layers, Gemma's local ones) needs the last `window`
+    - 1 positions before a call and the call's own rows: at most `window` -
+    1 + `tfm.prefill_chunk` rows. Such a cache becomes a sliding buffer of
+    that many rows (`cacheBufferType`'s `sliding`: the memref's offset is
+    dynamic) with the `window` it serves, when that is fewer rows than the
+    context; the generated driver moves the rows still needed to the front
+    when a call would pass its end. A 32k context then costs window-sized
+    caches on those layers. Left as they are: caches read whole by any op,
+    caches passed to a launch (outlined IR) and those of a GPU target, whose
+    caches live on the device. Without it every cache holds every position.
+
+    ```mlir
+    // --tfm-slide-window-caches, tfm.prefill_chunk 128, a window of 256:
+    tfm.cache_decl @"blk.0.key" : memref<4096x64xf32>
+    // becomes
+    tfm.cache_decl @"blk.0.key" window 256 : memref<383x64xf32, strided<[64, 1], offset: ?>>
+    ```
+  }];
+}
+
 def TfmChooseCacheLayouts : Pass<"tfm-choose-cache-layouts", "mlir::ModuleOp"> {
   let summary = "lay out each cache buffer for the op that reads it";
   let description = [{
@@ -138,7 +162,9 @@ def TfmPlanMemory : Pass<"tfm-plan-memory", "mlir::ModuleOp"> {
   let summary = "static offsets for the caches and the values between launches";
   let description = [{
     The KV-cache block: each `tfm.cache_decl` in module order gets its
-    `offset`, 64-byte aligned, and the module `tfm.kv_cache_bytes`.
+    `offset`, 64-byte aligned; after the caches, each sliding cache (one
+    with a `window`) gets its `base`, the 8 bytes that hold the position of
+    its first row; and the module gets `tfm.kv_cache_bytes`.
 
     The arenas: in each entry function every launch result that is not
     returned lives in one arena. Values are placed first-fit in order of

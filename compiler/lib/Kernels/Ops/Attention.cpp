@@ -27,17 +27,19 @@ void defineAllKeys(AttentionFuncs &at, Func value, Expr kvCol, Var r, const std:
 
 /// FlashAttention: the same softmax per tile of keys, the tiles merged in
 /// order with an online softmax. The call's cache window holds `keys` keys
-/// (its positions up to the last row's).
-void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys, int tile,
-                    int window, const std::string &name) {
+/// from position `firstKey` (0, or a sliding cache's first row) to the last
+/// row's; tile t holds the keys from firstKey + t * tile.
+void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr firstKey, Expr keys,
+                    int tile, int window, const std::string &name) {
   Var s = at.s, h = at.h, dd = at.d, t = at.t;
   at.keyTile = tile;
   at.inTile = RDom(0, tile, name + "_k");
-  at.inTile.where(t * tile + at.inTile.x <= r); // causal, by index
+  Expr tileStart = firstKey + t * tile;
+  at.inTile.where(tileStart + at.inTile.x <= r); // causal, by index
   // Clamped to the window as well as masked: bounds inference then keeps
   // the last tile's reads inside the cache the call passes, even for rows
   // a schedule's guarded tail computes past the last.
-  Expr key = min(t * tile + at.inTile.x, keys - 1);
+  Expr key = min(tileStart + at.inTile.x, firstKey + keys - 1);
   // A sliding window's first tile holds keys before it: their scores are
   // the lowest float, whose weights are 0 beside any key of the window's.
   // (A predicate on the keys of a tile instead would leave GPU schedules
@@ -52,7 +54,7 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   at.maxScore(t, h, r) = Float(32).min();
   at.maxScore(t, h, r) = max(at.maxScore(t, h, r), score(key, h, r));
   at.weight = Func(name + "_weight");
-  at.weight(s, h, r) = exp(score(s, h, r) - at.maxScore(s / tile, h, r));
+  at.weight(s, h, r) = exp(score(s, h, r) - at.maxScore((s - firstKey) / tile, h, r));
   at.denom = Func(name + "_denom");
   at.denom(t, h, r) = 0.0f;
   at.denom(t, h, r) += at.weight(key, h, r);
@@ -66,9 +68,9 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr keys
   at.tileSummary = Func(name + "_tile_summary");
   at.tileSummary(dd, t, h, r) = Tuple(at.maxScore(t, h, r), at.denom(t, h, r), at.mixed(dd, t, h, r));
   at.overTiles = RDom(0, (keys + tile - 1) / tile, name + "_t");
-  at.overTiles.where(at.overTiles.x * tile <= r);
+  at.overTiles.where(firstKey + at.overTiles.x * tile <= r);
   if (window > 0) // tiles wholly before the window are not visited
-    at.overTiles.where(at.overTiles.x * tile + tile > r - window + 1);
+    at.overTiles.where(firstKey + at.overTiles.x * tile + tile > r - window + 1);
   Expr u = at.overTiles.x;
   Tuple summary = at.tileSummary(dd, u, h, r);
   at.merged = Func(name + "_merged");
@@ -98,11 +100,14 @@ void defineAttention(OpDefinition &d) {
   const std::string &name = d.name;
 
   // Causal: the row at position r reads cache rows 0..r, so the keys a row
-  // reduces over depend on the row, and no masked key is computed.
+  // reduces over depend on the row, and no masked key is computed. The
+  // cache's first row is position 0, or a sliding cache's oldest position
+  // (the buffer's min; a constant 0 for a cache of every position).
   at.overDim = RDom(0, headDim, name + "_d");
   // A sliding window also drops the keys more than `window` - 1 before it.
   int window = static_cast<int>(attrs.window);
-  at.overKeys = RDom(0, kc.image.dim(1).extent(), name + "_s");
+  Expr firstKey = kc.image.dim(1).min(), keys = kc.image.dim(1).extent();
+  at.overKeys = RDom(firstKey, keys, name + "_s");
   at.overKeys.where(at.overKeys.x <= r);
   if (window > 0)
     at.overKeys.where(at.overKeys.x > r - window);
@@ -114,7 +119,7 @@ void defineAttention(OpDefinition &d) {
   // included (key tiles, and the fast schedule's prefill), and those must
   // not read queries past it: the row is clamped to the window's end, the
   // last row's position.
-  Expr queryRow = min(r, kc.image.dim(1).extent() - 1);
+  Expr queryRow = min(r, firstKey + keys - 1);
   at.dot(s, h, r) += q.func(h * headDim + at.overDim, queryRow) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
   float scale = attrs.scale > 0.0 ? static_cast<float>(attrs.scale)
@@ -138,8 +143,8 @@ void defineAttention(OpDefinition &d) {
     defineAllKeys(at, vc.func, kvCol, r, name);
     out(a.col, r) = at.mixed(inHead, head, r) / at.denom(head, r);
   } else {
-    defineKeyTiles(at, vc.func, kvCol, r, kc.image.dim(1).extent(),
-                   static_cast<int>(attrs.keyTile), window, name);
+    defineKeyTiles(at, vc.func, kvCol, r, firstKey, keys, static_cast<int>(attrs.keyTile),
+                   window, name);
     Expr merged = at.merged(inHead, head, r)[2], sum = at.merged(inHead, head, r)[1];
     out(a.col, r) = merged / sum;
   }
