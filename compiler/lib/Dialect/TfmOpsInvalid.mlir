@@ -70,6 +70,50 @@ module {
 
 // -----
 
+// A sliding cache (a dynamic offset) serves a window; a cache of every
+// position serves none, and has no base slot.
+module {
+  // expected-error@+1 {{'tfm.cache_decl' op type 'memref<16x32xf32, strided<[32, 1], offset: ?>>' slides, but no window is given}}
+  tfm.cache_decl @"blk.0.key" : memref<16x32xf32, strided<[32, 1], offset: ?>>
+}
+
+// -----
+
+module {
+  // expected-error@+1 {{'tfm.cache_decl' op type 'memref<48x32xf32>' holds every position, but a window is given}}
+  tfm.cache_decl @"blk.0.key" window 8 : memref<48x32xf32>
+}
+
+// -----
+
+module {
+  // expected-error@+1 {{'tfm.cache_decl' op window 32 is longer than its 16 rows}}
+  tfm.cache_decl @"blk.0.key" window 32 : memref<16x32xf32, strided<[1, 16], offset: ?>>
+}
+
+// -----
+
+// Attention reads a sliding cache through a window only, and its keys and
+// values slide alike.
+func.func @sliding_read_whole(%q: tensor<1x64xf32>, %c: memref<16x32xf32, strided<[32, 1], offset: ?>>) {
+  // expected-error@+1 {{'tfm.attention' op reads sliding caches 'memref<16x32xf32, strided<[32, 1], offset: ?>>' without a window: expected window > 0}}
+  %a = tfm.attention %q, %c, %c {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}
+      : tensor<1x64xf32>, memref<16x32xf32, strided<[32, 1], offset: ?>>, memref<16x32xf32, strided<[32, 1], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @sliding_keys_only(%q: tensor<1x64xf32>, %k: memref<16x32xf32, strided<[32, 1], offset: ?>>,
+                             %v: memref<16x32xf32>) {
+  // expected-error@+1 {{must both hold every position or both slide}}
+  %a = tfm.attention %q, %k, %v {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64, window = 8 : i64}
+      : tensor<1x64xf32>, memref<16x32xf32, strided<[32, 1], offset: ?>>, memref<16x32xf32>
+  return
+}
+
+// -----
+
 // The transposed layout's column stride must be the row count (48), not the
 // width.
 module {

@@ -112,8 +112,10 @@ const TargetCase kTargets[] = {
 const char *const kAutoschedulers[] = {"adams2019", "li2018", "mullapudi2016"};
 
 /// Every kernel of the config at `path`, autoscheduled for each of
-/// `targets`, reads and writes inside its buffers.
-void expectAutoschedulersStayInside(const std::string &path, llvm::ArrayRef<TargetCase> targets) {
+/// `targets`, reads and writes inside its buffers; lowered with prefill
+/// chunks of `prefillChunk` rows (0: the default).
+void expectAutoschedulersStayInside(const std::string &path, llvm::ArrayRef<TargetCase> targets,
+                                    int64_t prefillChunk = 0) {
   llvm::Expected<ModelSpec> spec = loadModelSpec(path);
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   for (const TargetCase &c : targets) {
@@ -122,6 +124,7 @@ void expectAutoschedulersStayInside(const std::string &path, llvm::ArrayRef<Targ
     LoweringOptions options;
     options.target = *target;
     options.activationBlock = c.activationBlock;
+    options.prefillChunk = prefillChunk;
     if (c.weights) // as a file of that type stores each tensor (rows of no whole block in f16)
       for (const ModelTensor &t : modelTensors(*spec)) {
         std::string fallback;
@@ -153,11 +156,13 @@ TEST_P(PresetKernels, AutoschedulersStayInsideTheBuffers) {
 /// For each family no preset has (configs/published/ holds real-size
 /// configs of those, too slow to sweep), the first small config of the
 /// reference tests that has it, on the 16-lane target: the targets'
-/// differences are the presets' to show, the families' new ops these.
+/// differences are the presets' to show, the families' new ops these. In
+/// prefill chunks of 8, so that the windowed families' caches slide (their
+/// reads then start at a moving first row).
 class OtherFamilyKernels : public testing::TestWithParam<std::string> {};
 
 TEST_P(OtherFamilyKernels, AutoschedulersStayInsideTheBuffers) {
-  expectAutoschedulersStayInside(GetParam(), {kTargets[1]});
+  expectAutoschedulersStayInside(GetParam(), {kTargets[1]}, /*prefillChunk=*/8);
 }
 
 /// The .json files of a folder, sorted.

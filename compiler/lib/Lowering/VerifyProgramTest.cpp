@@ -16,21 +16,31 @@
 namespace tfm {
 namespace {
 
-Program lowered() {
-  llvm::Expected<ModelSpec> spec = loadModelSpec(TFM_SOURCE_DIR "/configs/aidreams260k.json");
+/// `config` (a path in the repository) lowered for AVX2 with prefill chunks
+/// of `prefillChunk` rows (0: the default).
+Program lowered(const char *config = "/configs/aidreams260k.json", int64_t prefillChunk = 0) {
+  llvm::Expected<ModelSpec> spec = loadModelSpec(std::string(TFM_SOURCE_DIR) + config);
   if (!spec)
     throw std::runtime_error(llvm::toString(spec.takeError()));
   LoweringOptions options;
   options.target = "x86-64-linux-sse41-avx-f16c-fma-avx2";
+  options.prefillChunk = prefillChunk;
   llvm::Expected<Program> program = lowerConfig(*spec, options);
   if (!program)
     throw std::runtime_error(llvm::toString(program.takeError()));
   return std::move(*program);
 }
 
-/// The refusal of the lowered program after `edit`; "" if it passes.
-std::string refusal(const std::function<void(Program &)> &edit) {
-  Program p = lowered();
+/// Mistral's window of 16 over 128 positions, in prefill chunks of 8: its
+/// caches slide, 16 - 1 + 8 = 23 rows each.
+Program sliding() {
+  return lowered("/tests/reference/configs/mistral-sliding-window.json", 8);
+}
+
+/// The refusal of `lowered` after `edit`; "" if it passes.
+std::string refusal(const std::function<void(Program &)> &edit,
+                    const std::function<Program()> &lower = [] { return lowered(); }) {
+  Program p = lower();
   edit(p);
   llvm::Error e = verifyProgram(p);
   return e ? llvm::toString(std::move(e)) : "";
@@ -109,6 +119,40 @@ TEST(VerifyProgram, CachesInsideTheBlockAndApart) {
   // Sizes past int64 are refused, not wrapped.
   std::string found = refusal([](Program &p) { p.caches[0].cols = int64_t(1) << 60; });
   EXPECT_NE(found.find("expected at most 2147483647 elements"), std::string::npos) << found;
+}
+
+TEST(VerifyProgram, SlidingCachesHoldAWindowAndACall) {
+  EXPECT_EQ(refusal([](Program &) {}, sliding), "");
+  EXPECT_EQ(sliding().caches[0].rows, 23);
+  // Fewer rows than a window before a chunk and the chunk: a call's rows
+  // would pass the buffer's end after the driver moves the window's.
+  EXPECT_EQ(refusal([](Program &p) { p.caches[0].rows = 22; }, sliding),
+            "cache \"blk.0.key\": 22 rows for a window of 16: expected window - 1 + "
+            "tfm.prefill_chunk (8) to tfm.context_length (128)");
+  EXPECT_EQ(refusal([](Program &p) { p.caches[2].baseOffset = p.caches[3].offset + 8; }, sliding),
+            "cache \"blk.1.value\" (bytes 17664..23552) and cache \"blk.1.key\"'s base (from "
+            "byte 17672) overlap");
+  std::string found = refusal([](Program &p) { p.caches[0].baseOffset = p.kvCacheBytes - 4; },
+                              sliding);
+  EXPECT_NE(found.find("expected an 8-byte aligned slot inside the block"), std::string::npos)
+      << found;
+}
+
+TEST(VerifyProgram, SlidingCachesReadThroughTheirWindow) {
+  // The decode attention kernel's key cache parameter, read with a window.
+  auto keysRead = [](Program &p) -> KernelParam & {
+    for (Kernel &k : p.kernels)
+      for (KernelParam &q : k.params)
+        if (q.isCache && !q.isOutput)
+          return q;
+    throw std::runtime_error("no kernel reads a cache");
+  };
+  std::string found = refusal([&](Program &p) { keysRead(p).slidingWindow = 0; }, sliding);
+  EXPECT_NE(found.find("reads every position, but its cache"), std::string::npos) << found;
+  EXPECT_NE(found.find("slides"), std::string::npos) << found;
+  found = refusal([&](Program &p) { keysRead(p).slidingWindow = 17; }, sliding);
+  EXPECT_NE(found.find("reads a window of 17, but its cache"), std::string::npos) << found;
+  EXPECT_NE(found.find("holds a window of 16"), std::string::npos) << found;
 }
 
 TEST(VerifyProgram, ArenaValuesInsideTheArena) {

@@ -34,7 +34,7 @@
 // RUN: tfm-opt %s --pass-pipeline='builtin.module(tfm-pipeline{skip=tfm-select-schedules})' -o %t.nosched
 // RUN: FileCheck %s --check-prefix=NOSCHED < %t.nosched
 // RUN: FileCheck %s --check-prefix=PLANNED < %t.nosched
-// RUN: tfm-opt %s --pass-pipeline='builtin.module(tfm-pipeline{skip=canonicalize,cse,tfm-fuse-norm-linear,tfm-fuse-epilogues,tfm-choose-cache-layouts,tfm-choose-attention,tfm-quantize-activations,tfm-deduplicate-kernels,tfm-select-schedules})' -o %t.none
+// RUN: tfm-opt %s --pass-pipeline='builtin.module(tfm-pipeline{skip=canonicalize,cse,tfm-fuse-norm-linear,tfm-fuse-epilogues,tfm-slide-window-caches,tfm-choose-cache-layouts,tfm-choose-attention,tfm-quantize-activations,tfm-deduplicate-kernels,tfm-select-schedules})' -o %t.none
 // RUN: FileCheck %s --check-prefix=NONE < %t.none
 // RUN: FileCheck %s --check-prefix=PLANNED < %t.none
 // RUN: tfm-opt %s --tfm-pipeline=schedule=plain | FileCheck %s --check-prefix=PLAIN
@@ -46,7 +46,7 @@
 // Outlining and memory planning cannot be left out; a name outside the
 // pipeline is refused, naming the passes that can.
 // REQUIRED: cannot skip pass 'tfm-plan-memory': the code generator needs its result
-// UNKNOWN: cannot skip pass 'tfm-fuse': it is not in the tfm pipeline; the optional passes are canonicalize, cse, tfm-fuse-norm-linear, tfm-fuse-epilogues, tfm-choose-cache-layouts, tfm-choose-attention, tfm-quantize-activations, tfm-deduplicate-kernels, tfm-select-schedules
+// UNKNOWN: cannot skip pass 'tfm-fuse': it is not in the tfm pipeline; the optional passes are canonicalize, cse, tfm-fuse-norm-linear, tfm-fuse-epilogues, tfm-slide-window-caches, tfm-choose-cache-layouts, tfm-choose-attention, tfm-quantize-activations, tfm-deduplicate-kernels, tfm-select-schedules
 
 // The whole pipeline: seven kernels, launched once per layer; the key
 // caches transposed; 2 x 2 caches of 16x32 floats (2048 bytes each) back to

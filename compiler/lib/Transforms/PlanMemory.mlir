@@ -140,3 +140,20 @@ module {
   tfm.cache_decl @"blk.0.value" : memref<16x32xf16>
 }
 
+
+// -----
+
+// Sliding caches (a window, a dynamic offset) are placed as the others are,
+// then each gets the 8 bytes of its base after the last cache: 11x32 floats
+// are 1408 bytes, the last cache ends at 2816 + 2048 = 4864, the bases are
+// at 4864 and 4872, and the block is aligned to 4928.
+
+// CHECK-LABEL: module attributes {tfm.kv_cache_bytes = 4928 : i64} {
+// CHECK-NEXT:    tfm.cache_decl @blk.0.key offset 0 window 8 base 4864 : memref<11x32xf32, strided<[1, 11], offset: ?>>
+// CHECK-NEXT:    tfm.cache_decl @blk.0.value offset 1408 window 8 base 4872 : memref<11x32xf32, strided<[32, 1], offset: ?>>
+// CHECK-NEXT:    tfm.cache_decl @blk.1.key offset 2816 : memref<16x32xf32>{{$}}
+module {
+  tfm.cache_decl @"blk.0.key" window 8 : memref<11x32xf32, strided<[1, 11], offset: ?>>
+  tfm.cache_decl @"blk.0.value" window 8 : memref<11x32xf32, strided<[32, 1], offset: ?>>
+  tfm.cache_decl @"blk.1.key" : memref<16x32xf32>
+}
