@@ -182,7 +182,7 @@ void config::parseQwen3(FieldReader &r, ModelSpec &s) {
 /// Phi3Config: LlamaConfig's fields with q, k and v in one qkv_proj and
 /// gate and up in one gate_up_proj, rotate_half's pairs (kept by its GGUF),
 /// and a sliding window (null or absent: none). Its LongRoPE scaling is
-/// refused by rope_scaling's check.
+/// rope_scaling's "longrope" (readLlamaRopeScaling).
 void config::parsePhi3(FieldReader &r, ModelSpec &s) {
   parseLlama(r, s);
   s.family = Family::Phi3;

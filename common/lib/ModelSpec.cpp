@@ -162,6 +162,30 @@ void checkIndexableSizes(FieldReader &r, const ModelSpec &s, const FieldNames &f
 }
 
 
+/// RoPE's frequency factors: one per rotated pair, LongRoPE's two lists
+/// together with the context they switch at. (A family's config computes
+/// them; a canonical config states them.)
+void checkRopeFactors(FieldReader &r, const ModelSpec &s) {
+  size_t pairs = s.positions == Positions::Rope ? static_cast<size_t>(s.rotaryDim / 2) : 0;
+  const std::pair<const char *, const std::vector<double> *> lists[] = {
+      {"rope_freq_factors", &s.ropeFreqFactors},
+      {"rope_short_factors", &s.ropeShortFactors},
+      {"rope_long_factors", &s.ropeLongFactors}};
+  for (const auto &[field, factors] : lists)
+    if (!r.failed() && !factors->empty() && factors->size() != pairs)
+      r.fail(field, "has " + std::to_string(factors->size()) +
+                        " entries, expected one per rotated pair (" + std::to_string(pairs) + ")");
+  bool longRope = !s.ropeShortFactors.empty() || !s.ropeLongFactors.empty();
+  if (!r.failed() && longRope &&
+      (s.ropeShortFactors.empty() || s.ropeLongFactors.empty() || s.ropeOriginalContext < 1 ||
+       !s.ropeFreqFactors.empty()))
+    r.fail("rope_short_factors", "and rope_long_factors (LongRoPE) need each other and "
+                                 "rope_original_context >= 1, and exclude rope_freq_factors");
+  if (!r.failed() && !(s.ropeAttnFactor > 0.0 && std::isfinite(s.ropeAttnFactor)))
+    r.fail("rope_attn_factor", "found " + std::to_string(s.ropeAttnFactor) +
+                                   ", expected a positive number");
+}
+
 /// Switches that contradict each other or the sizes; each message names both
 /// fields as the family's config spells them.
 void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
@@ -182,6 +206,7 @@ void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
                          f.headDim + " (" + std::to_string(s.headDim) +
                          ") columns, expected an even number (RoPE rotates pairs)");
   }
+  checkRopeFactors(r, s);
   if (!r.failed() && (s.nKvHeads > s.nHeads || s.nHeads % s.nKvHeads != 0))
     r.fail(f.nKvHeads, "found " + std::to_string(s.nKvHeads) + ", expected a divisor of " +
                            f.nHeads + " (" + std::to_string(s.nHeads) + ")");
@@ -259,6 +284,51 @@ std::vector<double> llama3FreqFactors(FieldReader &r, const char *field,
   return factors;
 }
 
+/// One LongRoPE factor list of `scaling`: a positive number per rotated pair.
+std::vector<double> longRopeFactors(FieldReader &r, const char *field,
+                                    const json::Object &scaling, const char *key,
+                                    const ModelSpec &s) {
+  std::vector<double> factors;
+  const json::Array *items = scaling.getArray(key);
+  for (size_t i = 0; items && i < items->size(); ++i) {
+    std::optional<double> v = (*items)[i].getAsNumber();
+    if (!v || !(*v > 0.0) || !std::isfinite(*v))
+      break;
+    factors.push_back(*v);
+  }
+  size_t pairs = static_cast<size_t>(s.rotaryDim / 2);
+  if (!items || factors.size() != items->size() || factors.size() != pairs)
+    r.fail(field, std::string("has ") + key + " " +
+                      (items ? FieldReader::describe(json::Value(json::Array(*items)))
+                             : std::string("missing")) +
+                      ", expected a positive number per rotated pair (" +
+                      std::to_string(pairs) + ", LongRoPE)");
+  return factors;
+}
+
+/// Phi-3's LongRoPE as transformers' _compute_longrope_parameters reads it:
+/// the config's original_max_position_embeddings is the pretrained context
+/// (its ratio to max_position_embeddings the scale), else the context and
+/// rope_scaling's factor; attention_factor, else sqrt(1 + ln(scale) /
+/// ln(original)) for a scale above 1.
+void readLongRope(FieldReader &r, const char *field, const json::Object &scaling,
+                  ModelSpec &s) {
+  s.ropeShortFactors = longRopeFactors(r, field, scaling, "short_factor", s);
+  s.ropeLongFactors = longRopeFactors(r, field, scaling, "long_factor", s);
+  double scale = scaling.getNumber("factor").value_or(1.0);
+  s.ropeOriginalContext = s.contextLength;
+  if (r.has("original_max_position_embeddings")) {
+    s.ropeOriginalContext = r.positive("original_max_position_embeddings", true);
+    scale = double(s.contextLength) / double(std::max<int64_t>(s.ropeOriginalContext, 1));
+  }
+  std::optional<double> attention = scaling.getNumber("attention_factor");
+  if (attention)
+    s.ropeAttnFactor = *attention;
+  else if (scale > 1.0 && s.ropeOriginalContext > 1)
+    s.ropeAttnFactor =
+        std::sqrt(1.0 + std::log(scale) / std::log(double(s.ropeOriginalContext)));
+}
+
 } // namespace
 
 void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &s) {
@@ -269,14 +339,17 @@ void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &
     kind = o->getString("rope_type") ? o->getString("rope_type") : o->getString("type");
   if (kind && *kind == "llama3")
     s.ropeFreqFactors = llama3FreqFactors(r, field, *o, s);
+  else if (kind && (*kind == "longrope" || *kind == "su")) // "su": Phi-3's first name of it
+    readLongRope(r, field, *o, s);
   else if (!kind || *kind == "linear")
     s.ropeScale = linearRopeScale(r, field);
   else
     r.fail(field, "found " + FieldReader::describe(*v) +
-                      ", expected null, {\"rope_type\": \"linear\", \"factor\": F >= 1} or "
+                      ", expected null, {\"rope_type\": \"linear\", \"factor\": F >= 1}, "
                       "{\"rope_type\": \"llama3\", \"factor\", \"low_freq_factor\", "
-                      "\"high_freq_factor\", \"original_max_position_embeddings\"} (the RoPE "
-                      "scalings tfm compiles)");
+                      "\"high_freq_factor\", \"original_max_position_embeddings\"} or "
+                      "{\"rope_type\": \"longrope\", \"short_factor\", \"long_factor\"} "
+                      "(the RoPE scalings tfm compiles)");
   if (r.failed() || !r.raw("rope_freq_factors"))
     return;
   if (!s.ropeFreqFactors.empty()) {
@@ -289,6 +362,13 @@ void config::readLlamaRopeScaling(FieldReader &r, const char *field, ModelSpec &
     r.fail("rope_freq_factors", "has " + std::to_string(s.ropeFreqFactors.size()) +
                                     " entries, expected one per rotated pair (" +
                                     std::to_string(s.rotaryDim / 2) + ")");
+}
+
+const std::vector<double> &tfm::ropeFactorsOf(const ModelSpec &spec) {
+  if (spec.ropeShortFactors.empty())
+    return spec.ropeFreqFactors;
+  return spec.contextLength > spec.ropeOriginalContext ? spec.ropeLongFactors
+                                                       : spec.ropeShortFactors;
 }
 
 bool tfm::slides(const ModelSpec &spec, int64_t layer) {
@@ -348,6 +428,10 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("rotary_dim", s.rotaryDim, false);
   visit("rope_scale", s.ropeScale, false);
   visit("rope_freq_factors", s.ropeFreqFactors, false);
+  visit("rope_short_factors", s.ropeShortFactors, false);
+  visit("rope_long_factors", s.ropeLongFactors, false);
+  visit("rope_original_context", s.ropeOriginalContext, false);
+  visit("rope_attn_factor", s.ropeAttnFactor, false);
   visit("sliding_window", s.slidingWindow, false);
   visit("sliding_window_pattern", s.slidingWindowPattern, false);
   visit("rope_local_theta", s.ropeLocalTheta, false);

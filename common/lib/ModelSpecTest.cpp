@@ -305,6 +305,59 @@ TEST(ModelSpecTest, Llama3RopeScalingAndEosList) {
   EXPECT_DOUBLE_EQ(parsed.spec.ropeScale, 1.0);
 }
 
+/// Phi-3-mini-128k's shape of LongRoPE, 16 pairs: the short and long
+/// factors, the pretrained context beside the trained one.
+llvm::json::Object longRopeConfig() {
+  llvm::json::Object obj = validConfig();
+  obj["model_type"] = "phi3";
+  obj["max_position_embeddings"] = 4096;
+  obj["original_max_position_embeddings"] = 512;
+  llvm::json::Array shortFactors, longFactors;
+  for (int i = 0; i < 16; ++i) {
+    shortFactors.push_back(1.0 + 0.01 * i);
+    longFactors.push_back(1.0 + 2.0 * i);
+  }
+  obj["rope_scaling"] = llvm::json::Object{{"type", "longrope"},
+                                           {"short_factor", std::move(shortFactors)},
+                                           {"long_factor", std::move(longFactors)}};
+  return obj;
+}
+
+TEST(ModelSpecTest, LongRopeFactorsForTheCompiledContext) {
+  ParsedSpec parsed = parse(longRopeConfig());
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  ModelSpec s = parsed.spec;
+  EXPECT_EQ(s.ropeOriginalContext, 512);
+  EXPECT_DOUBLE_EQ(s.ropeShortFactors[15], 1.15);
+  EXPECT_DOUBLE_EQ(s.ropeLongFactors[15], 31.0);
+  // transformers' attention factor for a scale of 4096 / 512 = 8.
+  EXPECT_DOUBLE_EQ(s.ropeAttnFactor, std::sqrt(1.0 + std::log(8.0) / std::log(512.0)));
+  EXPECT_EQ(&ropeFactorsOf(s), &s.ropeLongFactors); // 4096 positions, past 512
+  s.contextLength = 512;                             // tfmc --context 512
+  EXPECT_EQ(&ropeFactorsOf(s), &s.ropeShortFactors);
+  // A given attention factor is kept.
+  llvm::json::Object given = longRopeConfig();
+  given.getObject("rope_scaling")->insert({"attention_factor", 1.5});
+  ParsedSpec withFactor = parse(std::move(given));
+  ASSERT_TRUE(withFactor.ok) << withFactor.error;
+  EXPECT_DOUBLE_EQ(withFactor.spec.ropeAttnFactor, 1.5);
+  // Each list has a factor per pair.
+  llvm::json::Object shortList = longRopeConfig();
+  (*shortList.getObject("rope_scaling"))["long_factor"] = llvm::json::Array{1.0, 2.0};
+  ParsedSpec refused = parse(std::move(shortList));
+  expectRefusal(refused, "rope_scaling");
+  EXPECT_NE(refused.error.find("long_factor [1,2], expected a positive number per rotated "
+                               "pair (16, LongRoPE)"),
+            std::string::npos)
+      << refused.error;
+  // The canonical config states all four.
+  ParsedSpec back =
+      adapt(tfm::parseCanonicalSpec(parsed.spec.canonicalJson(), "manifest.json", "config."));
+  ASSERT_TRUE(back.ok) << back.error;
+  EXPECT_EQ(back.spec.ropeLongFactors, parsed.spec.ropeLongFactors);
+  EXPECT_DOUBLE_EQ(back.spec.ropeAttnFactor, parsed.spec.ropeAttnFactor);
+}
+
 TEST(ModelSpecTest, RefusesAnOddRotaryWidthNamingBothFields) {
   llvm::json::Object obj = validConfig();
   obj["head_dim"] = 10;

@@ -162,6 +162,18 @@ bool tfm::isLayerRole(TensorRole role) { return row(role).perLayer; }
 
 llvm::StringRef tfm::kernelRoleOf(TensorRole role) { return row(role).kernelRole; }
 
+llvm::ArrayRef<RopeFactorTensor> tfm::ropeFactorTensors() {
+  static const RopeFactorTensor tensors[] = {
+      {"rope_freqs.weight", &ModelSpec::ropeFreqFactors,
+       "RoPE frequency factors (Llama 3's scaling)"},
+      {"rope_factors_short.weight", &ModelSpec::ropeShortFactors,
+       "LongRoPE's short factors (Phi-3)"},
+      {"rope_factors_long.weight", &ModelSpec::ropeLongFactors,
+       "LongRoPE's long factors (Phi-3)"},
+  };
+  return tensors;
+}
+
 std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   std::vector<ModelTensor> tensors;
   auto add = [&](TensorRole role, int64_t layer, TensorPart part, std::vector<int64_t> shape) {

@@ -4,7 +4,9 @@ Phi-3, Gemma 2 and Gemma 3.
 
 Written from Hugging Face transformers' modeling_llama.py, modeling_mistral.py,
 modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_gemma2.py,
-modeling_gemma3.py and modeling_rope_utils.py (_compute_llama3_parameters),
+modeling_gemma3.py and modeling_rope_utils.py (_compute_llama3_parameters,
+_compute_longrope_parameters: Phi-3's LongRoPE, whose cos and sin are
+multiplied by its attention factor),
 not from tfmc's code:
   h = embed_tokens[token]
   per layer:  x = RMSNorm(h)  (x * rsqrt(mean(x^2) + eps) * weight)
@@ -87,9 +89,40 @@ def gemma_slides(raw, layer):
     return (layer + 1) % raw.get("sliding_window_pattern", 6) != 0
 
 
+def longrope_attention_factor(raw):
+    """modeling_rope_utils' _compute_longrope_parameters: the factor cos and
+    sin are multiplied by. Phi-3's original_max_position_embeddings is the
+    pretrained context, its ratio to max_position_embeddings the scale."""
+    scaling = raw["rope_scaling"]
+    factor = scaling.get("factor")
+    if "original_max_position_embeddings" in raw:
+        original = raw["original_max_position_embeddings"]
+        factor = raw["max_position_embeddings"] / original
+    else:
+        original = raw["max_position_embeddings"]
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    return attention_factor
+
+
+def longrope_inverse_frequencies(raw, dim, base):
+    """_compute_longrope_parameters' inv_freq: 1 / (ext_factors * base^(2i/dim)),
+    the long factors past the pretrained context. transformers' Phi3 picks them
+    by the length of the sequence in hand; llama.cpp, as tfm, by the context
+    the model runs with (its max_position_embeddings here)."""
+    scaling = raw["rope_scaling"]
+    original = raw.get("original_max_position_embeddings", raw["max_position_embeddings"])
+    long = raw["max_position_embeddings"] > original
+    ext_factors = torch.tensor(scaling["long_factor" if long else "short_factor"],
+                               dtype=torch.float64)  # float32 in transformers; float64 here
+    inv_freq_shape = torch.arange(0, dim, 2, dtype=torch.int64).double() / dim
+    return 1.0 / (ext_factors * base ** inv_freq_shape)
+
+
 def inverse_frequencies(raw, head_dim, base=None, scaling="config"):
-    """modeling_rope_utils: the default inv_freq, then Llama 3's rescaling
-    or linear's (positions divided by the factor)."""
+    """modeling_rope_utils: the default inv_freq, then Llama 3's rescaling,
+    LongRoPE's or linear's (positions divided by the factor)."""
     base = raw.get("rope_theta", 10000.0) if base is None else base
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
     scaling = raw.get("rope_scaling") if scaling == "config" else scaling
@@ -98,6 +131,8 @@ def inverse_frequencies(raw, head_dim, base=None, scaling="config"):
     kind = scaling.get("rope_type", scaling.get("type"))
     if kind == "linear":
         return inv_freq / scaling["factor"]
+    if kind in ("longrope", "su"):
+        return longrope_inverse_frequencies(raw, head_dim, base)
     if kind != "llama3":
         raise OracleError(f"rope_scaling {kind!r} not modelled here")
     factor = scaling["factor"]
@@ -156,7 +191,7 @@ def hf_names_from_gguf(tensors, raw):
     for name, t in tensors.items():
         if gemma and "norm" in name:
             t = t - 1  # stored as 1 + weight
-        if name == "rope_freqs.weight":
+        if name in ("rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"):
             continue  # the config's rope_scaling says the same
         if name == "token_embd.weight":
             out["model.embed_tokens.weight"] = t
@@ -186,6 +221,10 @@ class ModernOracle:
         self.eps = raw.get("rms_norm_eps", 1e-6)
         self.gemma = raw["model_type"] in GEMMA
         self.inv_freq = inverse_frequencies(raw, self.head_dim)
+        scaling = raw.get("rope_scaling") or {}
+        self.rope_magnitude = (longrope_attention_factor(raw)
+                               if scaling.get("rope_type", scaling.get("type")) in ("longrope", "su")
+                               else 1.0)
         if raw["model_type"] == "gemma3_text":  # the sliding layers' own RoPE
             self.local_inv_freq = inverse_frequencies(
                 raw, self.head_dim, base=raw.get("rope_local_base_freq", 10000.0), scaling=None)
@@ -208,7 +247,8 @@ class ModernOracle:
         inv_freq = self.local_inv_freq if local else self.inv_freq
         freqs = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos()[:, None, :], emb.sin()[:, None, :]
+        cos, sin = emb.cos() * self.rope_magnitude, emb.sin() * self.rope_magnitude
+        return cos[:, None, :], sin[:, None, :]
 
     def project(self, x, name):
         y = x @ self.t[name + ".weight"].T

@@ -242,7 +242,8 @@ private:
                           b.getBoolAttr(spec.ropeInterleaved),
                           b.getF64FloatAttr(local ? 1.0 : spec.ropeScale),
                           b.getDenseF64ArrayAttr(local ? llvm::ArrayRef<double>()
-                                                       : llvm::ArrayRef(spec.ropeFreqFactors)));
+                                                       : llvm::ArrayRef(ropeFactorsOf(spec))),
+                          b.getF64FloatAttr(local ? 1.0 : spec.ropeAttnFactor));
   }
 
   Value activate(Value x) {

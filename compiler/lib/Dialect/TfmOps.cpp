@@ -301,6 +301,9 @@ LogicalResult RopeOp::verify() {
   for (double f : factors)
     if (!(f > 0.0) || !std::isfinite(f))
       return emitOpError() << "freq_factors holds " << f << ", expected positive numbers";
+  double magnitude = getMagnitude().convertToDouble();
+  if (!(magnitude > 0.0) || !std::isfinite(magnitude))
+    return emitOpError() << "magnitude " << magnitude << ", expected a positive number";
   return success();
 }
 

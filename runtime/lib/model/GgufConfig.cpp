@@ -2,6 +2,7 @@
 #include "tfm/runtime/GgufConfig.h"
 
 #include "tfm/common/Failure.h"
+#include "tfm/common/TensorNames.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -236,13 +237,40 @@ const FieldSource kGemma2Fields[] = {
     {"final_logit_softcapping", "final_logit_softcapping", true, true},
 };
 
-/// Phi-3's sliding window; its LongRoPE factors (rope_factors_long/short)
-/// are refused, not ignored.
+/// Phi-3's sliding window, and its LongRoPE as llama.cpp's converter
+/// writes it: the factors as rope_factors_short/long.weight, the
+/// pretrained context and the attention factor as keys. As a config's
+/// rope_scaling "longrope" with the factor given.
 llvm::Error readPhi3(const GgufFile &file, const std::string &arch, json::Object &config) {
-  for (const char *tensor : {"rope_factors_long.weight", "rope_factors_short.weight"})
-    if (file.findTensor(tensor))
-      return ggufFailure(file, std::string("tensor '") + tensor +
-                                   "' holds LongRoPE factors, which tfm does not compile yet");
+  const GgufTensorInfo *shortFactors = file.findTensor("rope_factors_short.weight");
+  const GgufTensorInfo *longFactors = file.findTensor("rope_factors_long.weight");
+  if (shortFactors || longFactors) {
+    if (!shortFactors || !longFactors)
+      return ggufFailure(file, std::string("tensor '") +
+                                   (shortFactors ? "rope_factors_long" : "rope_factors_short") +
+                                   ".weight' is missing beside its LongRoPE pair");
+    json::Object scaling{{"rope_type", "longrope"}};
+    const std::pair<const char *, const GgufTensorInfo *> lists[] = {
+        {"short_factor", shortFactors}, {"long_factor", longFactors}};
+    for (auto [key, info] : lists) {
+      llvm::Expected<std::vector<float>> values = file.f32Vector(*info);
+      if (!values)
+        return values.takeError();
+      scaling[key] = json::Array(*values);
+    }
+    const FieldSource keys[] = {
+        {"attention_factor", "rope.scaling.attn_factor", true, true},
+        {"original_max_position_embeddings", "rope.scaling.original_context_length", false, true},
+    };
+    json::Object read;
+    if (llvm::Error e = readFields(file, arch, keys, read))
+      return e;
+    if (json::Value *attention = read.get("attention_factor"))
+      scaling["attention_factor"] = std::move(*attention);
+    if (json::Value *original = read.get("original_max_position_embeddings"))
+      config["original_max_position_embeddings"] = std::move(*original);
+    config["rope_scaling"] = std::move(scaling);
+  }
   return readFields(file, arch, kSlidingWindowFields, config);
 }
 
@@ -558,6 +586,10 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
       w.addString(arch + ".rope.scaling.type", "linear");
       f32("rope.scaling.factor", s.ropeScale);
     }
+    if (!s.ropeShortFactors.empty()) { // LongRoPE: its factors are tensors
+      u32("rope.scaling.original_context_length", s.ropeOriginalContext);
+      f32("rope.scaling.attn_factor", s.ropeAttnFactor);
+    }
   }
   if (s.slidingWindow > 0)
     u32("attention.sliding_window", s.slidingWindow);
@@ -575,8 +607,9 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
 }
 
 void tfm::rt::addGgufModelConstants(const ModelSpec &s, GgufWriter &w) {
-  if (s.ropeFreqFactors.empty())
-    return;
-  std::vector<float> factors(s.ropeFreqFactors.begin(), s.ropeFreqFactors.end());
-  w.addF32Tensor("rope_freqs.weight", factors);
+  for (const RopeFactorTensor &t : ropeFactorTensors()) {
+    const std::vector<double> &factors = s.*t.factors;
+    if (!factors.empty())
+      w.addF32Tensor(t.name, std::vector<float>(factors.begin(), factors.end()));
+  }
 }

@@ -153,31 +153,35 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
   return llvm::Error::success();
 }
 
-/// A GGUF's rope_freqs.weight (Llama 3's RoPE scaling) is no tensor the
-/// kernels read: the compiled RoPE tables hold it. The file's must be the
-/// compiled one, and a file without it means no scaling.
-llvm::Error checkRopeFreqs(const GgufFile &file, const tfm::ModelSpec &config) {
-  const GgufTensorInfo *info = file.findTensor("rope_freqs.weight");
-  std::vector<float> stored;
-  if (info) {
-    llvm::Expected<std::vector<float>> values = file.f32Vector(*info);
-    if (!values)
-      return values.takeError();
-    stored = std::move(*values);
+/// A GGUF's RoPE factor tensors (rope_freqs.weight, LongRoPE's
+/// rope_factors_short/long.weight) are no tensors the kernels read: the
+/// compiled RoPE tables hold them. A file's must be the compiled ones, and a
+/// file without one means none.
+llvm::Error checkRopeFactors(const GgufFile &file, const tfm::ModelSpec &config) {
+  for (const tfm::RopeFactorTensor &t : tfm::ropeFactorTensors()) {
+    const GgufTensorInfo *info = file.findTensor(t.name);
+    std::vector<float> stored;
+    if (info) {
+      llvm::Expected<std::vector<float>> values = file.f32Vector(*info);
+      if (!values)
+        return values.takeError();
+      stored = std::move(*values);
+    }
+    const std::vector<double> &factors = config.*t.factors;
+    std::vector<float> compiled(factors.begin(), factors.end());
+    if (stored == compiled && (info != nullptr) == !compiled.empty())
+      continue;
+    if (!info)
+      return failure(file.path() + ": tensor '" + t.name + "' is missing; the library was "
+                     "compiled with " + t.what + ", which llama.cpp reads from this tensor");
+    return failure(file.path() + ": tensor '" + t.name + "', " + t.what + ", " +
+                   (compiled.empty() ? std::string("is present, but the library was compiled "
+                                                   "without them")
+                                     : std::string("differs from those the library was "
+                                                   "compiled with")) +
+                   "; compile from this file (tfmc " + file.path() + ")");
   }
-  std::vector<float> compiled(config.ropeFreqFactors.begin(), config.ropeFreqFactors.end());
-  if (stored == compiled && (info != nullptr) == !compiled.empty())
-    return llvm::Error::success();
-  if (!info)
-    return failure(file.path() + ": tensor 'rope_freqs.weight' is missing; the library was "
-                   "compiled with RoPE frequency factors (Llama 3's scaling), which llama.cpp "
-                   "reads from this tensor");
-  return failure(file.path() + ": tensor 'rope_freqs.weight' (RoPE frequency factors) " +
-                 (compiled.empty() ? std::string("is present, but the library was compiled "
-                                                 "without them")
-                                   : std::string("differs from those the library was "
-                                                 "compiled with")) +
-                 "; compile from this file (tfmc " + file.path() + ")");
+  return llvm::Error::success();
 }
 
 llvm::Expected<TensorFinder> ggufFinder(const std::string &path, WeightMemory memory,
@@ -185,7 +189,7 @@ llvm::Expected<TensorFinder> ggufFinder(const std::string &path, WeightMemory me
   auto opened = GgufFile::open(path, memory);
   if (!opened)
     return opened.takeError();
-  if (llvm::Error e = checkRopeFreqs(**opened, config))
+  if (llvm::Error e = checkRopeFactors(**opened, config))
     return std::move(e);
   std::shared_ptr<GgufFile> file(std::move(*opened));
   bound.storage.push_back(file);

@@ -679,7 +679,8 @@ TEST(WeightLoader, RopeFreqsMustBeTheCompiledFactors) {
   Manifest other = scaled;
   other.config.ropeFreqFactors = {1.0, 4.0};
   std::string differs = bindError(withFreqs, other);
-  EXPECT_NE(differs.find("tensor 'rope_freqs.weight' (RoPE frequency factors) differs"),
+  EXPECT_NE(differs.find("tensor 'rope_freqs.weight', RoPE frequency factors (Llama 3's scaling), "
+                         "differs"),
             std::string::npos)
       << differs;
   std::string unscaled = bindError(withFreqs, llamaManifest(false));
@@ -688,4 +689,29 @@ TEST(WeightLoader, RopeFreqsMustBeTheCompiledFactors) {
       << unscaled;
   std::string missing = bindError(write("no-rope-freqs", {}), scaled);
   EXPECT_NE(missing.find("tensor 'rope_freqs.weight' is missing"), std::string::npos) << missing;
+}
+
+// LongRoPE's two lists are held the same way: each tensor must be its list.
+TEST(WeightLoader, LongRopeFactorsMustBeTheCompiledOnes) {
+  Manifest longRope = llamaManifest(false);
+  longRope.config.ropeShortFactors = {1.0, 1.5};
+  longRope.config.ropeLongFactors = {2.0, 9.0};
+  auto write = [&](const std::string &name, std::vector<float> shortFactors,
+                   std::vector<float> longFactors) {
+    GgufWriter w;
+    w.addString("general.architecture", "llama");
+    for (const TensorSpec &t : longRope.tensors)
+      w.addTensor(t.name, t.shape, GgmlF32);
+    w.addF32Tensor("rope_factors_short.weight", shortFactors);
+    w.addF32Tensor("rope_factors_long.weight", longFactors);
+    return writeTensorFile(tempPath(name + ".gguf"), w, [&](size_t i, llvm::raw_ostream &out) {
+      writeElements(out, hfLayout(longRope, i, HfLayout::Same).first, "F32");
+    });
+  };
+  expectManifestValues(write("longrope", {1.0f, 1.5f}, {2.0f, 9.0f}), longRope);
+  std::string differs = bindError(write("longrope-other", {1.0f, 1.5f}, {2.0f, 8.0f}), longRope);
+  EXPECT_NE(differs.find("tensor 'rope_factors_long.weight', LongRoPE's long factors (Phi-3), "
+                         "differs from those the library was compiled with"),
+            std::string::npos)
+      << differs;
 }

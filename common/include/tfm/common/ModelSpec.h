@@ -52,6 +52,14 @@ struct ModelSpec {
   /// Per rotated pair, a divisor of its angle (Llama 3's rope_scaling, a
   /// GGUF's rope_freqs.weight); empty: none.
   std::vector<double> ropeFreqFactors;
+  /// Phi-3's LongRoPE (rope_scaling "longrope"; a GGUF's
+  /// rope_factors_short/long.weight): per rotated pair, the divisors of its
+  /// angle for a context up to ropeOriginalContext positions and for one
+  /// past it (the compiled context chooses, as llama.cpp's does), and the
+  /// factor both the cosine and the sine are multiplied by. Empty: none.
+  std::vector<double> ropeShortFactors, ropeLongFactors;
+  int64_t ropeOriginalContext = 0;
+  double ropeAttnFactor = 1.0;
   /// Sliding-window attention: a position sees itself and the window - 1
   /// before it (Mistral's sliding_window); 0: the whole context.
   int64_t slidingWindow = 0;
@@ -128,6 +136,10 @@ struct ModelSpec {
 /// the bias before scaling the scores, so its slopes come out divided by
 /// sqrt(head_dim). Empty unless spec.alibi.
 std::vector<float> alibiSlopes(const ModelSpec &spec);
+
+/// The divisors of each rotated pair's angle the compiled context uses:
+/// LongRoPE's short or long factors, else ropeFreqFactors (maybe none).
+const std::vector<double> &ropeFactorsOf(const ModelSpec &spec);
 
 /// Whether layer `layer` is a sliding-window layer (spec.slidingWindowPattern).
 bool slides(const ModelSpec &spec, int64_t layer);

@@ -90,6 +90,16 @@ struct ModelTensor {
   std::vector<int64_t> shape; // row-major; matrices [out, in]
 };
 
+/// A tensor of a GGUF that no kernel reads, since the compiled RoPE tables
+/// hold its values: llama.cpp's RoPE frequency factors. A file's must equal
+/// the ModelSpec list `factors` (none: the tensor absent).
+struct RopeFactorTensor {
+  const char *name;
+  std::vector<double> ModelSpec::*factors;
+  const char *what;
+};
+llvm::ArrayRef<RopeFactorTensor> ropeFactorTensors();
+
 /// Every weight of `spec`'s model in manifest (and GGUF file) order: the
 /// embeddings (and their norm), then per layer its norms and projections,
 /// then the final norm and, for an untied head, the output projection.

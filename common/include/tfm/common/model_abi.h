@@ -14,7 +14,10 @@
  *  - weights: one pointer per manifest tensor, in manifest order, each to the
  *    tensor's data in the manifest's dtype and row-major shape;
  *  - kv_cache: kv_cache_bytes, zero-initialised once per sequence; its layout
- *    is private to the generated code;
+ *    is private to the generated code. A call at position 0 starts the
+ *    sequence again. Where a sliding window's caches hold only the window
+ *    (a CPU library of a model with one), a call may go back no further
+ *    than the window of the positions the sequence reached;
  *  - arena: arena_bytes of scratch for activations, 64-byte aligned.
  * The generated code never allocates per call. A library for a GPU target
  * keeps the weights and each sequence's cache and arena on its device
@@ -35,7 +38,8 @@ extern "C" {
 /* Bumped on any change to tfm_model below. */
 #define TFM_ABI_VERSION 5
 
-/* Returned when a call's positions do not fit the context. */
+/* Returned when a call's positions do not fit the context, or need positions
+ * a sliding window's caches have dropped (see last_error). */
 #define TFM_ERR_CONTEXT (-1000)
 /* Returned by a CPU library's set_device and measure_device_* calls. */
 #define TFM_ERR_NOT_GPU (-1001)

@@ -311,17 +311,24 @@ def Tfm_RopeOp : Tfm_KernelOp<"rope", [Pure, Tfm_Epilogue, AllTypesMatch<["input
     is the columns (2i, 2i+1) when `interleaved` (GPT-J, GGUF Llama), else
     (i, i + rotary_dim/2) (GPT-NeoX, Falcon, Hugging Face's rotate_half).
     `freq_factors`, when given (one per pair), divide each pair's angle:
-    Llama 3's scaling of the long wavelengths, llama.cpp's rope_freqs.
+    Llama 3's scaling of the long wavelengths, llama.cpp's rope_freqs,
+    LongRoPE's short or long factors. `magnitude` multiplies the cosine and
+    the sine, so the rotated columns (LongRoPE's attention factor; 1: a
+    rotation).
 
     ```mlir
     %r = tfm.rope %q {head_dim = 16 : i64, interleaved = true, position_scale = 1.0 : f64,
                       rotary_dim = 16 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
+    %s = tfm.rope %q {freq_factors = array<f64: 1.0, 1.5, 4.0, 9.0>, head_dim = 16 : i64,
+                      interleaved = false, magnitude = 1.19 : f64, position_scale = 1.0 : f64,
+                      rotary_dim = 8 : i64, theta = 1.0e+04 : f64} : tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_PositiveI64Attr:$head_dim,
                        Tfm_PositiveI64Attr:$rotary_dim, Tfm_PositiveF64Attr:$theta,
                        BoolAttr:$interleaved, Tfm_PositiveF64Attr:$position_scale,
-                       DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$freq_factors);
+                       DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$freq_factors,
+                       DefaultValuedAttr<F64Attr, "1.0">:$magnitude);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

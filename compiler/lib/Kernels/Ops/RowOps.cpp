@@ -127,7 +127,7 @@ void defineRope(OpDefinition &d) {
   // The ops rotating by the same angles (a layer's queries and keys) share
   // one table.
   std::string key = std::to_string(attrs.theta) + "/" + std::to_string(rotary) + "/" +
-                    std::to_string(attrs.positionScale);
+                    std::to_string(attrs.positionScale) + "/" + std::to_string(attrs.magnitude);
   for (double factor : attrs.freqFactors)
     key += "/" + std::to_string(factor);
   Func &table = d.algorithm.ropeTables[key];
@@ -140,11 +140,19 @@ void defineRope(OpDefinition &d) {
                                      d.name + "_freq_factors");
       for (size_t i = 0; i < attrs.freqFactors.size(); ++i)
         factors(static_cast<int>(i)) = attrs.freqFactors[i];
-      freq /= factors(p);
+      // Clamped: bounds inference takes a select's two pair indices (a
+      // rotate_half column's pair is its column or that minus half) as the
+      // table's range, beyond the pairs.
+      freq /= factors(clamp(p, 0, static_cast<int>(attrs.freqFactors.size()) - 1));
     }
     Expr angle = cast<double>(r) * Expr(1.0 / attrs.positionScale) * freq;
     table = Func(d.name + "_angles");
     auto [sine, cosine] = sinCosFloat(angle);
+    if (attrs.magnitude != 1.0) {
+      Expr magnitude = static_cast<float>(attrs.magnitude);
+      sine *= magnitude;
+      cosine *= magnitude;
+    }
     table(p, r) = Tuple(cosine, sine);
   }
   d.result.positionTables = {table};
