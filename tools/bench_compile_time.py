@@ -36,7 +36,8 @@ CONFIG = {
     "parallel_residual": False, "positions": "rope", "post_norm": False, "qkv_bias": False,
     "rope_interleaved": True, "rope_scale": 1, "rope_theta": 10000, "rotary_dim": 16,
     "tied_embeddings": True, "vocab_size": VOCAB, "rope_freq_factors": [],
-    "sliding_window": 0, "sliding_window_pattern": 0, "rope_local_theta": 0,
+    "rope_short_factors": [], "rope_long_factors": [], "rope_original_context": 0,
+    "rope_attn_factor": 1, "sliding_window": 0, "sliding_window_pattern": 0, "rope_local_theta": 0,
     "norm_weight_offset": 0, "sandwich_norms": False, "qk_norm": False,
     "fused_gate_up": False, "attn_scale": 0, "attn_softcap": 0, "final_softcap": 0,
     "eos_token_id_list": []}

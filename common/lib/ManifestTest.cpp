@@ -20,6 +20,8 @@ const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash"
             "parallel_residual":false,"parallel_norms":0,"embedding_norm":false,
             "gated_ffn":true,"fused_qkv":false,"qkv_bias":false,"attn_out_bias":false,
             "ffn_bias":false,"clip_qkv":0,"embedding_scale":1,"rope_freq_factors":[],
+            "rope_short_factors":[],"rope_long_factors":[],"rope_original_context":0,
+            "rope_attn_factor":1,
             "sliding_window":0,"sliding_window_pattern":0,"rope_local_theta":0,
             "norm_weight_offset":0,"sandwich_norms":false,"qk_norm":false,
             "fused_gate_up":false,"attn_scale":0,"attn_softcap":0,"final_softcap":0,

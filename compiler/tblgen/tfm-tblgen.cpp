@@ -100,7 +100,12 @@ bool emitDecls(raw_ostream &os, const RecordKeeper &records) {
         PrintFatalError(&op.getDef(), "attribute '" + named.name + "' of kind '" +
                                           named.attr.getBaseAttr().getAttrDefName() +
                                           "' has no plain C++ type in tfm-tblgen");
-      os << "  " << mapping.cppType << " " << convertToCamelFromSnakeCase(named.name) << ";\n";
+      // An attribute with a default in ODS has it here too: a struct built
+      // without it (a test's, brace-initialised) gets what the op would.
+      os << "  " << mapping.cppType << " " << convertToCamelFromSnakeCase(named.name);
+      if (named.attr.hasDefaultValue())
+        os << " = " << named.attr.getDefaultValue();
+      os << ";\n";
     }
     os << "};\n\n";
   }

@@ -38,6 +38,7 @@ the oracle runs on the dequantized weights.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -151,6 +152,17 @@ def run_case(model_dir, weights, tokens, prefill, decodes, reference, out_path,
     return not failures, worst
 
 
+def skipped_name(passes):
+    """A folder name for a --skip-passes list: the names joined, or for a
+    list too long for the file names built on it (255 bytes), their count
+    and a digest."""
+    joined = passes.replace(",", "+")
+    if len(joined) <= 80:
+        return joined
+    digest = hashlib.sha256(passes.encode()).hexdigest()[:12]
+    return f"{passes.count(',') + 1}-passes-{digest}"
+
+
 def write_weights(args, model_dir, work):
     """tfm-weights output for the format; returns the path the loader takes.
     model_dir None: written from the config (--read-as file)."""
@@ -238,7 +250,7 @@ def main():
         model_dir = compile_as(f"model-context-{args.context}", "--context", str(args.context))
         weights = write_weights(args, model_dir, work)
     elif args.skip_passes:
-        model_dir = compile_as("model-skip-" + args.skip_passes.replace(",", "+"),
+        model_dir = compile_as("model-skip-" + skipped_name(args.skip_passes),
                                "--skip-passes", args.skip_passes)
         weights = write_weights(args, model_dir, work)
     elif args.read_as == "dtype":

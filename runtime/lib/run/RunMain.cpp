@@ -107,8 +107,9 @@ llvm::Error runPerplexity(const RunOptions &o, Session &session, const Tokenizer
   return llvm::Error::success();
 }
 
-/// The tokens generation stops at: the tokenizer's EOS and every id the
-/// config's eos_token_id lists (none with --ignore-eos).
+/// The tokens generation stops at: the tokenizer's EOS and end-of-turn
+/// tokens (a GGUF's EOT, ...) and every id the config's eos_token_id lists
+/// (none with --ignore-eos).
 std::vector<int32_t> endTokens(const RunOptions &o, const Tokenizer &tokenizer,
                                const ModelSpec &config) {
   std::vector<int32_t> ids;
@@ -116,6 +117,7 @@ std::vector<int32_t> endTokens(const RunOptions &o, const Tokenizer &tokenizer,
     return ids;
   if (tokenizer.eosId() >= 0)
     ids.push_back(tokenizer.eosId());
+  ids.insert(ids.end(), tokenizer.endOfTurnIds().begin(), tokenizer.endOfTurnIds().end());
   for (int64_t id : config.eosTokenIdList)
     if (id < tokenizer.vocabSize())
       ids.push_back(static_cast<int32_t>(id));

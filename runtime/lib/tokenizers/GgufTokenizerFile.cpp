@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <cstdint>
 
 using namespace tfm::rt;
@@ -91,6 +92,33 @@ struct CommonPart {
   int32_t unknown = -1;
 };
 
+/// The texts of tokens llama.cpp ends generation at beside EOS, EOT and EOM
+/// (llama-vocab.cpp's special_eog_ids), which its converters leave unnamed.
+constexpr llvm::StringLiteral kEndOfTurnTexts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>",   "<|return|>",      "<|call|>",
+    "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
+    "<|end_of_text|>", "<end_of_utterance>"};
+
+/// The tokens beside EOS that end a turn: the file's EOT and EOM, and the
+/// tokens of kEndOfTurnTexts.
+llvm::Error readEndOfTurn(const GgufFile &file, CommonPart &common) {
+  int32_t eot = -1, eom = -1;
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.eot_token_id", eot))
+    return e;
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.eom_token_id", eom))
+    return e;
+  std::vector<int32_t> &ids = common.special.endOfTurn;
+  for (int32_t id : {eot, eom})
+    if (id >= 0 && id < static_cast<int64_t>(common.tokens.size()))
+      ids.push_back(id);
+  for (size_t id = 0; id < common.tokens.size(); ++id)
+    if (llvm::is_contained(kEndOfTurnTexts, common.tokens[id]))
+      ids.push_back(static_cast<int32_t>(id));
+  llvm::sort(ids);
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return llvm::Error::success();
+}
+
 llvm::Expected<CommonPart> readCommon(const GgufFile &file) {
   const std::string &path = file.path();
   CommonPart common;
@@ -124,6 +152,8 @@ llvm::Expected<CommonPart> readCommon(const GgufFile &file) {
   if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.bos_token_id", common.special.bos))
     return std::move(e);
   if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.eos_token_id", common.special.eos))
+    return std::move(e);
+  if (llvm::Error e = readEndOfTurn(file, common))
     return std::move(e);
   if (llvm::Error e = readOptional(file, "tokenizer.ggml.add_bos_token",
                                    common.special.addBos, &GgufFile::getBool))

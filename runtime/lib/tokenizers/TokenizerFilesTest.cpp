@@ -514,6 +514,25 @@ TEST(GgufTokenizer, ReadsASentencePieceVocabulary) {
   EXPECT_EQ(tok->encode("ab", false), std::vector<int32_t>{7});
 }
 
+// As llama.cpp ends generation: the EOT a file names, and tokens of the
+// end-of-turn texts it names none for (Llama 3's <|eom_id|>, Phi-3's
+// <|end|>); EOS is apart.
+TEST(GgufTokenizer, EndOfTurnTokensAsLlamaCppReadsThem) {
+  GgufWriter w;
+  w.addString("tokenizer.ggml.model", "llama");
+  w.addStringArray("tokenizer.ggml.tokens",
+                   {"<unk>", "<s>", "</s>", "<|eom_id|>", "a", "<turn>", "<|end|>", "ab"});
+  w.addF32Array("tokenizer.ggml.scores", {0, 0, 0, 0, -2, 0, 0, -5});
+  w.addI32Array("tokenizer.ggml.token_type", {2, 3, 3, 3, 1, 3, 3, 1});
+  w.addU32("tokenizer.ggml.unknown_token_id", 0);
+  w.addU32("tokenizer.ggml.eos_token_id", 2);
+  w.addU32("tokenizer.ggml.eot_token_id", 5);
+  auto tok = loadOrFail(writeGguf("gguf_eot", w), modelConfig(8, 1, 2));
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(tok->eosId(), 2);
+  EXPECT_EQ(tok->endOfTurnIds(), (std::vector<int32_t>{3, 5, 6}));
+}
+
 TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
   auto errorFor = [](const std::string &name, auto fill) {
     GgufWriter w;

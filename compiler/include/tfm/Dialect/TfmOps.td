@@ -125,7 +125,7 @@ def Tfm_EmbeddingOp : Tfm_KernelOp<"embedding", [Pure, Tfm_FusionRoot, InferType
     ```
   }];
   let arguments = (ins Tfm_Matrix:$table, Tfm_Tokens:$tokens,
-                       DefaultValuedAttr<Tfm_PositiveF64Attr, "::llvm::APFloat(1.0)">:$scale);
+                       DefaultValuedAttr<Tfm_PositiveF64Attr, "1.0">:$scale);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$table `,` $tokens attr-dict `:` type($table) `,` type($tokens)";
 }

@@ -31,6 +31,9 @@ struct SpecialTokens {
   int32_t bos = -1; // -1: the vocabulary has none
   int32_t eos = -1;
   bool addBos = false; // whether a prompt for generation starts with BOS
+  /// Tokens beside EOS that end a turn, as llama.cpp reads a GGUF: its
+  /// EOT and EOM and the tokens of end-of-turn texts ("<|eot_id|>", ...).
+  std::vector<int32_t> endOfTurn;
 };
 
 class Tokenizer {
@@ -54,6 +57,7 @@ public:
 
   int32_t bosId() const { return special.bos; }
   int32_t eosId() const { return special.eos; }
+  const std::vector<int32_t> &endOfTurnIds() const { return special.endOfTurn; }
   /// Whether a prompt for generation starts with BOS (Llama yes, GPT-2 no).
   bool addsBos() const { return special.addBos; }
 
