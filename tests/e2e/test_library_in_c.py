@@ -37,41 +37,18 @@ int main(void) {
 }
 """
 
-# Calls prefill on three tokens with every weight zero (valid in any type),
-# and prints its return code and last_error, or the first logit.
-ONE_CALL = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include "llama_15m.h"
-int main(int argc, char **argv) {
-  const tfm_model *m = tfm_model_get_llama_15m();
-  size_t largest = strtoull(argv[1], NULL, 10);
-  void *zeros = calloc(1, largest);
-  const void **w = calloc(m->n_weights, sizeof *w);
-  for (uint32_t i = 0; i < m->n_weights; ++i)
-    w[i] = zeros;
-  void *kv = calloc(1, m->kv_cache_bytes);
-  void *arena = aligned_alloc(64, (m->arena_bytes + 63) / 64 * 64);
-  float *logits = calloc(m->vocab_size, sizeof *logits);
-  int32_t tokens[3] = {1, 2, 3};
-  int rc = m->prefill(w, kv, arena, tokens, 3, 0, logits);
-  printf("rc %d\n", rc);
-  if (rc)
-    printf("error %s\n", m->last_error());
-  else
-    printf("logit %g\n", logits[0]);
-  return 0;
-}
-"""
 
-# Prefill calls on one sequence with every weight zero: "POS:COUNT" each,
-# printing each call's return code (and last_error when it fails).
-SLIDING_CALLS = r"""
+def zero_weights_program(model, body):
+    """A C program that calls the library of `model` (its config's name:
+    the header and tfm_model_get_<model>) with every weight zero (valid in
+    any type), argv[1] bytes of them: `body` runs with m, w, kv, arena and
+    logits set up."""
+    return f"""
 #include <stdio.h>
 #include <stdlib.h>
-#include "ref_mistral_sliding_window.h"
-int main(int argc, char **argv) {
-  const tfm_model *m = tfm_model_get_ref_mistral_sliding_window();
+#include "{model}.h"
+int main(int argc, char **argv) {{
+  const tfm_model *m = tfm_model_get_{model}();
   void *zeros = calloc(1, strtoull(argv[1], NULL, 10));
   const void **w = calloc(m->n_weights, sizeof *w);
   for (uint32_t i = 0; i < m->n_weights; ++i)
@@ -79,6 +56,27 @@ int main(int argc, char **argv) {
   void *kv = calloc(1, m->kv_cache_bytes);
   void *arena = aligned_alloc(64, (m->arena_bytes + 63) / 64 * 64);
   float *logits = calloc(m->vocab_size, sizeof *logits);
+{body}
+  return 0;
+}}
+"""
+
+
+# Calls prefill on three tokens and prints its return code and last_error,
+# or the first logit.
+ONE_CALL = zero_weights_program("llama_15m", r"""
+  int32_t tokens[3] = {1, 2, 3};
+  int rc = m->prefill(w, kv, arena, tokens, 3, 0, logits);
+  printf("rc %d\n", rc);
+  if (rc)
+    printf("error %s\n", m->last_error());
+  else
+    printf("logit %g\n", logits[0]);
+""")
+
+# Prefill calls on one sequence, "POS:COUNT" each, printing each call's
+# return code (and last_error when it fails).
+SLIDING_CALLS = zero_weights_program("ref_mistral_sliding_window", r"""
   int32_t tokens[64] = {0};
   printf("kv_cache_bytes %llu\n", (unsigned long long)m->kv_cache_bytes);
   for (int i = 2; i < argc; ++i) {
@@ -87,9 +85,7 @@ int main(int argc, char **argv) {
     int rc = m->prefill(w, kv, arena, tokens, count, pos, logits);
     printf("%d:%d rc %d%s%s\n", pos, count, rc, rc ? " " : "", rc ? m->last_error() : "");
   }
-  return 0;
-}
-"""
+""")
 
 
 def build_program(name, source, model_dirs):
