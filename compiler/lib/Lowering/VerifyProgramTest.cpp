@@ -132,6 +132,10 @@ TEST(VerifyProgram, SlidingCachesHoldAWindowAndACall) {
   EXPECT_EQ(refusal([](Program &p) { p.caches[2].baseOffset = p.caches[3].offset + 8; }, sliding),
             "cache \"blk.1.value\" (bytes 17664..23552) and cache \"blk.1.key\"'s base (from "
             "byte 17672) overlap");
+  // A GPU library's driver moves no rows: its caches hold every position.
+  std::string gpu = refusal([](Program &p) { p.target += "-cuda"; }, sliding);
+  EXPECT_NE(gpu.find("cache \"blk.0.key\" slides (window 16), but target"), std::string::npos)
+      << gpu;
   std::string found = refusal([](Program &p) { p.caches[0].baseOffset = p.kvCacheBytes - 4; },
                               sliding);
   EXPECT_NE(found.find("expected an 8-byte aligned slot inside the block"), std::string::npos)
