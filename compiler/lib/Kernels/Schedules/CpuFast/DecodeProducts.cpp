@@ -138,29 +138,41 @@ void scheduleUnitSumMatvec(ScheduleContext &ctx, const CpuFastParams &params,
     // decode, 2 threads, its weights read from memory: 3.56 -> 3.97 tok/s
     // in one run of 3 rounds, equal (3.21, 3.24) in another of 5.
     RVar pairOfUnits("pair_of_units"), unitOfPair("unit_of_pair"), pairInBlock("pair_in_block");
-    Var parity("parity");
+    Var parity("parity"), chain("chain");
     Stage laneSums = row.lanes.update();
     laneSums.split(unitSums.overUnits.x, pairOfUnits, unitOfPair, 2);
-    Func pairs = laneSums.rfactor(unitOfPair, parity);
-    pairs.compute_at(lin.product, a.col)
-        .reorder(row.group, parity)
-        .vectorize(row.group)
-        .vectorize(parity);
-    Stage pairSums = pairs.update();
-    RVar pairLoop = pairOfUnits;
+    Func pairs;
+    VarOrRVar pairLoop = pairOfUnits;
     if (pairsInBlock) {
-      pairSums.split(pairOfUnits, blockOfUnits, pairInBlock, unitsPerBlock / 2)
-          .reorder(row.group, parity, pairInBlock, blockOfUnits)
-          .unroll(pairInBlock);
-      pairLoop = pairInBlock;
-      prefetchWeightAhead(pairSums, a, lin, blockOfUnits, weight.blocks(), params);
+      // A block's pairs of units each summed into a vector of its own:
+      // one vector for all of them was a chain of dependent FMAs, four a
+      // block of q4_K or q6_K, which held the loop to the FMA's latency.
+      // Llama-3.2-1B Q4_K_M with 8-bit activations, 2 threads (tfm-bench
+      // --rates, 4 alternating runs): decode 49.1-50.9 -> 50.1-54.1 tok/s,
+      // the last at this AMD EPYC VM's read bandwidth.
+      laneSums.split(pairOfUnits, blockOfUnits, pairInBlock, unitsPerBlock / 2);
+      pairs = laneSums.rfactor({{unitOfPair, parity}, {pairInBlock, chain}});
+      pairs.compute_at(lin.product, a.col)
+          .reorder(row.group, parity, chain)
+          .vectorize(row.group)
+          .vectorize(parity)
+          .unroll(chain);
+      pairs.update().reorder(row.group, parity, chain, blockOfUnits).unroll(chain);
+      pairLoop = chain;
+      prefetchWeightAhead(pairs.update(), a, lin, blockOfUnits, weight.blocks(), params);
     } else {
-      pairSums.reorder(row.group, parity, pairOfUnits);
-      prefetchWeightAhead(pairSums, a, lin, pairOfUnits, weight.blocks() / 2, params);
+      pairs = laneSums.rfactor(unitOfPair, parity);
+      pairs.compute_at(lin.product, a.col)
+          .reorder(row.group, parity)
+          .vectorize(row.group)
+          .vectorize(parity);
+      pairs.update().reorder(row.group, parity, pairOfUnits);
+      prefetchWeightAhead(pairs.update(), a, lin, pairOfUnits, weight.blocks() / 2, params);
     }
+    Stage pairSums = pairs.update();
     pairSums.vectorize(row.group).vectorize(parity);
     Var unit = unitSums.unitDot.args()[1];
-    unitSums.unitDot.compute_at(pairs, pairLoop)
+    unitSums.unitDot.compute_at(LoopLevel(pairs, pairLoop))
         .reorder(row.group, unit)
         .vectorize(row.group)
         .unroll(unit, 2);
