@@ -212,6 +212,8 @@ std::vector<int32_t> ByteLevelBpeTokenizer::encode(const std::string &text,
     for (llvm::StringRef word : splitWords(normalized, wordSplit))
       encodeWord(word, ids);
   }
+  if (addBos && special.addEos && special.eos >= 0)
+    ids.push_back(special.eos); // RoBERTa's <s> ... </s>
   return ids;
 }
 

@@ -3,7 +3,8 @@
 // Keys as llama.cpp writes them (gguf-py's constants): tokenizer.ggml.model,
 // .tokens, .token_type, .scores, .merges, .pre, .bos_token_id,
 // .eos_token_id, .unknown_token_id, .add_bos_token, .add_space_prefix,
-// .remove_extra_whitespaces.
+// .remove_extra_whitespaces, and for BERT's WordPiece .cls_token_id,
+// .seperator_token_id (sic) and .add_eos_token.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufFile.h"
@@ -230,8 +231,41 @@ llvm::Expected<SentencePieceVocabulary> readSentencePiece(const GgufFile &file,
   return vocab;
 }
 
+const char kSpaceMark[] = "\xE2\x96\x81"; // U+2581
+
+/// llama.cpp's converter spells a WordPiece vocabulary (BERT's) with "▁" in
+/// front of a word's first pieces and continuations bare ("##ing" is
+/// "ing"); special tokens ([CLS], ...) and [unusedN] stay as they are.
+/// llama.cpp's WPM tokenizer always folds case, as the uncased
+/// vocabularies it is written for do; the file has no key for it.
+llvm::Expected<WordPieceVocabulary> readWordPiece(const GgufFile &file, CommonPart common) {
+  WordPieceVocabulary vocab;
+  vocab.source = file.path();
+  vocab.added = addedTokensFromKinds(common.tokens, common.kinds);
+  vocab.special = common.special;
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.cls_token_id", vocab.special.bos))
+    return std::move(e);
+  if (llvm::Error e = readOptionalId(file, "tokenizer.ggml.seperator_token_id", vocab.special.eos))
+    return std::move(e);
+  if (!common.hasAddBos)
+    vocab.special.addBos = true;
+  vocab.special.addEos = true;
+  if (llvm::Error e = readOptional(file, "tokenizer.ggml.add_eos_token", vocab.special.addEos,
+                                   &GgufFile::getBool))
+    return std::move(e);
+  vocab.unknown = common.unknown;
+  vocab.continues.resize(common.tokens.size());
+  for (size_t id = 0; id < common.tokens.size(); ++id) {
+    llvm::StringRef text = common.tokens[id];
+    bool bracketed = text.starts_with("[") && text.ends_with("]");
+    vocab.continues[id] = !bracketed && !text.starts_with(kSpaceMark);
+    vocab.tokens.push_back(text.starts_with(kSpaceMark) ? text.drop_front(3).str() : text.str());
+  }
+  return vocab;
+}
+
 /// The tokenizer models a GGUF's `tokenizer.ggml.model` may name.
-enum class TokenizerModel { ByteLevelBpe, SentencePiece };
+enum class TokenizerModel { ByteLevelBpe, SentencePiece, WordPiece };
 
 struct TokenizerModelName {
   TokenizerModel model;
@@ -241,6 +275,7 @@ struct TokenizerModelName {
 constexpr TokenizerModelName kTokenizerModels[] = {
     {TokenizerModel::ByteLevelBpe, "gpt2"},
     {TokenizerModel::SentencePiece, "llama"},
+    {TokenizerModel::WordPiece, "bert"},
 };
 
 const TokenizerModelName *findTokenizerModel(llvm::StringRef name) {
@@ -252,7 +287,7 @@ const TokenizerModelName *findTokenizerModel(llvm::StringRef name) {
 
 } // namespace
 
-llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file) {
+llvm::Expected<FileVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file) {
   if (!file.has("tokenizer.ggml.model"))
     return failure(file.path() + ": holds no tokenizer (no 'tokenizer.ggml.model' metadata); "
                                  "pass --tokenizer FILE (tokenizer.json, tokenizer.model, a "
@@ -263,12 +298,13 @@ llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file)
   const TokenizerModelName *model = findTokenizerModel(*name);
   if (!model)
     return failure(file.path() + ": tokenizer.ggml.model is " + quoted(*name) +
-                   "; supported: \"gpt2\" (byte-level BPE) and \"llama\" (SentencePiece)");
+                   "; supported: \"gpt2\" (byte-level BPE), \"llama\" (SentencePiece) and "
+                   "\"bert\" (WordPiece)");
   llvm::Expected<CommonPart> common = readCommon(file);
   if (!common)
     return common.takeError();
 
-  GgufVocabulary vocab;
+  FileVocabulary vocab;
   switch (model->model) {
   case TokenizerModel::ByteLevelBpe: {
     auto bpe = readByteLevel(file, std::move(*common));
@@ -282,6 +318,13 @@ llvm::Expected<GgufVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file)
     if (!spm)
       return spm.takeError();
     vocab.sentencePiece = std::move(*spm);
+    break;
+  }
+  case TokenizerModel::WordPiece: {
+    auto wpm = readWordPiece(file, std::move(*common));
+    if (!wpm)
+      return wpm.takeError();
+    vocab.wordPiece = std::move(*wpm);
     break;
   }
   }

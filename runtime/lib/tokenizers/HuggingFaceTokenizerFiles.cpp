@@ -225,10 +225,83 @@ llvm::Expected<WordSplit> readPreTokenizer(const json::Object &root, const std::
   return WordSplit::Gpt2;
 }
 
-/// The post_processor decides whether encoding puts BOS first: a
-/// TemplateProcessing whose "single" template is [SpecialToken, Sequence A].
-/// ByteLevel's post-processing only moves offsets; a Sequence (Llama 3's)
-/// applies each of its processors.
+/// The id a TemplateProcessing's special_tokens give the SpecialToken
+/// entry `item`, if `item` is one.
+llvm::Expected<std::optional<int32_t>> templateSpecialToken(const json::Object &post,
+                                                            const json::Value &item,
+                                                            const std::string &path) {
+  const json::Object *entry = item.getAsObject();
+  const json::Object *special = entry ? entry->getObject("SpecialToken") : nullptr;
+  if (!special)
+    return std::nullopt;
+  std::optional<llvm::StringRef> name = special->getString("id");
+  const json::Object *tokens = post.getObject("special_tokens");
+  const json::Object *named = name && tokens ? tokens->getObject(*name) : nullptr;
+  const json::Array *ids = named ? named->getArray("ids") : nullptr;
+  std::optional<int64_t> id = ids && ids->size() == 1 ? (*ids)[0].getAsInteger() : std::nullopt;
+  if (!id)
+    return failure(path + ": post_processor.single names a special token that "
+                          "special_tokens does not give exactly one id for");
+  if (*id < 0 || *id > INT32_MAX)
+    return failure(path + ": post_processor.special_tokens gives " + quoted(*name) +
+                   " the id " + std::to_string(*id) + ", expected 0..2^31-1");
+  return static_cast<int32_t>(*id);
+}
+
+/// TemplateProcessing's "single": the sequence, optionally after one
+/// special token (BOS, [CLS]) and before another (BERT's [SEP]).
+llvm::Error readTemplate(const json::Object &post, const std::string &path,
+                         SpecialTokens &special) {
+  const json::Array *single = post.getArray("single");
+  auto unsupported = [&]() {
+    return failure(path + ": post_processor.single is not supported; expected the input "
+                          "sequence, optionally after one special token and before another");
+  };
+  if (!single || single->empty() || single->size() > 3)
+    return unsupported();
+  size_t sequence = single->size();
+  for (size_t i = 0; i < single->size(); ++i) {
+    const json::Object *item = (*single)[i].getAsObject();
+    if (item && item->getObject("Sequence"))
+      sequence = i;
+  }
+  if (sequence > 1 || single->size() - sequence > 2)
+    return unsupported();
+  for (size_t i = 0; i < single->size(); ++i) {
+    if (i == sequence)
+      continue;
+    auto id = templateSpecialToken(post, (*single)[i], path);
+    if (!id)
+      return id.takeError();
+    if (!*id)
+      return unsupported();
+    (i < sequence ? special.bos : special.eos) = **id;
+    (i < sequence ? special.addBos : special.addEos) = true;
+  }
+  return llvm::Error::success();
+}
+
+/// BertProcessing and RobertaProcessing: "cls" and "sep" as [text, id].
+llvm::Error readClsSep(const json::Object &post, const std::string &path,
+                       SpecialTokens &special) {
+  for (auto [key, id, add] : {std::make_tuple("cls", &special.bos, &special.addBos),
+                              std::make_tuple("sep", &special.eos, &special.addEos)}) {
+    const json::Array *pair = post.getArray(key);
+    std::optional<int64_t> value =
+        pair && pair->size() == 2 ? (*pair)[1].getAsInteger() : std::nullopt;
+    if (!value || *value < 0 || *value > INT32_MAX)
+      return failure(path + ": post_processor." + key +
+                     " is not [text, id] with an id in 0..2^31-1");
+    *id = static_cast<int32_t>(*value);
+    *add = true;
+  }
+  return llvm::Error::success();
+}
+
+/// The post_processor decides which special tokens encoding puts around
+/// the text: a TemplateProcessing whose "single" template is [BOS,]
+/// Sequence A[, EOS], or BERT's and RoBERTa's [CLS] A [SEP]. ByteLevel's
+/// post-processing only moves offsets; a Sequence (Llama 3's) applies each.
 llvm::Error readPostProcessor(const json::Object *post, const std::string &path,
                               SpecialTokens &special) {
   std::string type = post ? post->getString("type").value_or("").str() : "";
@@ -243,38 +316,13 @@ llvm::Error readPostProcessor(const json::Object *post, const std::string &path,
         return e;
     return llvm::Error::success();
   }
-  if (type != "TemplateProcessing")
-    return failure(path + ": post_processor " + quoted(type) +
-                   " is not supported; expected null, ByteLevel, TemplateProcessing or a "
-                   "Sequence of them");
-  const json::Array *single = post->getArray("single");
-  auto unsupported = [&]() {
-    return failure(path + ": post_processor.single is not supported; expected the input "
-                          "sequence, optionally preceded by one special token (BOS)");
-  };
-  if (!single || single->empty() || single->size() > 2)
-    return unsupported();
-  const json::Object *last = single->back().getAsObject();
-  if (!last || !last->getObject("Sequence"))
-    return unsupported();
-  if (single->size() == 1)
-    return llvm::Error::success();
-  const json::Object *first = (*single)[0].getAsObject();
-  const json::Object *bos = first ? first->getObject("SpecialToken") : nullptr;
-  std::optional<llvm::StringRef> name = bos ? bos->getString("id") : std::nullopt;
-  const json::Object *tokens = post->getObject("special_tokens");
-  const json::Object *entry = name && tokens ? tokens->getObject(*name) : nullptr;
-  const json::Array *ids = entry ? entry->getArray("ids") : nullptr;
-  std::optional<int64_t> id = ids && ids->size() == 1 ? (*ids)[0].getAsInteger() : std::nullopt;
-  if (!id)
-    return failure(path + ": post_processor.single starts with a special token that "
-                          "special_tokens does not give exactly one id for");
-  if (*id < 0 || *id > INT32_MAX)
-    return failure(path + ": post_processor.special_tokens gives the BOS token " +
-                   quoted(*name) + " the id " + std::to_string(*id) + ", expected 0..2^31-1");
-  special.bos = static_cast<int32_t>(*id);
-  special.addBos = true;
-  return llvm::Error::success();
+  if (type == "TemplateProcessing")
+    return readTemplate(*post, path, special);
+  if (type == "BertProcessing" || type == "RobertaProcessing")
+    return readClsSep(*post, path, special);
+  return failure(path + ": post_processor " + quoted(type) +
+                 " is not supported; expected null, ByteLevel, TemplateProcessing, "
+                 "BertProcessing, RobertaProcessing or a Sequence of them");
 }
 
 /// The BPE Hugging Face converts from SentencePiece (Gemma's): model
@@ -303,13 +351,169 @@ llvm::Error checkSentencePieceSpelling(const json::Object &root, const std::stri
 llvm::Error checkModel(const json::Object &model, const std::string &path) {
   std::string type = model.getString("type").value_or("").str();
   if (type != "BPE")
-    return failure(path + ": model.type is " + quoted(type) + "; only BPE is supported");
+    return failure(path + ": model.type is " + quoted(type) + "; supported: BPE and WordPiece");
   if (std::optional<double> dropout = model.getNumber("dropout"); dropout && *dropout != 0)
     return failure(path + ": model.dropout is set; BPE dropout is for training only");
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (!model.getString(key).value_or("").empty())
       return failure(path + ": model." + key + " is set; byte-level BPE uses none");
   return llvm::Error::success();
+}
+
+/// tokenizer.json's model.vocab and added_tokens into `table`, the added
+/// tokens also into `added`.
+llvm::Error readVocabAndAddedTokens(const json::Object &root, const json::Object &vocabObject,
+                                    const std::string &path, TokenTable &table,
+                                    std::vector<AddedToken> &added) {
+  if (llvm::Error e = addVocab(vocabObject, "model.vocab", table, path))
+    return e;
+  const json::Array *list = root.getArray("added_tokens");
+  if (!list)
+    return llvm::Error::success();
+  for (size_t i = 0; i < list->size(); ++i) {
+    std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
+    const json::Object *o = (*list)[i].getAsObject();
+    std::optional<int64_t> id = o ? o->getInteger("id") : std::nullopt;
+    if (!id)
+      return failure(where + ": expected an object with an integer \"id\"");
+    llvm::Expected<AddedToken> token = parseAddedToken(*o, *id, where);
+    if (!token)
+      return token.takeError();
+    if (llvm::Error e = table.add("added_tokens", *id, token->text, /*replace=*/true))
+      return e;
+    added.push_back(std::move(*token));
+  }
+  return llvm::Error::success();
+}
+
+/// The id of model.unk_token, if the model names one.
+llvm::Expected<int32_t> readUnknownToken(const json::Object &model,
+                                         const std::vector<std::string> &tokens,
+                                         const std::string &path) {
+  std::optional<llvm::StringRef> unknown = model.getString("unk_token");
+  if (!unknown)
+    return -1;
+  auto it = llvm::find(tokens, *unknown);
+  if (it == tokens.end())
+    return failure(path + ": model.unk_token " + quoted(*unknown) + " is not in the vocabulary");
+  return static_cast<int32_t>(it - tokens.begin());
+}
+
+llvm::Expected<ByteLevelBpeVocabulary> readBpeJson(const json::Object &root,
+                                                   const json::Object &model,
+                                                   const std::string &path) {
+  if (llvm::Error e = checkModel(model, path))
+    return std::move(e);
+  const json::Object *vocabObject = model.getObject("vocab");
+  const json::Array *mergeArray = model.getArray("merges");
+  if (!vocabObject || !mergeArray)
+    return failure(path + ": model.vocab (an object) and model.merges (an array) are required");
+
+  ByteLevelBpeVocabulary vocab;
+  vocab.source = path;
+  TokenTable table(path);
+  if (llvm::Error e = readVocabAndAddedTokens(root, *vocabObject, path, table, vocab.added))
+    return std::move(e);
+  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  if (!tokens)
+    return tokens.takeError();
+  vocab.tokens = std::move(*tokens);
+
+  for (size_t i = 0; i < mergeArray->size(); ++i) {
+    const json::Value &merge = (*mergeArray)[i];
+    std::string where = path + ": model.merges[" + std::to_string(i) + "]";
+    if (std::optional<llvm::StringRef> line = merge.getAsString()) {
+      if (llvm::Error e = parseMerge(*line, where, vocab.merges))
+        return std::move(e);
+      continue;
+    }
+    const json::Array *pair = merge.getAsArray();
+    if (!pair || pair->size() != 2 || !(*pair)[0].getAsString() || !(*pair)[1].getAsString())
+      return failure(where + ": expected \"left right\" or [\"left\", \"right\"]");
+    vocab.merges.emplace_back((*pair)[0].getAsString()->str(), (*pair)[1].getAsString()->str());
+  }
+
+  llvm::Expected<int32_t> unknown = readUnknownToken(model, vocab.tokens, path);
+  if (!unknown)
+    return unknown.takeError();
+  vocab.unknown = *unknown;
+  vocab.ignoreMerges = model.getBoolean("ignore_merges").value_or(false);
+  if (model.getBoolean("byte_fallback").value_or(false)) {
+    if (llvm::Error e = checkSentencePieceSpelling(root, path))
+      return std::move(e);
+    vocab.spelling = TokenSpelling::SentencePiece;
+  } else {
+    if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
+      return std::move(e);
+    llvm::Expected<WordSplit> split = readPreTokenizer(root, path);
+    if (!split)
+      return split.takeError();
+    vocab.wordSplit = *split;
+  }
+  if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
+    return std::move(e);
+  return vocab;
+}
+
+/// A BertNormalizer's settings (strip_accents null: as lowercase), or none
+/// of its steps for a null normalizer.
+llvm::Error readBertNormalizer(const json::Object &root, const std::string &path,
+                               BertNormalization &n) {
+  const json::Object *normalizer = root.getObject("normalizer");
+  if (!normalizer) {
+    n = {false, false, false, false};
+    return llvm::Error::success();
+  }
+  if (normalizer->getString("type") != "BertNormalizer")
+    return failure(path + ": normalizer " + quoted(sectionType(root, "normalizer")) +
+                   " is not supported beside a WordPiece model; expected BertNormalizer or null");
+  n.cleanText = normalizer->getBoolean("clean_text").value_or(true);
+  n.separateChineseChars = normalizer->getBoolean("handle_chinese_chars").value_or(true);
+  n.lowercase = normalizer->getBoolean("lowercase").value_or(true);
+  n.stripAccents = normalizer->getBoolean("strip_accents").value_or(n.lowercase);
+  return llvm::Error::success();
+}
+
+llvm::Expected<WordPieceVocabulary> readWordPieceJson(const json::Object &root,
+                                                      const json::Object &model,
+                                                      const std::string &path) {
+  const json::Object *vocabObject = model.getObject("vocab");
+  if (!vocabObject)
+    return failure(path + ": model.vocab (an object) is required");
+  if (sectionType(root, "pre_tokenizer") != "BertPreTokenizer")
+    return failure(path + ": pre_tokenizer " + quoted(sectionType(root, "pre_tokenizer")) +
+                   " is not supported beside a WordPiece model; expected BertPreTokenizer");
+  WordPieceVocabulary vocab;
+  vocab.source = path;
+  TokenTable table(path);
+  if (llvm::Error e = readVocabAndAddedTokens(root, *vocabObject, path, table, vocab.added))
+    return std::move(e);
+  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  if (!tokens)
+    return tokens.takeError();
+  llvm::Expected<int32_t> unknown = readUnknownToken(model, *tokens, path);
+  if (!unknown)
+    return unknown.takeError();
+  vocab.unknown = *unknown;
+  std::string prefix = model.getString("continuing_subword_prefix").value_or("##").str();
+  if (prefix.empty())
+    return failure(path + ": model.continuing_subword_prefix is empty; expected a mark "
+                          "such as \"##\"");
+  std::vector<bool> isAdded(tokens->size(), false);
+  for (const AddedToken &token : vocab.added)
+    isAdded[token.id] = true;
+  for (size_t id = 0; id < tokens->size(); ++id) {
+    llvm::StringRef text = (*tokens)[id];
+    bool continues = !isAdded[id] && text.starts_with(prefix);
+    vocab.continues.push_back(continues);
+    vocab.tokens.push_back(continues ? text.drop_front(prefix.size()).str() : text.str());
+  }
+  vocab.maxWordChars = model.getInteger("max_input_chars_per_word").value_or(100);
+  if (llvm::Error e = readBertNormalizer(root, path, vocab.normalization))
+    return std::move(e);
+  if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
+    return std::move(e);
+  return vocab;
 }
 
 } // namespace
@@ -345,7 +549,7 @@ llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readVocabAndMerges(const std::st
   return vocab;
 }
 
-llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::string &path) {
+llvm::Expected<FileVocabulary> tfm::rt::readTokenizerJson(const std::string &path) {
   llvm::Expected<json::Value> rootValue = readJson(path, "tokenizer");
   if (!rootValue)
     return rootValue.takeError();
@@ -353,74 +557,52 @@ llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readTokenizerJson(const std::str
   const json::Object *model = root.getObject("model");
   if (!model)
     return failure(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
-  if (llvm::Error e = checkModel(*model, path))
-    return std::move(e);
-  const json::Object *vocabObject = model->getObject("vocab");
-  const json::Array *mergeArray = model->getArray("merges");
-  if (!vocabObject || !mergeArray)
-    return failure(path + ": model.vocab (an object) and model.merges (an array) are required");
+  FileVocabulary vocab;
+  if (model->getString("type") == "WordPiece") {
+    auto wordPiece = readWordPieceJson(root, *model, path);
+    if (!wordPiece)
+      return wordPiece.takeError();
+    vocab.wordPiece = std::move(*wordPiece);
+    return vocab;
+  }
+  auto bpe = readBpeJson(root, *model, path);
+  if (!bpe)
+    return bpe.takeError();
+  vocab.byteLevel = std::move(*bpe);
+  return vocab;
+}
 
-  ByteLevelBpeVocabulary vocab;
+llvm::Expected<WordPieceVocabulary> tfm::rt::readWordPieceVocab(const std::string &path) {
+  llvm::Expected<std::string> text = readText(path, "vocabulary");
+  if (!text)
+    return text.takeError();
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(*text).split(lines, '\n');
+  if (!lines.empty() && lines.back().empty())
+    lines.pop_back(); // the newline ending the last line
+  if (lines.size() > static_cast<size_t>(INT32_MAX))
+    return failure(path + ": " + std::to_string(lines.size()) +
+                   " tokens, expected at most 2^31-1 (token ids are int32)");
+  static const llvm::StringLiteral kSpecial[] = {"[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]"};
+  WordPieceVocabulary vocab;
   vocab.source = path;
-  TokenTable table(path);
-  if (llvm::Error e = addVocab(*vocabObject, "model.vocab", table, path))
-    return std::move(e);
-  if (const json::Array *added = root.getArray("added_tokens")) {
-    for (size_t i = 0; i < added->size(); ++i) {
-      std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
-      const json::Object *o = (*added)[i].getAsObject();
-      std::optional<int64_t> id = o ? o->getInteger("id") : std::nullopt;
-      if (!id)
-        return failure(where + ": expected an object with an integer \"id\"");
-      llvm::Expected<AddedToken> token = parseAddedToken(*o, *id, where);
-      if (!token)
-        return token.takeError();
-      if (llvm::Error e = table.add("added_tokens", *id, token->text, /*replace=*/true))
-        return std::move(e);
-      vocab.added.push_back(std::move(*token));
-    }
-  }
-  llvm::Expected<std::vector<std::string>> tokens = table.take();
-  if (!tokens)
-    return tokens.takeError();
-  vocab.tokens = std::move(*tokens);
-
-  for (size_t i = 0; i < mergeArray->size(); ++i) {
-    const json::Value &merge = (*mergeArray)[i];
-    std::string where = path + ": model.merges[" + std::to_string(i) + "]";
-    if (std::optional<llvm::StringRef> line = merge.getAsString()) {
-      if (llvm::Error e = parseMerge(*line, where, vocab.merges))
-        return std::move(e);
+  for (size_t id = 0; id < lines.size(); ++id) {
+    llvm::StringRef token = lines[id].rtrim('\r');
+    bool continues = token.starts_with("##");
+    vocab.continues.push_back(continues);
+    vocab.tokens.push_back(continues ? token.drop_front(2).str() : token.str());
+    if (!llvm::is_contained(kSpecial, token))
       continue;
-    }
-    const json::Array *pair = merge.getAsArray();
-    if (!pair || pair->size() != 2 || !(*pair)[0].getAsString() || !(*pair)[1].getAsString())
-      return failure(where + ": expected \"left right\" or [\"left\", \"right\"]");
-    vocab.merges.emplace_back((*pair)[0].getAsString()->str(), (*pair)[1].getAsString()->str());
+    auto id32 = static_cast<int32_t>(id);
+    vocab.added.push_back({id32, token.str(), /*special=*/true});
+    if (token == "[CLS]")
+      vocab.special.bos = id32;
+    else if (token == "[SEP]")
+      vocab.special.eos = id32;
+    else if (token == "[UNK]")
+      vocab.unknown = id32;
   }
-
-  if (std::optional<llvm::StringRef> unknown = model->getString("unk_token")) {
-    auto it = llvm::find(vocab.tokens, *unknown);
-    if (it == vocab.tokens.end())
-      return failure(path + ": model.unk_token " + quoted(*unknown) +
-                     " is not in the vocabulary");
-    vocab.unknown = static_cast<int32_t>(it - vocab.tokens.begin());
-  }
-  vocab.ignoreMerges = model->getBoolean("ignore_merges").value_or(false);
-  if (model->getBoolean("byte_fallback").value_or(false)) {
-    if (llvm::Error e = checkSentencePieceSpelling(root, path))
-      return std::move(e);
-    vocab.spelling = TokenSpelling::SentencePiece;
-  } else {
-    if (llvm::Error e = readNormalizer(root, path, vocab.normalization))
-      return std::move(e);
-    llvm::Expected<WordSplit> split = readPreTokenizer(root, path);
-    if (!split)
-      return split.takeError();
-    vocab.wordSplit = *split;
-  }
-  if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
-    return std::move(e);
+  vocab.special.addBos = vocab.special.addEos = true;
   return vocab;
 }
 
@@ -443,6 +625,10 @@ llvm::Expected<HfTokenizerSettings> tfm::rt::readHfTokenizerSettings(const std::
       settings.eosToken = eos;
     if (std::optional<bool> addBos = o.getBoolean("add_bos_token"))
       settings.addBosToken = addBos;
+    if (std::optional<bool> lower = o.getBoolean("do_lower_case"))
+      settings.doLowerCase = lower;
+    if (std::optional<bool> strip = o.getBoolean("strip_accents"))
+      settings.stripAccents = strip;
     if (const json::Object *decoder = o.getObject("added_tokens_decoder")) {
       for (const auto &[key, value] : *decoder) {
         std::string where = path.str().str() + ": added_tokens_decoder[" + quoted(key) + "]";

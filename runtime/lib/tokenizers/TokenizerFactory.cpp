@@ -184,6 +184,50 @@ finishSentencePiece(SentencePieceVocabulary vocab, const HfTokenizerSettings *se
   return std::unique_ptr<Tokenizer>(std::move(*tok));
 }
 
+/// BertTokenizerFast's rule: tokenizer_config.json's do_lower_case and
+/// strip_accents over the normalizer's.
+llvm::Expected<std::unique_ptr<Tokenizer>>
+finishWordPiece(WordPieceVocabulary vocab, const HfTokenizerSettings *settings,
+                const tfm::ModelSpec *config) {
+  if (settings) {
+    VocabularyView view{vocab.source, vocab.tokens, vocab.special, vocab.added};
+    AddedTokenList added(vocab.added);
+    auto addToken = [&](const AddedToken &token) {
+      if (token.id == static_cast<int32_t>(vocab.tokens.size())) {
+        vocab.tokens.push_back(token.text);
+        vocab.continues.push_back(false);
+      }
+      added.replace(token);
+      return llvm::Error::success();
+    };
+    if (llvm::Error e = applyHfSettings(*settings, view, addToken))
+      return std::move(e);
+    BertNormalization &n = vocab.normalization;
+    if (settings->doLowerCase) {
+      n.lowercase = *settings->doLowerCase;
+      n.stripAccents = settings->stripAccents.value_or(n.lowercase);
+    } else if (settings->stripAccents) {
+      n.stripAccents = *settings->stripAccents;
+    }
+  }
+  fallBackToConfig(vocab.special, vocab.tokens.size(), config);
+  auto tok = WordPieceTokenizer::create(vocab);
+  if (!tok)
+    return tok.takeError();
+  return std::unique_ptr<Tokenizer>(std::move(*tok));
+}
+
+/// The tokenizer of whichever vocabulary a file gave.
+llvm::Expected<std::unique_ptr<Tokenizer>> finish(FileVocabulary vocab,
+                                                  const HfTokenizerSettings *settings,
+                                                  const tfm::ModelSpec *config) {
+  if (vocab.byteLevel)
+    return finishByteLevel(std::move(*vocab.byteLevel), settings, config);
+  if (vocab.wordPiece)
+    return finishWordPiece(std::move(*vocab.wordPiece), settings, config);
+  return finishSentencePiece(std::move(*vocab.sentencePiece), settings, config);
+}
+
 /// `config` is null for a tokenizer used without a model.
 llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
                                                         const tfm::ModelSpec *config) {
@@ -196,9 +240,7 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
     auto vocab = readGgufVocabulary(**gguf);
     if (!vocab)
       return vocab.takeError();
-    if (vocab->byteLevel)
-      return finishByteLevel(std::move(*vocab->byteLevel), nullptr, config);
-    return finishSentencePiece(std::move(*vocab->sentencePiece), nullptr, config);
+    return finish(std::move(*vocab), nullptr, config);
   }
 
   llvm::StringRef name = path::filename(file);
@@ -228,7 +270,13 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
     auto vocab = readTokenizerJson(file);
     if (!vocab)
       return vocab.takeError();
-    return finishByteLevel(std::move(*vocab), &*settings, config);
+    return finish(std::move(*vocab), &*settings, config);
+  }
+  if (name == "vocab.txt") {
+    auto vocab = readWordPieceVocab(file);
+    if (!vocab)
+      return vocab.takeError();
+    return finishWordPiece(std::move(*vocab), &*settings, config);
   }
   if (extension == ".json") {
     std::string merges = besides(file, "merges.txt");
@@ -244,7 +292,7 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadByFormat(const std::string &file,
   }
   return failure(file + ": unknown tokenizer format; expected a GGUF file, tokenizer.json, "
                         "vocab.json or encoder.json (with merges.txt or vocab.bpe beside "
-                        "it), a SentencePiece .model or a llama2.c .bin");
+                        "it), BERT's vocab.txt, a SentencePiece .model or a llama2.c .bin");
 }
 
 } // namespace
@@ -274,6 +322,8 @@ llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {
     return in("tokenizer.json");
   if (fs::exists(in("vocab.json")))
     return in("vocab.json");
+  if (fs::exists(in("vocab.txt")))
+    return in("vocab.txt");
   return failure(dir + ": no tokenizer found; expected tokenizer.json, vocab.json with "
-                       "merges.txt, or tokenizer.model");
+                       "merges.txt, vocab.txt (BERT's) or tokenizer.model");
 }

@@ -420,8 +420,12 @@ TEST(ByteLevelBpeTokenizer, RefusesUnsupportedTokenizerJson) {
                            [](auto &j) { (*j.getObject("model"))["byte_fallback"] = true; }),
                  {"model.byte_fallback is true but the normalizer is not a Replace"});
   expectMentions(errorWith("tokenizer.json",
+                           [](auto &j) { (*j.getObject("model"))["type"] = "Unigram"; }),
+                 {"model.type is \"Unigram\"", "BPE and WordPiece"});
+  // A WordPiece model needs BERT's word split.
+  expectMentions(errorWith("tokenizer.json",
                            [](auto &j) { (*j.getObject("model"))["type"] = "WordPiece"; }),
-                 {"model.type is \"WordPiece\""});
+                 {"pre_tokenizer \"ByteLevel\" is not supported beside a WordPiece model"});
   expectMentions(errorWith("tokenizer.json",
                            [](auto &j) {
                              (*j.getObject("model")->getArray("merges"))[3] = "a b c";
@@ -539,11 +543,12 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
     fill(w);
     return loadError(writeGguf(name, w), modelConfig(100));
   };
-  std::string bert = errorFor("gguf_bert", [](GgufWriter &w) {
-    w.addString("tokenizer.ggml.model", "bert");
+  std::string t5 = errorFor("gguf_t5", [](GgufWriter &w) {
+    w.addString("tokenizer.ggml.model", "t5");
   });
-  EXPECT_NE(bert.find("vocab.gguf"), std::string::npos) << bert;
-  EXPECT_NE(bert.find("tokenizer.ggml.model is \"bert\""), std::string::npos) << bert;
+  EXPECT_NE(t5.find("vocab.gguf"), std::string::npos) << t5;
+  EXPECT_NE(t5.find("tokenizer.ggml.model is \"t5\""), std::string::npos) << t5;
+  EXPECT_NE(t5.find("\"bert\" (WordPiece)"), std::string::npos) << t5;
 
   std::string pre = errorFor("gguf_pre", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "gpt2");

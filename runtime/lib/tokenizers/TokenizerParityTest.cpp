@@ -74,7 +74,13 @@ struct Source {
   const char *name;
   const char *golden; // goldens/tokenizers/<golden>.{inp,out}
   const char *file;   // under TFM_SHARED_DIR, or a tokenizer.json made from GPT-2's
-  enum { Shared, TokenizerJsonStringMerges, TokenizerJsonPairMerges } kind;
+  enum {
+    Shared,
+    TokenizerJsonStringMerges,
+    TokenizerJsonPairMerges,
+    BertTokenizerJson, // made from bert-bge's GGUF
+    BertVocabTxt,
+  } kind;
   bool everyByte; // has a token for the bytes UTF-8 never uses (C0, C1, F5..FF)
   int64_t vocab;     // of the model the tokenizer belongs to
   int64_t configBos; // the model config's, used only where the files name none
@@ -106,7 +112,36 @@ const Source kSources[] = {
      -1, -1},
 };
 
+/// WordPiece normalizes text (case, accents, spaces around punctuation), so
+/// its decode gives back text that encodes to the same ids, not the bytes.
+const Source kWordPieceSources[] = {
+    {"BertGguf", "bert-bge", "models/gguf-vocab/ggml-vocab-bert-bge.gguf", Source::Shared, false,
+     30522, -1, -1},
+    {"BertTokenizerJson", "bert-bge", nullptr, Source::BertTokenizerJson, false, 30522, -1, -1},
+    {"BertVocabTxt", "bert-bge", nullptr, Source::BertVocabTxt, false, 30522, -1, -1},
+};
+
 void PrintTo(const Source &source, std::ostream *os) { *os << source.name; }
+
+/// The file of a source a test writes from a shared one ("" without it).
+std::string writtenSourceFile(const Source &source) {
+  std::string dir = tempFolder(source.name);
+  if (source.kind == Source::BertTokenizerJson || source.kind == Source::BertVocabTxt) {
+    std::string gguf = sharedPath("models/gguf-vocab/ggml-vocab-bert-bge.gguf");
+    if (gguf.empty())
+      return "";
+    std::vector<std::string> pieces = bertPiecesFromGguf(gguf);
+    return source.kind == Source::BertVocabTxt
+               ? writeBertVocabTxt(dir + "/vocab.txt", pieces)
+               : writeJson(dir + "/tokenizer.json", bertTokenizerJson(pieces));
+  }
+  std::string encoder = sharedPath("models/gpt2-tokenizer/encoder.json");
+  std::string bpe = sharedPath("models/gpt2-tokenizer/vocab.bpe");
+  if (encoder.empty() || bpe.empty())
+    return "";
+  return writeJson(dir + "/tokenizer.json",
+                   gpt2TokenizerJson(encoder, bpe, source.kind == Source::TokenizerJsonPairMerges));
+}
 
 /// llama2.c's tokenizer.bin of the same Llama vocabulary encodes differently
 /// (no split at whitespace before merging), so it is only round-tripped.
@@ -119,17 +154,8 @@ protected:
   /// Loads the source's tokenizer, or records why not (skip or failure).
   std::unique_ptr<Tokenizer> load() {
     const Source &source = GetParam();
-    std::string file;
-    if (source.kind == Source::Shared) {
-      file = sharedPath(source.file);
-    } else {
-      std::string encoder = sharedPath("models/gpt2-tokenizer/encoder.json");
-      std::string bpe = sharedPath("models/gpt2-tokenizer/vocab.bpe");
-      if (!encoder.empty() && !bpe.empty())
-        file = writeJson(tempFolder(source.name) + "/tokenizer.json",
-                         gpt2TokenizerJson(encoder, bpe,
-                                           source.kind == Source::TokenizerJsonPairMerges));
-    }
+    std::string file =
+        source.kind == Source::Shared ? sharedPath(source.file) : writtenSourceFile(source);
     if (file.empty())
       return nullptr;
     tfm::ModelSpec config;
@@ -155,6 +181,7 @@ protected:
 
 class TokenizerParity : public TokenizerSource {};
 class TokenizerRoundTrip : public TokenizerSource {};
+class NormalizingTokenizerRoundTrip : public TokenizerSource {};
 
 TEST_P(TokenizerParity, EncodesLikeHuggingFace) {
   std::unique_ptr<Tokenizer> tok = load();
@@ -210,6 +237,26 @@ TEST_P(TokenizerRoundTrip, DecodeGivesBackTheBytes) {
   }
 }
 
+TEST_P(NormalizingTokenizerRoundTrip, DecodedTextEncodesToTheSameIds) {
+  std::unique_ptr<Tokenizer> tok = load();
+  if (!tok)
+    GTEST_SKIP() << "tokenizer not found under TFM_SHARED_DIR";
+  std::vector<std::string> texts(std::begin(kExtraTexts), std::end(kExtraTexts));
+  for (const GoldenCase &c : goldens())
+    texts.push_back(c.text);
+  for (const std::string &text : texts) {
+    std::vector<int32_t> plain = tok->encode(text, /*addBos=*/false);
+    std::string decoded = decodeAll(*tok, plain, false);
+    EXPECT_EQ(tok->encode(decoded, false), plain)
+        << "\"" << printable(text) << "\" decoded as \"" << printable(decoded) << "\"";
+    std::vector<int32_t> framed = tok->encode(text, /*addBos=*/true);
+    ASSERT_GE(framed.size(), 2u);
+    EXPECT_EQ(framed.front(), tok->bosId());
+    EXPECT_EQ(framed.back(), tok->eosId());
+    EXPECT_EQ(std::vector<int32_t>(framed.begin() + 1, framed.end() - 1), plain);
+  }
+}
+
 std::string sourceName(const ::testing::TestParamInfo<Source> &info) {
   return info.param.name;
 }
@@ -218,5 +265,9 @@ INSTANTIATE_TEST_SUITE_P(Formats, TokenizerRoundTrip,
                          ::testing::Values(kLlama2c), sourceName);
 INSTANTIATE_TEST_SUITE_P(AllFormats, TokenizerRoundTrip, ::testing::ValuesIn(kSources),
                          sourceName);
+INSTANTIATE_TEST_SUITE_P(WordPiece, TokenizerParity, ::testing::ValuesIn(kWordPieceSources),
+                         sourceName);
+INSTANTIATE_TEST_SUITE_P(WordPiece, NormalizingTokenizerRoundTrip,
+                         ::testing::ValuesIn(kWordPieceSources), sourceName);
 
 } // namespace

@@ -5,6 +5,8 @@
 #include "testing/SharedData.h"
 #include "testing/TempFiles.h"
 
+#include "tfm/runtime/GgufFile.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -76,6 +78,88 @@ inline llvm::json::Object gpt2TokenizerJson(const std::string &encoderPath,
                                    {"byte_fallback", false},
                                    {"vocab", std::move(*vocab)},
                                    {"merges", std::move(merges)}}}};
+}
+
+/// A GGUF's BERT vocabulary as Hugging Face spells it: llama.cpp's
+/// converter wrote a word's first pieces with "▁" in front and continuations
+/// bare; vocab.txt and tokenizer.json mark continuations with "##".
+inline std::vector<std::string> bertPiecesFromGguf(const std::string &ggufPath) {
+  auto gguf = GgufFile::open(ggufPath);
+  EXPECT_TRUE(bool(gguf)) << llvm::toString(gguf.takeError());
+  if (!gguf)
+    return {};
+  auto tokens = (*gguf)->getStringArray("tokenizer.ggml.tokens");
+  EXPECT_TRUE(bool(tokens)) << llvm::toString(tokens.takeError());
+  if (!tokens)
+    return {};
+  std::vector<std::string> pieces;
+  for (llvm::StringRef token : *tokens) {
+    if (token.starts_with("\xE2\x96\x81"))
+      pieces.push_back(token.drop_front(3).str());
+    else if (token.starts_with("[") && token.ends_with("]"))
+      pieces.push_back(token.str());
+    else
+      pieces.push_back("##" + token.str());
+  }
+  return pieces;
+}
+
+/// vocab.txt: one piece per line.
+inline std::string writeBertVocabTxt(const std::string &path,
+                                     const std::vector<std::string> &pieces) {
+  std::string text;
+  for (const std::string &piece : pieces)
+    text += piece + "\n";
+  return writeFile(path, text);
+}
+
+/// tokenizer.json as Hugging Face's BertTokenizerFast writes an uncased
+/// model's: BertNormalizer, BertPreTokenizer, [CLS] $A [SEP], WordPiece.
+inline llvm::json::Object bertTokenizerJson(const std::vector<std::string> &pieces) {
+  llvm::json::Object vocab;
+  llvm::json::Array added;
+  llvm::json::Object specialIds;
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    vocab[pieces[id]] = static_cast<int64_t>(id);
+    for (const char *name : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+      if (pieces[id] == name) {
+        added.push_back(llvm::json::Object{{"id", static_cast<int64_t>(id)},
+                                           {"content", name},
+                                           {"single_word", false},
+                                           {"lstrip", false},
+                                           {"rstrip", false},
+                                           {"normalized", false},
+                                           {"special", true}});
+        specialIds[name] = llvm::json::Object{{"id", name},
+                                              {"ids", llvm::json::Array{int64_t(id)}},
+                                              {"tokens", llvm::json::Array{name}}};
+      }
+  }
+  auto special = [](const char *name) {
+    return llvm::json::Object{
+        {"SpecialToken", llvm::json::Object{{"id", name}, {"type_id", 0}}}};
+  };
+  llvm::json::Object sequence{{"Sequence", llvm::json::Object{{"id", "A"}, {"type_id", 0}}}};
+  return llvm::json::Object{
+      {"version", "1.0"},
+      {"added_tokens", std::move(added)},
+      {"normalizer", llvm::json::Object{{"type", "BertNormalizer"},
+                                        {"clean_text", true},
+                                        {"handle_chinese_chars", true},
+                                        {"strip_accents", nullptr},
+                                        {"lowercase", true}}},
+      {"pre_tokenizer", llvm::json::Object{{"type", "BertPreTokenizer"}}},
+      {"post_processor",
+       llvm::json::Object{{"type", "TemplateProcessing"},
+                          {"single", llvm::json::Array{special("[CLS]"), std::move(sequence),
+                                                       special("[SEP]")}},
+                          {"special_tokens", std::move(specialIds)}}},
+      {"decoder", llvm::json::Object{{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+      {"model", llvm::json::Object{{"type", "WordPiece"},
+                                   {"unk_token", "[UNK]"},
+                                   {"continuing_subword_prefix", "##"},
+                                   {"max_input_chars_per_word", 100},
+                                   {"vocab", std::move(vocab)}}}};
 }
 
 } // namespace tfm::rt::testing

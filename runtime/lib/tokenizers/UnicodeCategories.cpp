@@ -4,6 +4,7 @@
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
@@ -24,6 +25,21 @@ CharClass tfm::rt::classifyCodepoint(char32_t codepoint) {
 
 bool tfm::rt::isPunctuation(char32_t codepoint) {
   return (U_GET_GC_MASK(static_cast<UChar32>(codepoint)) & U_GC_P_MASK) != 0;
+}
+
+bool tfm::rt::isOtherCategory(char32_t codepoint) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(codepoint)) & U_GC_C_MASK) != 0;
+}
+
+bool tfm::rt::isNonspacingMark(char32_t codepoint) {
+  return (U_GET_GC_MASK(static_cast<UChar32>(codepoint)) & U_GC_MN_MASK) != 0;
+}
+
+std::string tfm::rt::lowercaseCharacter(char32_t codepoint) {
+  icu::UnicodeString text(static_cast<UChar32>(codepoint));
+  std::string out;
+  text.toLower(icu::Locale::getRoot()).toUTF8String(out);
+  return out;
 }
 
 std::vector<TextChar> tfm::rt::splitCharacters(llvm::StringRef text) {

@@ -31,6 +31,9 @@ struct SpecialTokens {
   int32_t bos = -1; // -1: the vocabulary has none
   int32_t eos = -1;
   bool addBos = false; // whether a prompt for generation starts with BOS
+  /// Whether a sequence that starts with BOS ends with EOS (BERT's [CLS]
+  /// ... [SEP], RoBERTa's <s> ... </s>).
+  bool addEos = false;
   /// Tokens beside EOS that end a turn, as llama.cpp reads a GGUF: its
   /// EOT and EOM and the tokens of end-of-turn texts ("<|eot_id|>", ...).
   std::vector<int32_t> endOfTurn;
@@ -43,7 +46,7 @@ public:
   virtual int64_t vocabSize() const = 0;
 
   /// Token ids of `text`, preceded by the BOS id when `addBos` (and the
-  /// vocabulary has one).
+  /// vocabulary has one), and then followed by EOS where SpecialTokens::addEos.
   virtual std::vector<int32_t> encode(const std::string &text, bool addBos) const = 0;
 
   /// The bytes to print for `token` when it follows `previous`; `previous`

@@ -25,9 +25,10 @@ namespace tfm::rt {
 
 /// The tokenizer in `path`, by the file's name and first bytes:
 ///   a GGUF file (magic "GGUF")        the tokenizer it embeds
-///   tokenizer.json                    Hugging Face byte-level BPE
+///   tokenizer.json                    Hugging Face BPE or WordPiece
 ///   vocab.json, encoder.json (*.json) byte-level BPE with merges.txt, or
 ///                                     vocab.bpe, beside it
+///   vocab.txt                         BERT's WordPiece
 ///   *.model                           SentencePiece
 ///   *.bin                             llama2.c
 /// Refuses a tokenizer with more tokens than config.vocabSize (a llama2.c
@@ -41,9 +42,10 @@ llvm::Expected<std::unique_ptr<Tokenizer>> loadTokenizer(const std::string &path
 llvm::Expected<std::unique_ptr<Tokenizer>> loadStandaloneTokenizer(const std::string &path);
 
 /// The tokenizer file of a Hugging Face model folder: tokenizer.json, else
-/// vocab.json (with merges.txt), else tokenizer.model. When a folder has
-/// both tokenizer.json and tokenizer.model, the model is SentencePiece's and
-/// tokenizer.json a conversion of it: tokenizer.model is taken.
+/// vocab.json (with merges.txt), else vocab.txt, else tokenizer.model. When
+/// a folder has both tokenizer.json and tokenizer.model, the model is
+/// SentencePiece's and tokenizer.json a conversion of it: tokenizer.model
+/// is taken.
 llvm::Expected<std::string> findTokenizerFile(const std::string &dir);
 
 } // namespace tfm::rt

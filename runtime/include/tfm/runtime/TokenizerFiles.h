@@ -10,6 +10,7 @@
 
 #include "tfm/runtime/ByteLevelBpeTokenizer.h"
 #include "tfm/runtime/SentencePieceTokenizer.h"
+#include "tfm/runtime/WordPieceTokenizer.h"
 
 #include "llvm/Support/Error.h"
 
@@ -31,14 +32,34 @@ llvm::Expected<SentencePieceVocabulary> readSentencePieceModel(const std::string
 llvm::Expected<ByteLevelBpeVocabulary> readVocabAndMerges(const std::string &vocabPath,
                                                           const std::string &mergesPath);
 
-/// Hugging Face tokenizer.json with a BPE model: model.vocab, model.merges
+/// A vocabulary as one file gives it: exactly one member is set.
+struct FileVocabulary {
+  std::optional<ByteLevelBpeVocabulary> byteLevel;
+  std::optional<SentencePieceVocabulary> sentencePiece;
+  std::optional<WordPieceVocabulary> wordPiece;
+};
+
+/// Hugging Face tokenizer.json with a BPE or a WordPiece model.
+///
+/// BPE: model.vocab, model.merges
 /// ("a b" strings or ["a", "b"] pairs), added_tokens, and a post_processor
 /// that may put BOS first. Byte-level (GPT-2's, Llama 3's, Qwen's): a
 /// normalizer of none or a Unicode normal form, a ByteLevel pre_tokenizer or
 /// a Split by a known regex before it, ignore_merges. SentencePiece's
 /// spelling (Gemma's): byte_fallback with a normalizer replacing spaces by
 /// "▁".
-llvm::Expected<ByteLevelBpeVocabulary> readTokenizerJson(const std::string &path);
+///
+/// WordPiece (BERT's): model.vocab, unk_token, continuing_subword_prefix and
+/// max_input_chars_per_word; a BertNormalizer or none; BertPreTokenizer; a
+/// post_processor putting [CLS] first and [SEP] last (TemplateProcessing or
+/// BertProcessing), or none.
+llvm::Expected<FileVocabulary> readTokenizerJson(const std::string &path);
+
+/// BERT's vocab.txt: one token per line, its id the line's index,
+/// continuations marked "##". [CLS], [SEP], [UNK], [PAD] and [MASK] are its
+/// special tokens, and text is folded to lowercase unless
+/// tokenizer_config.json says otherwise (HfTokenizerSettings).
+llvm::Expected<WordPieceVocabulary> readWordPieceVocab(const std::string &path);
 
 /// The special-token settings Hugging Face keeps beside the tokenizer:
 /// tokenizer_config.json over special_tokens_map.json.
@@ -46,6 +67,7 @@ struct HfTokenizerSettings {
   std::string source; // the files read, for messages
   std::optional<std::string> bosToken, eosToken; // token texts
   std::optional<bool> addBosToken;
+  std::optional<bool> doLowerCase, stripAccents; // BERT's tokenizers
   std::vector<AddedToken> addedTokens; // tokenizer_config.json's added_tokens_decoder
 };
 
@@ -53,13 +75,9 @@ struct HfTokenizerSettings {
 llvm::Expected<HfTokenizerSettings> readHfTokenizerSettings(const std::string &dir);
 
 /// The vocabulary a GGUF file embeds (tokenizer.ggml.*): model "gpt2" is
-/// byte-level BPE, "llama" SentencePiece; exactly one member is set. BOS and
-/// EOS are -1 where the file has no key for them.
-struct GgufVocabulary {
-  std::optional<ByteLevelBpeVocabulary> byteLevel;
-  std::optional<SentencePieceVocabulary> sentencePiece;
-};
-llvm::Expected<GgufVocabulary> readGgufVocabulary(const GgufFile &file);
+/// byte-level BPE, "llama" SentencePiece, "bert" WordPiece. BOS and EOS are
+/// -1 where the file has no key for them.
+llvm::Expected<FileVocabulary> readGgufVocabulary(const GgufFile &file);
 
 } // namespace tfm::rt
 

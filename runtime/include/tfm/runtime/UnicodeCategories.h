@@ -42,6 +42,17 @@ CharClass classifyCodepoint(char32_t codepoint);
 /// Whether a code point is punctuation: general category P*.
 bool isPunctuation(char32_t codepoint);
 
+/// Whether a code point is of Unicode's "Other" categories: control (Cc),
+/// format (Cf), surrogate (Cs), private use (Co) or unassigned (Cn).
+bool isOtherCategory(char32_t codepoint);
+
+/// Whether a code point is a nonspacing mark (Mn): the accents NFD splits off.
+bool isNonspacingMark(char32_t codepoint);
+
+/// A code point's full lowercase mapping, on its own (no context: a final
+/// sigma is "σ"), in UTF-8: "İ" is "i̇", two code points.
+std::string lowercaseCharacter(char32_t codepoint);
+
 enum class Normalization { None, NFC, NFD, NFKC, NFKD };
 
 /// `text` in normalization form `form`; invalid UTF-8 bytes stay as they are
