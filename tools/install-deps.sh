@@ -11,6 +11,7 @@ packages=(
   libicu-dev                                     # Unicode classes for the tokenizers
   libgtest-dev                                   # unit tests
   python3 python3-numpy python3-torch            # the reference oracle
+  python3-sentencepiece                          # the reference Unigram encoder
   clang-14 libclang-rt-14-dev                    # libFuzzer for tests/fuzz (tools/fuzz.sh)
   python3-matplotlib                             # tools/plot_bench.py: tfm-bench's charts
   pocl-opencl-icd ocl-icd-opencl-dev             # GPU schedules run on OpenCL on the CPU

@@ -209,7 +209,6 @@ llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const st
   vocab.removeExtraWhitespaces = true;
   vocab.escapeWhitespaces = true;
   std::string normalizerName;
-  bool hasCharsmap = false;
 
   auto trainerField = [&](const Field &t) -> llvm::Error {
     if (t.wire != kVarint)
@@ -228,7 +227,7 @@ llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const st
   auto normalizerField = [&](const Field &n) -> llvm::Error {
     switch (n.number) {
     case kName: normalizerName = n.bytes.str(); break;
-    case kPrecompiledCharsmap: hasCharsmap = !n.bytes.empty(); break;
+    case kPrecompiledCharsmap: vocab.precompiledCharsmap = n.bytes.str(); break;
     case kAddDummyPrefix: vocab.addDummyPrefix = n.varint != 0; break;
     case kRemoveExtraWhitespaces: vocab.removeExtraWhitespaces = n.varint != 0; break;
     case kEscapeWhitespaces: vocab.escapeWhitespaces = n.varint != 0; break;
@@ -256,15 +255,15 @@ llvm::Expected<SentencePieceVocabulary> tfm::rt::readSentencePieceModel(const st
   if (vocab.pieces.empty())
     return failure(path + ": no pieces: not a SentencePiece model");
   vocab.added = addedTokensFromKinds(vocab.pieces, vocab.kinds);
-  if (modelType != kBpe)
+  if (modelType != kBpe && modelType != kUnigram)
     return failure(path + ": trainer_spec.model_type is " + std::to_string(modelType) +
-                   (modelType == kUnigram ? " (UNIGRAM)" : "") +
-                   "; only BPE models (2), as Llama's, are supported");
+                   "; supported: UNIGRAM (1, T5's) and BPE (2, Llama's)");
+  vocab.model = modelType == kUnigram ? SentencePieceModel::Unigram : SentencePieceModel::Bpe;
   if (whitespaceAsSuffix)
     return failure(path + ": trainer_spec.treat_whitespace_as_suffix is set; only the "
                           "whitespace-as-prefix convention is supported");
-  if (hasCharsmap)
+  if (vocab.model == SentencePieceModel::Bpe && !vocab.precompiledCharsmap.empty())
     return failure(path + ": normalizer_spec " + tfm::quoted(normalizerName) +
-                   " has a precompiled_charsmap; only the identity normalizer is supported");
+                   " has a precompiled_charsmap; a BPE model's normalizer must be the identity");
   return vocab;
 }

@@ -3,6 +3,7 @@
 
 #include "tfm/runtime/UnicodeCategories.h"
 
+#include "PrecompiledCharsmap.h"
 #include "VocabularyIds.h"
 
 #include "tfm/common/Failure.h"
@@ -10,6 +11,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cstdint>
 #include <queue>
 
@@ -100,6 +103,13 @@ SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   if (tok->byteToken[0] < 0 && tok->unknown < 0)
     return failure(src + ": the vocabulary has neither byte-fallback pieces nor an unknown "
                          "piece, so text with a character outside it cannot be encoded");
+  if (vocab.model == SentencePieceModel::Unigram) {
+    if (llvm::Error e = tok->prepareUnigram(vocab))
+      return std::move(e);
+  } else if (!vocab.precompiledCharsmap.empty()) {
+    return failure(src + ": a BPE model with a precompiled charsmap; only Unigram models' "
+                         "normalization rules are supported");
+  }
   return std::move(tok);
 }
 
@@ -123,8 +133,148 @@ std::vector<int32_t> SentencePieceTokenizer::encode(const std::string &text,
   return ids;
 }
 
+llvm::Error SentencePieceTokenizer::prepareUnigram(const SentencePieceVocabulary &vocab) {
+  model = SentencePieceModel::Unigram;
+  if (unknown < 0)
+    return failure(vocab.source + ": a Unigram model without an unknown piece");
+  if (!vocab.precompiledCharsmap.empty()) {
+    auto map = PrecompiledCharsmap::parse(vocab.precompiledCharsmap, vocab.source);
+    if (!map)
+      return map.takeError();
+    charsmap = std::make_shared<const PrecompiledCharsmap>(std::move(*map));
+  }
+  userDefined.assign(vocab.pieces.size(), false);
+  minScore = FLT_MAX;
+  maxScore = -FLT_MAX;
+  for (size_t id = 0; id < vocab.pieces.size(); ++id) {
+    userDefined[id] = vocab.kinds[id] == TokenKind::UserDefined;
+    if (vocab.kinds[id] == TokenKind::Normal) {
+      minScore = std::min(minScore, vocab.scores[id]);
+      maxScore = std::max(maxScore, vocab.scores[id]);
+    }
+  }
+  for (const auto &[piece, id] : mergeable)
+    longestPiece = std::max(longestPiece, piece.size());
+  return llvm::Error::success();
+}
+
+std::string SentencePieceTokenizer::normalizeForUnigram(llvm::StringRef text,
+                                                        bool dummyPrefix) const {
+  // normalizer.cc's NormalizePrefix: the longest rule, else one character
+  // (an invalid byte as U+FFFD).
+  auto nextPiece = [&](llvm::StringRef in) -> std::pair<std::string, size_t> {
+    if (charsmap) {
+      auto [rule, size] = charsmap->longestRule(in);
+      if (size)
+        return {rule.str(), size};
+    }
+    TextChar ch = splitCharacters(in.take_front(4)).front();
+    if (!ch.valid)
+      return {"\xEF\xBF\xBD", 1};
+    return {in.take_front(ch.size).str(), ch.size};
+  };
+  if (removeExtraWhitespaces)
+    while (!text.empty()) {
+      auto [piece, size] = nextPiece(text);
+      if (piece != " ")
+        break;
+      text = text.drop_front(size);
+    }
+  if (text.empty())
+    return "";
+  const std::string space = escapeWhitespaces ? kSpaceMark : " ";
+  std::string out = dummyPrefix ? space : "";
+  bool previousSpace = removeExtraWhitespaces;
+  while (!text.empty()) {
+    auto [piece, size] = nextPiece(text);
+    llvm::StringRef rest(piece);
+    while (previousSpace && rest.consume_front(" ")) {
+    }
+    if (!rest.empty()) {
+      for (char c : rest)
+        out += c == ' ' ? space : std::string(1, c);
+      previousSpace = rest.ends_with(" ");
+    }
+    text = text.drop_front(size);
+    if (!removeExtraWhitespaces)
+      previousSpace = false;
+  }
+  if (removeExtraWhitespaces)
+    while (llvm::StringRef(out).ends_with(space))
+      out.resize(out.size() - space.size());
+  return out;
+}
+
+void SentencePieceTokenizer::encodeUnigram(const std::string &normalized,
+                                           std::vector<int32_t> &out) const {
+  // The best segmentation of the text up to each byte offset, as
+  // unigram_model.cc's EncodeOptimized: scores in float, a later candidate
+  // replacing an earlier only when strictly better.
+  struct Best {
+    int32_t id = -1;
+    float score = 0;
+    int64_t start = -1;
+  };
+  const float unknownScore = minScore - 10.0f;
+  std::vector<Best> best(normalized.size() + 1);
+  std::vector<TextChar> chars = splitCharacters(normalized);
+  llvm::StringRef whole(normalized);
+  for (size_t c = 0; c < chars.size(); ++c) {
+    size_t start = chars[c].offset;
+    float here = best[start].score;
+    bool singleCharacterPiece = false;
+    for (size_t e = c; e < chars.size(); ++e) {
+      size_t end = chars[e].offset + chars[e].size;
+      if (end - start > longestPiece)
+        break;
+      auto it = mergeable.find(whole.slice(start, end).str());
+      if (it == mergeable.end())
+        continue;
+      // User-defined pieces always win, as sentencepiece scores them.
+      float score = userDefined[it->second]
+                        ? static_cast<float>((end - start) * maxScore - 0.1)
+                        : scores[it->second];
+      Best &target = best[end];
+      if (target.start < 0 || here + score > target.score)
+        target = {it->second, here + score, static_cast<int64_t>(start)};
+      singleCharacterPiece |= e == c;
+    }
+    if (!singleCharacterPiece) {
+      Best &target = best[start + chars[c].size];
+      if (target.start < 0 || here + unknownScore > target.score)
+        target = {unknown, here + unknownScore, static_cast<int64_t>(start)};
+    }
+  }
+  std::vector<std::pair<int32_t, llvm::StringRef>> path;
+  for (size_t end = normalized.size(); end > 0;) {
+    const Best &node = best[end];
+    path.emplace_back(node.id, whole.slice(node.start, end));
+    end = static_cast<size_t>(node.start);
+  }
+  // An unknown character becomes its bytes with byte fallback; without,
+  // a run of unknown characters is one unknown piece, as
+  // sentencepiece_processor.cc merges them.
+  bool previousUnknown = false;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    bool isUnknown = it->first == unknown;
+    if (isUnknown && byteToken[0] >= 0) {
+      for (unsigned char byte : it->second)
+        out.push_back(byteToken[byte]);
+    } else if (!(isUnknown && previousUnknown)) {
+      out.push_back(it->first);
+    }
+    previousUnknown = isUnknown;
+  }
+}
+
 void SentencePieceTokenizer::encodeStretch(llvm::StringRef text, bool dummyPrefix,
                                            std::vector<int32_t> &out) const {
+  if (model == SentencePieceModel::Unigram) {
+    std::string normalized = normalizeForUnigram(text, dummyPrefix);
+    if (!normalized.empty())
+      encodeUnigram(normalized, out);
+    return;
+  }
   std::string normalized = removeExtraWhitespaces ? squeezeSpaces(text) : text.str();
   if (normalized.empty())
     return;

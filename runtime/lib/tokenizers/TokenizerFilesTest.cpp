@@ -187,15 +187,26 @@ TEST(SentencePieceTokenizer, RefusesMalformedAndUnsupportedModels) {
   std::string none = errorFor("none", bytesField(2, kBpe));
   EXPECT_NE(none.find("no pieces"), std::string::npos) << none;
 
-  std::string unigram = errorFor("unigram", sentencePieceModel({{"a", 0, 1}},
-                                                               varintField(3, 1), nullptr));
-  EXPECT_NE(unigram.find("trainer_spec.model_type"), std::string::npos) << unigram;
-  EXPECT_NE(unigram.find("UNIGRAM"), std::string::npos) << unigram;
+  std::string word = errorFor("word", sentencePieceModel({{"a", 0, 1}},
+                                                         varintField(3, 3), nullptr));
+  EXPECT_NE(word.find("trainer_spec.model_type is 3"), std::string::npos) << word;
+  EXPECT_NE(word.find("UNIGRAM (1, T5's) and BPE (2, Llama's)"), std::string::npos) << word;
 
+  // A BPE model's normalizer must be the identity; a Unigram model's
+  // charsmap must hold together.
   std::string nfkc = bytesField(1, "nmt_nfkc") + bytesField(2, std::string("\x01\x02", 2));
   std::string charsmap = errorFor("charsmap", sentencePieceModel({{"a", 0, 1}}, kBpe, &nfkc));
   EXPECT_NE(charsmap.find("precompiled_charsmap"), std::string::npos) << charsmap;
   EXPECT_NE(charsmap.find("nmt_nfkc"), std::string::npos) << charsmap;
+  std::string unigramCharsmap =
+      errorFor("unigram_charsmap",
+               sentencePieceModel({{"<unk>", 0, 2}, {"a", 0, 1}},
+                                  varintField(3, 1) + varintField(40, 0) + varintField(41, 0) +
+                                      varintField(42, 0),
+                                  &nfkc));
+  EXPECT_NE(unigramCharsmap.find("unigram_charsmap.model: the precompiled charsmap has 2 bytes"),
+            std::string::npos)
+      << unigramCharsmap;
 
   std::string type = errorFor("type", sentencePieceModel({{"a", 0, 9}}, kBpe, nullptr));
   EXPECT_NE(type.find("pieces[0] \"a\" has type 9"), std::string::npos) << type;

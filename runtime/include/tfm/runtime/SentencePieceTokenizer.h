@@ -1,4 +1,4 @@
-//===- SentencePieceTokenizer.h - SentencePiece BPE (Llama) -----*- C++ -*-===//
+//===- SentencePieceTokenizer.h - SentencePiece BPE and Unigram -*- C++ -*-===//
 //
 // Encodes as SentencePiece's BPE model does (and llama.cpp's SPM tokenizer):
 // added tokens (control, user-defined, unknown) are cut out of the text
@@ -12,6 +12,15 @@
 // Only normal and user-defined pieces are merged into; SentencePiece would
 // also merge into unused pieces and split them again, which the
 // vocabularies this project reads (Llama's) do not have.
+//
+// A Unigram model (T5's, CamemBERT's) normalizes each stretch as
+// SentencePiece's normalizer does: the precompiled charsmap's rules (the
+// longest first; none: the text as it is, an invalid byte as U+FFFD),
+// leading and trailing whitespace dropped and runs of it squeezed
+// (remove_extra_whitespaces), the dummy prefix, spaces as "▁". It then
+// takes the segmentation of highest total score (Viterbi), a character no
+// piece covers being the unknown piece, scored the lowest score less 10
+// (or its bytes with byte fallback), as sentencepiece's unigram_model.cc.
 //
 // Decoding turns "▁" back into a space, so a "▁" in the input comes back
 // as a space, and with remove_extra_whitespaces (not Llama's) runs of spaces
@@ -31,8 +40,14 @@
 
 namespace tfm::rt {
 
-/// A SentencePiece BPE vocabulary as tokenizer.model or a GGUF file gives it.
+class PrecompiledCharsmap;
+
+/// trainer_spec.model_type.
+enum class SentencePieceModel { Bpe, Unigram };
+
+/// A SentencePiece vocabulary as tokenizer.model or a GGUF file gives it.
 struct SentencePieceVocabulary {
+  SentencePieceModel model = SentencePieceModel::Bpe;
   std::string source; // the file it came from, for messages
   std::vector<std::string> pieces; // as stored: "▁" for a space when escaping
   std::vector<float> scores;
@@ -47,6 +62,8 @@ struct SentencePieceVocabulary {
   bool addDummyPrefix = true;
   bool removeExtraWhitespaces = false;
   bool escapeWhitespaces = true;
+  /// normalizer_spec.precompiled_charsmap (Unigram models only; empty: none).
+  std::string precompiledCharsmap;
 };
 
 class SentencePieceTokenizer : public Tokenizer {
@@ -66,6 +83,9 @@ private:
   SentencePieceTokenizer() = default;
 
   void encodeStretch(llvm::StringRef text, bool dummyPrefix, std::vector<int32_t> &out) const;
+  llvm::Error prepareUnigram(const SentencePieceVocabulary &vocab);
+  std::string normalizeForUnigram(llvm::StringRef text, bool dummyPrefix) const;
+  void encodeUnigram(const std::string &normalized, std::vector<int32_t> &out) const;
 
   std::vector<std::string> printed; // by id: what decode prints
   std::vector<float> scores;
@@ -77,6 +97,12 @@ private:
   bool addDummyPrefix = true;
   bool removeExtraWhitespaces = false;
   bool escapeWhitespaces = true;
+  // Unigram models.
+  SentencePieceModel model = SentencePieceModel::Bpe;
+  std::shared_ptr<const PrecompiledCharsmap> charsmap; // null: no rules
+  std::vector<bool> userDefined;                      // by id
+  float minScore = 0, maxScore = 0;                    // of normal pieces
+  size_t longestPiece = 0;                             // bytes
 };
 
 } // namespace tfm::rt

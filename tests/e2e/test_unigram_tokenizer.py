@@ -1,0 +1,127 @@
+"""SentencePiece Unigram models (T5's and CamemBERT's kind) encode as
+sentencepiece itself does. Debian's python3-sentencepiece trains two small
+models on tests/data/unigram-corpus.txt and is the reference encoder:
+  nmt_nfkc       T5's layout (pad 0, EOS 1, unknown 2, no BOS) and normalizer,
+                 a precompiled charsmap of NFKC rules
+  identity_bytes no normalization rules, byte fallback
+Each encodes 1,000 texts (the corpus' sentences, cut, recased, spaced out,
+and mixed with characters from other scripts, controls and emoji), read by
+tfm-run --tokenize from the .model file; every id must be sentencepiece's.
+Texts hold no control piece's text ("<unk>", "</s>"): tfm cuts those out as
+special tokens, as llama.cpp and Hugging Face do, sentencepiece does not.
+
+usage: test_unigram_tokenizer.py CASE   (environment as in the top-level CMakeLists.txt)
+       test_unigram_tokenizer.py --list
+"""
+
+import concurrent.futures
+import json
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import testlib  # noqa: E402
+
+CORPUS = "tests/data/unigram-corpus.txt"
+TEXTS = 1000
+
+# Characters the mutations insert: accents as combining marks, full-width and
+# compatibility forms (NFKC rewrites them), other scripts, emoji, controls,
+# zero-width and odd spaces.
+EXTRA_CHARS = ("e\u0301", "\uff21", "\uff41", "\u2163", "\u00bd", "\ufb01", "\u3000", "\u00a0",
+               "\u200b", "\u200d", "\t", "\n", "\r", "\x07", "\x7f", "\u0416", "\u03a9",
+               "\u05d0", "\u0627", "\u0915", "\u6f22", "\u30ab", "\uff76", "\uac00",
+               "\U0001f600", "\U0001f44d\U0001f3fd", "\u00df", "\u0130", "\u2028")
+
+
+def sentencepiece():
+    """The reference encoder, which tools/install-deps.sh installs: missing,
+    it fails under CI and skips elsewhere."""
+    try:
+        import sentencepiece as spm
+        return spm
+    except ImportError:
+        missing = "no python3-sentencepiece (the reference encoder; tools/install-deps.sh)"
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {missing}", flush=True)
+        sys.exit(1)
+    print(f"SKIP: {missing}", flush=True)
+    sys.exit(testlib.SKIP_EXIT_CODE)
+
+
+def train(spm, case, out_dir):
+    prefix = os.path.join(out_dir, case)
+    options = dict(input=testlib.source_path(CORPUS), model_prefix=prefix, vocab_size=300, model_type="unigram",
+                   hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    if case == "nmt_nfkc":
+        options.update(pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+    else:
+        # Byte fallback's 256 pieces come beside the learnt ones.
+        options.update(normalization_rule_name="identity", byte_fallback=True, vocab_size=700)
+    spm.SentencePieceTrainer.train(**options)
+    return prefix + ".model"
+
+
+def texts(rng):
+    with open(testlib.source_path(CORPUS), encoding="utf-8") as f:
+        sentences = [line.strip() for line in f if line.strip()]
+    out = list(sentences)
+    while len(out) < TEXTS:
+        text = rng.choice(sentences)
+        start = rng.randrange(len(text))
+        text = text[start:start + rng.randrange(1, 80)]
+        for _ in range(rng.randrange(4)):
+            at = rng.randrange(len(text) + 1)
+            insert = rng.choice(EXTRA_CHARS + (" " * rng.randrange(1, 4),))
+            text = text[:at] + insert + text[at:]
+        if rng.random() < 0.2:
+            text = text.upper()
+        if rng.random() < 0.2:
+            text = "  " + text + " \t"
+        out.append(text)
+    return out
+
+
+def tfm_ids(model, text):
+    return json.loads(testlib.check_run([testlib.bin("tfm-run"), "--tokenize", "--tokenizer",
+                                         model, "-p=" + text]))
+
+
+def check(case):
+    spm = sentencepiece()
+    out_dir = testlib.work_dir(f"e2e-unigram/{case}")
+    os.makedirs(out_dir, exist_ok=True)
+    model = train(spm, case, out_dir)
+    reference = spm.SentencePieceProcessor(model_file=model)
+    if case == "nmt_nfkc":
+        assert reference.bos_id() < 0, "T5's layout has no BOS"
+    rng = random.Random(2026)
+    cases = [t for t in texts(rng) if "\0" not in t]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        got = list(pool.map(lambda t: tfm_ids(model, t), cases))
+    # tfm-run --tokenize starts with BOS where the model has one (a
+    # tokenizer.model says nothing of adding it; Llama's add it).
+    bos = [reference.bos_id()] if reference.bos_id() >= 0 else []
+    wrong = [(t, bos + reference.encode(t), g) for t, g in zip(cases, got)
+             if g != bos + reference.encode(t)]
+    for text, want, have in wrong[:10]:
+        print(f"{text!r}: sentencepiece {want}, tfm {have}")
+    assert not wrong, f"{len(wrong)} of {len(cases)} texts encode differently"
+    print(f"{case}: {len(cases)} texts, every id as sentencepiece's")
+
+
+@testlib.case
+def nmt_nfkc():
+    check("nmt_nfkc")
+
+
+@testlib.case
+def identity_bytes():
+    check("identity_bytes")
+
+
+if __name__ == "__main__":
+    testlib.run_case(__doc__)
