@@ -54,7 +54,8 @@ def sentencepiece():
 
 def train(spm, case, out_dir):
     prefix = os.path.join(out_dir, case)
-    options = dict(input=testlib.source_path(CORPUS), model_prefix=prefix, vocab_size=300, model_type="unigram",
+    options = dict(input=testlib.source_path(CORPUS), model_prefix=prefix, vocab_size=300,
+                   model_type="unigram",
                    hard_vocab_limit=False, minloglevel=2, num_threads=1)
     if case == "nmt_nfkc":
         options.update(pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
