@@ -97,13 +97,10 @@ std::string describeToken(const std::vector<std::string> &tokens, int32_t id) {
 llvm::Expected<std::unique_ptr<ByteLevelBpeTokenizer>>
 ByteLevelBpeTokenizer::create(const ByteLevelBpeVocabulary &vocab) {
   const std::string &src = vocab.source;
-  if (vocab.tokens.size() > static_cast<size_t>(INT32_MAX))
-    return failure(src + ": " + std::to_string(vocab.tokens.size()) +
-                   " tokens, expected at most 2^31-1 (token ids are int32)");
-  const auto count = static_cast<int32_t>(vocab.tokens.size());
-  if (llvm::Error e =
-          checkVocabularyIds(src, count, "tokens", vocab.special, vocab.unknown, vocab.added))
+  if (llvm::Error e = checkVocabularyIds(src, vocab.tokens.size(), "tokens", vocab.special,
+                                         vocab.unknown, vocab.added))
     return std::move(e);
+  const auto count = static_cast<int32_t>(vocab.tokens.size());
   std::unique_ptr<ByteLevelBpeTokenizer> tok(new ByteLevelBpeTokenizer());
   tok->special = vocab.special;
   tok->normalization = vocab.normalization;

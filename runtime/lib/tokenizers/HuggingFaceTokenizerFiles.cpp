@@ -360,17 +360,17 @@ llvm::Error checkModel(const json::Object &model, const std::string &path) {
   return llvm::Error::success();
 }
 
-/// tokenizer.json's model.vocab and added_tokens into `table`, the added
-/// tokens also into `added`.
-llvm::Error readVocabAndAddedTokens(const json::Object &root, const json::Object &vocabObject,
-                                    const std::string &path, TokenTable &table,
-                                    std::vector<AddedToken> &added) {
+/// The token texts by id of tokenizer.json's model.vocab and added_tokens,
+/// the added tokens also into `added`.
+llvm::Expected<std::vector<std::string>> readTokenTexts(const json::Object &root,
+                                                       const json::Object &vocabObject,
+                                                       const std::string &path,
+                                                       std::vector<AddedToken> &added) {
+  TokenTable table(path);
   if (llvm::Error e = addVocab(vocabObject, "model.vocab", table, path))
-    return e;
+    return std::move(e);
   const json::Array *list = root.getArray("added_tokens");
-  if (!list)
-    return llvm::Error::success();
-  for (size_t i = 0; i < list->size(); ++i) {
+  for (size_t i = 0; list && i < list->size(); ++i) {
     std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
     const json::Object *o = (*list)[i].getAsObject();
     std::optional<int64_t> id = o ? o->getInteger("id") : std::nullopt;
@@ -380,10 +380,10 @@ llvm::Error readVocabAndAddedTokens(const json::Object &root, const json::Object
     if (!token)
       return token.takeError();
     if (llvm::Error e = table.add("added_tokens", *id, token->text, /*replace=*/true))
-      return e;
+      return std::move(e);
     added.push_back(std::move(*token));
   }
-  return llvm::Error::success();
+  return table.take();
 }
 
 /// The id of model.unk_token, if the model names one.
@@ -411,10 +411,8 @@ llvm::Expected<ByteLevelBpeVocabulary> readBpeJson(const json::Object &root,
 
   ByteLevelBpeVocabulary vocab;
   vocab.source = path;
-  TokenTable table(path);
-  if (llvm::Error e = readVocabAndAddedTokens(root, *vocabObject, path, table, vocab.added))
-    return std::move(e);
-  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  llvm::Expected<std::vector<std::string>> tokens =
+      readTokenTexts(root, *vocabObject, path, vocab.added);
   if (!tokens)
     return tokens.takeError();
   vocab.tokens = std::move(*tokens);
@@ -485,10 +483,8 @@ llvm::Expected<WordPieceVocabulary> readWordPieceJson(const json::Object &root,
                    " is not supported beside a WordPiece model; expected BertPreTokenizer");
   WordPieceVocabulary vocab;
   vocab.source = path;
-  TokenTable table(path);
-  if (llvm::Error e = readVocabAndAddedTokens(root, *vocabObject, path, table, vocab.added))
-    return std::move(e);
-  llvm::Expected<std::vector<std::string>> tokens = table.take();
+  llvm::Expected<std::vector<std::string>> tokens =
+      readTokenTexts(root, *vocabObject, path, vocab.added);
   if (!tokens)
     return tokens.takeError();
   llvm::Expected<int32_t> unknown = readUnknownToken(model, *tokens, path);

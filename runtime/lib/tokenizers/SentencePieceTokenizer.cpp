@@ -45,13 +45,10 @@ std::string squeezeSpaces(llvm::StringRef text) {
 llvm::Expected<std::unique_ptr<SentencePieceTokenizer>>
 SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   const std::string &src = vocab.source;
-  if (vocab.pieces.size() > static_cast<size_t>(INT32_MAX))
-    return failure(src + ": " + std::to_string(vocab.pieces.size()) +
-                   " pieces, expected at most 2^31-1 (token ids are int32)");
-  const auto count = static_cast<int32_t>(vocab.pieces.size());
-  if (llvm::Error e =
-          checkVocabularyIds(src, count, "pieces", vocab.special, vocab.unknown, vocab.added))
+  if (llvm::Error e = checkVocabularyIds(src, vocab.pieces.size(), "pieces", vocab.special,
+                                         vocab.unknown, vocab.added))
     return std::move(e);
+  const auto count = static_cast<int32_t>(vocab.pieces.size());
   if (vocab.scores.size() != vocab.pieces.size() || vocab.kinds.size() != vocab.pieces.size())
     return failure(src + ": " + std::to_string(count) + " pieces but " +
                    std::to_string(vocab.scores.size()) + " scores and " +

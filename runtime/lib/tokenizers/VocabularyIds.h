@@ -21,11 +21,11 @@
 
 namespace tfm::rt {
 
-/// Refuses an empty vocabulary of `count` entries, a BOS, EOS or `unknown`
-/// id (-1: none) at or past its end, and an added token whose id is outside
-/// it. Errors name `source` and count the vocabulary in `entries` ("tokens",
-/// "pieces").
-llvm::Error checkVocabularyIds(const std::string &source, int32_t count, llvm::StringRef entries,
+/// Refuses an empty vocabulary of `count` entries or one past int32 ids, a
+/// BOS, EOS or `unknown` id (-1: none) at or past its end, and an added
+/// token whose id is outside it. Errors name `source` and count the
+/// vocabulary in `entries` ("tokens", "pieces").
+llvm::Error checkVocabularyIds(const std::string &source, size_t count, llvm::StringRef entries,
                                const SpecialTokens &special, int32_t unknown,
                                llvm::ArrayRef<AddedToken> added);
 
