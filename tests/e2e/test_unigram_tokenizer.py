@@ -6,7 +6,9 @@ models on tests/data/unigram-corpus.txt and is the reference encoder:
   identity_bytes no normalization rules, byte fallback
 Each encodes 1,000 texts (the corpus' sentences, cut, recased, spaced out,
 and mixed with characters from other scripts, controls and emoji), read by
-tfm-run --tokenize from the .model file; every id must be sentencepiece's.
+tfm-run --tokenize from the .model file and from a GGUF holding it as
+llama.cpp's converter writes T5's (tokenizer.ggml.model "t5", the charsmap
+as bytes); every id must be sentencepiece's.
 Texts hold no control piece's text ("<unk>", "</s>"): tfm cuts those out as
 special tokens, as llama.cpp and Hugging Face do, sentencepiece does not.
 
@@ -24,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import testlib  # noqa: E402
+from gguf_edit import GgufEdit  # noqa: E402
 
 CORPUS = "tests/data/unigram-corpus.txt"
 TEXTS = 1000
@@ -66,6 +69,64 @@ def train(spm, case, out_dir):
     return prefix + ".model"
 
 
+def protobuf_fields(data):
+    """(field number, value) of a protobuf message: varints as ints,
+    length-delimited fields as bytes (sentencepiece_model.proto has no
+    others where this reads)."""
+    pos = 0
+
+    def varint():
+        nonlocal pos
+        value = shift = 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while pos < len(data):
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            yield number, varint()
+        elif wire == 2:
+            size = varint()
+            yield number, data[pos:pos + size]
+            pos += size
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+
+
+def write_gguf(reference, path):
+    """The model as llama.cpp's convert_hf_to_gguf.py writes T5's tokenizer."""
+    spec = dict(protobuf_fields(dict(protobuf_fields(reference.serialized_model_proto()))[3]))
+    kinds = []
+    for i in range(reference.get_piece_size()):
+        kinds.append(2 if reference.is_unknown(i) else 3 if reference.is_control(i)
+                     else 5 if reference.is_unused(i) else 6 if reference.is_byte(i) else 1)
+    metadata = {
+        "general.architecture": (GgufEdit.STRING, "t5"),
+        "tokenizer.ggml.model": (GgufEdit.STRING, "t5"),
+        "tokenizer.ggml.tokens": (9, (GgufEdit.STRING, [reference.id_to_piece(i) for i in
+                                                        range(reference.get_piece_size())])),
+        "tokenizer.ggml.scores": (9, (GgufEdit.F32, [reference.get_score(i) for i in
+                                                     range(reference.get_piece_size())])),
+        "tokenizer.ggml.token_type": (9, (GgufEdit.I32, kinds)),
+        "tokenizer.ggml.add_space_prefix": (7, bool(spec.get(3, 1))),
+        "tokenizer.ggml.remove_extra_whitespaces": (7, bool(spec.get(4, 1))),
+        "tokenizer.ggml.precompiled_charsmap": (9, (0, list(spec.get(2, b"")))),
+        "tokenizer.ggml.unknown_token_id": (GgufEdit.U32, reference.unk_id()),
+    }
+    if reference.eos_id() >= 0:
+        metadata["tokenizer.ggml.eos_token_id"] = (GgufEdit.U32, reference.eos_id())
+    GgufEdit(metadata, [], 32, b"").write(path)
+    return path
+
+
 def texts(rng):
     with open(testlib.source_path(CORPUS), encoding="utf-8") as f:
         sentences = [line.strip() for line in f if line.strip()]
@@ -99,19 +160,22 @@ def check(case):
     reference = spm.SentencePieceProcessor(model_file=model)
     if case == "nmt_nfkc":
         assert reference.bos_id() < 0, "T5's layout has no BOS"
+    gguf = write_gguf(reference, os.path.join(out_dir, case + ".gguf"))
     rng = random.Random(2026)
     cases = [t for t in texts(rng) if "\0" not in t]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        got = list(pool.map(lambda t: tfm_ids(model, t), cases))
-    # tfm-run --tokenize starts with BOS where the model has one (a
-    # tokenizer.model says nothing of adding it; Llama's add it).
+    # tfm-run --tokenize starts with BOS where a tokenizer.model has one
+    # (the file says nothing of adding it; Llama's add it); llama.cpp's T5
+    # GGUFs add none.
     bos = [reference.bos_id()] if reference.bos_id() >= 0 else []
-    wrong = [(t, bos + reference.encode(t), g) for t, g in zip(cases, got)
-             if g != bos + reference.encode(t)]
-    for text, want, have in wrong[:10]:
-        print(f"{text!r}: sentencepiece {want}, tfm {have}")
-    assert not wrong, f"{len(wrong)} of {len(cases)} texts encode differently"
-    print(f"{case}: {len(cases)} texts, every id as sentencepiece's")
+    for tokenizer, first in ((model, bos), (gguf, [])):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            got = list(pool.map(lambda t: tfm_ids(tokenizer, t), cases))
+        wrong = [(t, first + reference.encode(t), g) for t, g in zip(cases, got)
+                 if g != first + reference.encode(t)]
+        for text, want, have in wrong[:10]:
+            print(f"{text!r}: sentencepiece {want}, tfm {have}")
+        assert not wrong, f"{tokenizer}: {len(wrong)} of {len(cases)} texts encode differently"
+        print(f"{os.path.basename(tokenizer)}: {len(cases)} texts, every id as sentencepiece's")
 
 
 @testlib.case

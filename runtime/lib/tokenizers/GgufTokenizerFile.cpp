@@ -3,8 +3,9 @@
 // Keys as llama.cpp writes them (gguf-py's constants): tokenizer.ggml.model,
 // .tokens, .token_type, .scores, .merges, .pre, .bos_token_id,
 // .eos_token_id, .unknown_token_id, .add_bos_token, .add_space_prefix,
-// .remove_extra_whitespaces, and for BERT's WordPiece .cls_token_id,
-// .seperator_token_id (sic) and .add_eos_token.
+// .remove_extra_whitespaces; for T5's Unigram .precompiled_charsmap; for
+// BERT's WordPiece .cls_token_id, .seperator_token_id (sic) and
+// .add_eos_token.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/GgufFile.h"
@@ -264,8 +265,38 @@ llvm::Expected<WordPieceVocabulary> readWordPiece(const GgufFile &file, CommonPa
   return vocab;
 }
 
+/// T5's Unigram model as llama.cpp's converter writes it: SentencePiece's
+/// pieces, scores and types, normalizer_spec's precompiled charsmap (an
+/// array of bytes) and whitespace settings. llama.cpp's UGM tokenizer adds
+/// no BOS, and its whitespace settings default to off where the file has
+/// no key. (It also ends an encoder's source with EOS: the source is for
+/// the encoder-decoder entry to frame.)
+llvm::Expected<SentencePieceVocabulary> readUnigram(const GgufFile &file, CommonPart common) {
+  bool hasAddBos = common.hasAddBos;
+  auto vocab = readSentencePiece(file, std::move(common));
+  if (!vocab)
+    return vocab.takeError();
+  vocab->model = SentencePieceModel::Unigram;
+  if (!hasAddBos)
+    vocab->special.addBos = false;
+  vocab->addDummyPrefix = false;
+  for (auto [key, flag] :
+       {std::make_pair("tokenizer.ggml.add_space_prefix", &vocab->addDummyPrefix),
+        std::make_pair("tokenizer.ggml.remove_extra_whitespaces", &vocab->removeExtraWhitespaces)})
+    if (llvm::Error e = readOptional(file, key, *flag, &GgufFile::getBool))
+      return std::move(e);
+  if (file.has("tokenizer.ggml.precompiled_charsmap")) {
+    auto bytes = file.getI32Array("tokenizer.ggml.precompiled_charsmap");
+    if (!bytes)
+      return bytes.takeError();
+    for (int32_t byte : *bytes)
+      vocab->precompiledCharsmap += static_cast<char>(byte);
+  }
+  return vocab;
+}
+
 /// The tokenizer models a GGUF's `tokenizer.ggml.model` may name.
-enum class TokenizerModel { ByteLevelBpe, SentencePiece, WordPiece };
+enum class TokenizerModel { ByteLevelBpe, SentencePiece, Unigram, WordPiece };
 
 struct TokenizerModelName {
   TokenizerModel model;
@@ -275,6 +306,7 @@ struct TokenizerModelName {
 constexpr TokenizerModelName kTokenizerModels[] = {
     {TokenizerModel::ByteLevelBpe, "gpt2"},
     {TokenizerModel::SentencePiece, "llama"},
+    {TokenizerModel::Unigram, "t5"},
     {TokenizerModel::WordPiece, "bert"},
 };
 
@@ -298,8 +330,8 @@ llvm::Expected<FileVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file)
   const TokenizerModelName *model = findTokenizerModel(*name);
   if (!model)
     return failure(file.path() + ": tokenizer.ggml.model is " + quoted(*name) +
-                   "; supported: \"gpt2\" (byte-level BPE), \"llama\" (SentencePiece) and "
-                   "\"bert\" (WordPiece)");
+                   "; supported: \"gpt2\" (byte-level BPE), \"llama\" (SentencePiece BPE), "
+                   "\"t5\" (SentencePiece Unigram) and \"bert\" (WordPiece)");
   llvm::Expected<CommonPart> common = readCommon(file);
   if (!common)
     return common.takeError();
@@ -318,6 +350,13 @@ llvm::Expected<FileVocabulary> tfm::rt::readGgufVocabulary(const GgufFile &file)
     if (!spm)
       return spm.takeError();
     vocab.sentencePiece = std::move(*spm);
+    break;
+  }
+  case TokenizerModel::Unigram: {
+    auto ugm = readUnigram(file, std::move(*common));
+    if (!ugm)
+      return ugm.takeError();
+    vocab.sentencePiece = std::move(*ugm);
     break;
   }
   case TokenizerModel::WordPiece: {

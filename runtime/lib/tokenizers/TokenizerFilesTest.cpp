@@ -554,12 +554,14 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
     fill(w);
     return loadError(writeGguf(name, w), modelConfig(100));
   };
-  std::string t5 = errorFor("gguf_t5", [](GgufWriter &w) {
-    w.addString("tokenizer.ggml.model", "t5");
+  std::string rwkv = errorFor("gguf_rwkv", [](GgufWriter &w) {
+    w.addString("tokenizer.ggml.model", "rwkv");
   });
-  EXPECT_NE(t5.find("vocab.gguf"), std::string::npos) << t5;
-  EXPECT_NE(t5.find("tokenizer.ggml.model is \"t5\""), std::string::npos) << t5;
-  EXPECT_NE(t5.find("\"bert\" (WordPiece)"), std::string::npos) << t5;
+  EXPECT_NE(rwkv.find("vocab.gguf"), std::string::npos) << rwkv;
+  EXPECT_NE(rwkv.find("tokenizer.ggml.model is \"rwkv\""), std::string::npos) << rwkv;
+  EXPECT_NE(rwkv.find("\"t5\" (SentencePiece Unigram) and \"bert\" (WordPiece)"),
+            std::string::npos)
+      << rwkv;
 
   std::string pre = errorFor("gguf_pre", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "gpt2");
