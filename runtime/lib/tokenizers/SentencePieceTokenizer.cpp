@@ -1,4 +1,4 @@
-//===- SentencePieceTokenizer.cpp - SentencePiece BPE encode and decode ---===//
+//===- SentencePieceTokenizer.cpp - SentencePiece BPE and Unigram --------===//
 #include "tfm/runtime/SentencePieceTokenizer.h"
 
 #include "tfm/runtime/UnicodeCategories.h"

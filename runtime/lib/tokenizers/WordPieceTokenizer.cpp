@@ -1,5 +1,4 @@
-//===- WordPieceTokenizer.cpp - BERT's normalizer, word split and WordPiece
-//===//
+//===- WordPieceTokenizer.cpp - BERT's normalizer, word split and WordPiece ===//
 #include "tfm/runtime/WordPieceTokenizer.h"
 
 #include "tfm/runtime/UnicodeCategories.h"
@@ -7,7 +6,6 @@
 #include "VocabularyIds.h"
 
 #include "tfm/common/Failure.h"
-#include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/ConvertUTF.h"
 

@@ -1,5 +1,4 @@
-//===- WordPieceTokenizerTest.cpp - BERT's WordPiece on made-up vocabularies
-//===//
+//===- WordPieceTokenizerTest.cpp - BERT's WordPiece on made-up vocabularies ===//
 //
 // Each step of BertNormalizer, BertPreTokenizer and WordPiece on a small
 // vocabulary, with what Hugging Face's tokenizers give for the same input
