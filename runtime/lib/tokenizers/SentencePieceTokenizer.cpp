@@ -141,8 +141,11 @@ llvm::Error SentencePieceTokenizer::prepareUnigram(const SentencePieceVocabulary
     charsmap = std::make_shared<const PrecompiledCharsmap>(std::move(*map));
   }
   userDefined.assign(vocab.pieces.size(), false);
+  // sentencepiece's start values: FLT_MIN, the least positive float, is
+  // the maximum of a model whose scores are all negative (log
+  // probabilities), so that a user-defined piece scores about -0.1.
   minScore = FLT_MAX;
-  maxScore = -FLT_MAX;
+  maxScore = FLT_MIN;
   for (size_t id = 0; id < vocab.pieces.size(); ++id) {
     userDefined[id] = vocab.kinds[id] == TokenKind::UserDefined;
     if (vocab.kinds[id] == TokenKind::Normal) {
