@@ -255,7 +255,8 @@ llvm::Error readTemplate(const json::Object &post, const std::string &path,
   const json::Array *single = post.getArray("single");
   auto unsupported = [&]() {
     return failure(path + ": post_processor.single is not supported; expected the input "
-                          "sequence, optionally after one special token and before another");
+                          "sequence, optionally after one special token (and then optionally "
+                          "before another)");
   };
   if (!single || single->empty() || single->size() > 3)
     return unsupported();
@@ -265,7 +266,9 @@ llvm::Error readTemplate(const json::Object &post, const std::string &path,
     if (item && item->getObject("Sequence"))
       sequence = i;
   }
-  if (sequence > 1 || single->size() - sequence > 2)
+  // encode(text, addBos) frames the text or leaves it bare: an EOS
+  // without a BOS before it (T5's "$A </s>") would never be added.
+  if (sequence > 1 || single->size() - sequence > 2 || (sequence == 0 && single->size() > 1))
     return unsupported();
   for (size_t i = 0; i < single->size(); ++i) {
     if (i == sequence)

@@ -100,13 +100,9 @@ SentencePieceTokenizer::create(const SentencePieceVocabulary &vocab) {
   if (tok->byteToken[0] < 0 && tok->unknown < 0)
     return failure(src + ": the vocabulary has neither byte-fallback pieces nor an unknown "
                          "piece, so text with a character outside it cannot be encoded");
-  if (vocab.model == SentencePieceModel::Unigram) {
+  if (vocab.model == SentencePieceModel::Unigram)
     if (llvm::Error e = tok->prepareUnigram(vocab))
       return std::move(e);
-  } else if (!vocab.precompiledCharsmap.empty()) {
-    return failure(src + ": a BPE model with a precompiled charsmap; only Unigram models' "
-                         "normalization rules are supported");
-  }
   return std::move(tok);
 }
 
@@ -132,8 +128,6 @@ std::vector<int32_t> SentencePieceTokenizer::encode(const std::string &text,
 
 llvm::Error SentencePieceTokenizer::prepareUnigram(const SentencePieceVocabulary &vocab) {
   model = SentencePieceModel::Unigram;
-  if (unknown < 0)
-    return failure(vocab.source + ": a Unigram model without an unknown piece");
   if (!vocab.precompiledCharsmap.empty()) {
     auto map = PrecompiledCharsmap::parse(vocab.precompiledCharsmap, vocab.source);
     if (!map)

@@ -386,6 +386,63 @@ TEST(ByteLevelBpeTokenizer, TokenizerJsonTemplatePutsBosFirst) {
   EXPECT_EQ(tok->encode("caf" "e\xCC\x81", false), tok->encode("caf\xC3\xA9", false));
 }
 
+TEST(ByteLevelBpeTokenizer, TokenizerJsonFramesTheTextAsRobertaDoes) {
+  TFM_SHARED_OR_SKIP(encoder, "models/gpt2-tokenizer/encoder.json");
+  TFM_SHARED_OR_SKIP(bpe, "models/gpt2-tokenizer/vocab.bpe");
+  std::string dir = tempFolder("roberta");
+  auto special = [](const char *id) {
+    return llvm::json::Object{{"SpecialToken", llvm::json::Object{{"id", id}}}};
+  };
+  llvm::json::Object ids{
+      {"<|endoftext|>", llvm::json::Object{{"ids", llvm::json::Array{50256}}}}};
+  // RoBERTa's post-processor, and the same as a template: <s> A </s>.
+  for (llvm::json::Object post :
+       {llvm::json::Object{{"type", "RobertaProcessing"},
+                           {"cls", llvm::json::Array{"<|endoftext|>", 50256}},
+                           {"sep", llvm::json::Array{"<|endoftext|>", 50256}}},
+        llvm::json::Object{
+            {"type", "TemplateProcessing"},
+            {"single",
+             llvm::json::Array{special("<|endoftext|>"),
+                               llvm::json::Object{{"Sequence", llvm::json::Object{{"id", "A"}}}},
+                               special("<|endoftext|>")}},
+            {"special_tokens", llvm::json::Object(ids)}}}) {
+    llvm::json::Object json = gpt2TokenizerJson(encoder, bpe, false);
+    json["post_processor"] = std::move(post);
+    auto tok = loadOrFail(writeJson(dir + "/tokenizer.json", std::move(json)), modelConfig(50257));
+    ASSERT_TRUE(tok);
+    EXPECT_TRUE(tok->addsBos());
+    EXPECT_EQ(tok->encode("Hi", true), concat({{50256}, tok->encode("Hi", false), {50256}}));
+  }
+  // "$A </s>" alone would never be framed: refused by name.
+  llvm::json::Object json = gpt2TokenizerJson(encoder, bpe, false);
+  json["post_processor"] = llvm::json::Object{
+      {"type", "TemplateProcessing"},
+      {"single",
+       llvm::json::Array{llvm::json::Object{{"Sequence", llvm::json::Object{{"id", "A"}}}},
+                         special("<|endoftext|>")}},
+      {"special_tokens", std::move(ids)}};
+  std::string error = loadError(writeJson(dir + "/tokenizer.json", std::move(json)),
+                                modelConfig(50257));
+  EXPECT_NE(error.find("post_processor.single is not supported"), std::string::npos) << error;
+}
+
+TEST(WordPieceTokenizer, VocabTxtFolderFollowsDoLowerCase) {
+  std::string dir = tempFolder("bert_folder");
+  writeFile(dir + "/vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nHello\n##s\n");
+  llvm::Expected<std::string> file = findTokenizerFile(dir);
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  EXPECT_EQ(*file, dir + "/vocab.txt");
+  // BertTokenizer's default folds case.
+  auto uncased = loadOrFail(*file, modelConfig(8));
+  ASSERT_TRUE(uncased);
+  EXPECT_EQ(uncased->encode("Hellos", true), (std::vector<int32_t>{2, 5, 7, 3}));
+  writeJson(dir + "/tokenizer_config.json", llvm::json::Object{{"do_lower_case", false}});
+  auto cased = loadOrFail(*file, modelConfig(8));
+  ASSERT_TRUE(cased);
+  EXPECT_EQ(cased->encode("Hellos hello", false), (std::vector<int32_t>{6, 7, 5}));
+}
+
 TEST(ByteLevelBpeTokenizer, RefusesUnsupportedTokenizerJson) {
   TFM_SHARED_OR_SKIP(encoder, "models/gpt2-tokenizer/encoder.json");
   TFM_SHARED_OR_SKIP(bpe, "models/gpt2-tokenizer/vocab.bpe");
@@ -562,6 +619,26 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
   EXPECT_NE(rwkv.find("\"t5\" (SentencePiece Unigram) and \"bert\" (WordPiece)"),
             std::string::npos)
       << rwkv;
+
+  // T5's Unigram: an unknown piece to fall back on, a charsmap that holds together.
+  auto unigram = [](GgufWriter &w) {
+    w.addString("tokenizer.ggml.model", "t5");
+    w.addStringArray("tokenizer.ggml.tokens", {"<pad>", "</s>", "<unk>", "\xE2\x96\x81a"});
+    w.addF32Array("tokenizer.ggml.scores", {0, 0, 0, -1});
+    w.addI32Array("tokenizer.ggml.token_type", {3, 3, 2, 1});
+  };
+  std::string noUnknown = errorFor("gguf_t5_no_unknown", unigram);
+  EXPECT_NE(noUnknown.find("vocab.gguf: the vocabulary has neither byte-fallback pieces nor an "
+                           "unknown piece"),
+            std::string::npos)
+      << noUnknown;
+  std::string charsmap = errorFor("gguf_t5_charsmap", [&](GgufWriter &w) {
+    unigram(w);
+    w.addU32("tokenizer.ggml.unknown_token_id", 2);
+    w.addI32Array("tokenizer.ggml.precompiled_charsmap", {1, 2});
+  });
+  EXPECT_NE(charsmap.find("vocab.gguf: the precompiled charsmap has 2 bytes"), std::string::npos)
+      << charsmap;
 
   std::string pre = errorFor("gguf_pre", [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "gpt2");

@@ -62,7 +62,8 @@ struct SentencePieceVocabulary {
   bool addDummyPrefix = true;
   bool removeExtraWhitespaces = false;
   bool escapeWhitespaces = true;
-  /// normalizer_spec.precompiled_charsmap (Unigram models only; empty: none).
+  /// normalizer_spec.precompiled_charsmap (Unigram models only: a BPE
+  /// model's is refused by its reader; empty: none).
   std::string precompiledCharsmap;
 };
 
