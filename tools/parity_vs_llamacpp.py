@@ -17,8 +17,11 @@ computes GELU through an f16 table, so it differs from the float64 oracles
 by about 1e-3 (--f32-cache: llama.cpp's f32 cache, about 1e-6 on f32 files
 without GELU); it is the independent check that the file means to llama.cpp
 what it means to tfm. A .gguf given instead of a config is run as it is
-(one written by ../shared/peers/make_random_gguf.py, say). Exits 1 when an
-error exceeds --tolerance.
+(one written by ../shared/peers/make_random_gguf.py, say). An encoder's
+file (arch bert) is compared by its embeddings instead: `tfm-run
+--embeddings` against `llama_encdec embed` (f32 cache), every token's hidden
+state and the mean and cls pooled ones (--vocab ggml-vocab-bert-bge.gguf for
+a BERT config). Exits 1 when an error exceeds --tolerance.
 """
 
 import argparse
@@ -63,6 +66,33 @@ def logits_of_hidden(gguf, hidden):
     logits = hidden @ head.T
     cap = metadata.get(f"{metadata['general.architecture']}.final_logit_softcapping")
     return np.tanh(logits / cap) * cap if cap else logits
+
+
+def is_encoder(gguf):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
+    import weight_files  # noqa: E402
+    metadata, _ = weight_files.read_gguf(gguf)
+    return metadata["general.architecture"] == "bert"
+
+
+def compare_embeddings(args, name, gguf, tfm_run, ids):
+    """Rows of (label, tokens, max relative error, argmax agreement) of an
+    encoder's embeddings: every token's, mean- and cls-pooled."""
+    rows = []
+    for pooling in ("none", "mean", "cls"):
+        ours_path = os.path.join(args.work, f"{name}.{pooling}.tfm.npy")
+        ref_path = os.path.join(args.work, f"{name}.{pooling}.llama.npy")
+        run(tfm_run + ["--embeddings", ours_path, "--pooling", pooling, "-p", args.text])
+        run([args.llama_encdec, "embed", gguf, ref_path, pooling] + [str(i) for i in ids])
+        ours, ref = np.load(ours_path).astype(np.float64), np.load(ref_path).astype(np.float64)
+        ref = ref.reshape(ours.shape) if ref.size == ours.size else ref
+        if ours.shape != ref.shape:
+            sys.exit(f"parity: {name}: tfm's {pooling} embeddings {ours.shape}, "
+                     f"llama.cpp's {ref.shape}")
+        errors = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
+        agree = int((ours.argmax(axis=1) == ref.argmax(axis=1)).sum())
+        rows.append((f"{name} {pooling}", len(ours), float(errors.max()), agree))
+    return rows
 
 
 def write_gguf(args, config_path, tokens):
@@ -119,6 +149,12 @@ def main():
         tfm_run = [os.path.join(args.bin, "tfm-run"), "--model-dir", gguf, "--cache-dir",
                    os.path.join(args.work, "cache"), "--threads", "2"]
         ids = json.loads(run(tfm_run + ["--tokenize", "-p", args.text]))
+        if is_encoder(gguf):
+            for label, count, worst, agree in compare_embeddings(args, name, gguf, tfm_run, ids):
+                failed |= worst > args.tolerance
+                print(f"{label:32} {count:>9} {worst:>12.3e} {agree:>6}/{count:<6}"
+                      f"{'' if worst <= args.tolerance else '  over tolerance'}")
+            continue
         ours_path = os.path.join(args.work, name + ".tfm.npy")
         run(tfm_run + ["--logits", ours_path, "-p", args.text])
         ref_path = os.path.join(args.work, name + ".llama.npy")

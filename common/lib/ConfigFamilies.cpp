@@ -104,6 +104,58 @@ int64_t slidingWindow(FieldReader &r, const char *field, int64_t absent) {
   return window->kind() == json::Value::Null ? 0 : r.positive(field, true);
 }
 
+/// BERT (BertConfig) and RoBERTa (RobertaConfig; CamemBERT and XLM-RoBERTa
+/// are RoBERTa): an encoder whose every token attends to every other;
+/// learned positions, a token-type table and a LayerNorm on the embedding
+/// sum; post-LN blocks with biases everywhere, exact GELU. RoBERTa's
+/// positions start past the padding id (create_position_ids_from_input_ids),
+/// so its table holds pad_token_id + 1 rows that no text reads. The
+/// heads a BertModel is saved with (pooler, masked LM) are not read: the
+/// model's output is its hidden states.
+void parseBertFamily(FieldReader &r, Family family, ModelSpec &s) {
+  bool roberta = family != Family::Bert;
+  s.family = family;
+  s.architecture = Architecture::Encoder;
+  s.norm = Norm::LayerNorm;
+  s.normBias = true;
+  s.normPosition = NormPosition::Post;
+  s.embeddingNorm = true;
+  s.positions = Positions::Learned;
+  s.ropeTheta = 0.0;
+  s.ffn = FfnKind::Plain;
+  s.qkvBias = s.attnOutBias = s.ffnBias = true;
+  s.dim = r.positive("hidden_size", false, 768);
+  s.nLayers = r.positive("num_hidden_layers", false, 12);
+  s.nHeads = r.positive("num_attention_heads", false, 12);
+  s.nKvHeads = s.nHeads;
+  s.hiddenDim = r.positive("intermediate_size", false, 3072);
+  s.vocabSize = r.positive("vocab_size", false, roberta ? 50265 : 30522);
+  int64_t positions = r.positive("max_position_embeddings", false, 512);
+  s.tokenTypes = r.positive("type_vocab_size", false, 2);
+  s.normEps = positiveNumber(r, "layer_norm_eps", 1e-12);
+  int64_t pad = tokenId(r, "pad_token_id", roberta ? 1 : 0, s.vocabSize);
+  s.positionOffset = roberta ? pad + 1 : 0;
+  s.contextLength = positions - s.positionOffset;
+  if (!r.failed() && s.contextLength < 1)
+    r.fail("max_position_embeddings",
+           "found " + std::to_string(positions) + ", expected more than pad_token_id + 1 (" +
+               std::to_string(s.positionOffset) + "): RoBERTa's positions start past the padding id");
+  s.bosTokenId = tokenId(r, "bos_token_id", roberta ? 0 : pad, s.vocabSize);
+  s.eosTokenId = tokenId(r, "eos_token_id", roberta ? 2 : pad, s.vocabSize);
+  s.activation = activationOf(r, "hidden_act", "gelu");
+  std::string positionType = r.string("position_embedding_type", false, "absolute");
+  if (!r.failed() && positionType != "absolute")
+    r.fail("position_embedding_type",
+           "found " + quoted(positionType) +
+               ", expected \"absolute\" (relative_key position scores are not supported)");
+  requireValue(r, "is_decoder", false, "a BERT decoder is not supported; tfm compiles the encoder");
+  requireValue(r, "add_cross_attention", false, "cross-attention is not supported");
+  s.headDim = splitHeads(r, s, "hidden_size", "num_attention_heads");
+  checkSpec(r, s,
+            {"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+             "num_attention_heads", "hidden_size", "vocab_size", "max_position_embeddings"});
+}
+
 } // namespace
 
 void config::parseLlama(FieldReader &r, ModelSpec &s) {
@@ -605,6 +657,11 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
     return parseGptNeox(r, s);
   case Family::Falcon:
     return parseFalcon(r, s);
+  case Family::Bert:
+  case Family::Roberta:
+  case Family::Camembert:
+  case Family::XlmRoberta:
+    return parseBertFamily(r, family, s);
   case Family::Transformer:
     return parseTransformer(r, s);
   }

@@ -210,6 +210,16 @@ void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
   if (!r.failed() && (s.nKvHeads > s.nHeads || s.nHeads % s.nKvHeads != 0))
     r.fail(f.nKvHeads, "found " + std::to_string(s.nKvHeads) + ", expected a divisor of " +
                            f.nHeads + " (" + std::to_string(s.nHeads) + ")");
+  if (!r.failed() && (s.positionOffset < 0 || s.tokenTypes < 0 ||
+                      (s.positions != Positions::Learned && s.positionOffset > 0)))
+    r.fail(f.contextLength, "comes with a position offset of " +
+                                std::to_string(s.positionOffset) + " and " +
+                                std::to_string(s.tokenTypes) +
+                                " token types, expected both >= 0 and an offset only with "
+                                "learned positions");
+  if (!r.failed() && s.encoder() && s.slidingWindow > 0)
+    r.fail(f.contextLength, "comes with a sliding window in an encoder, expected none: an "
+                            "encoder's tokens attend to every other");
   if (!r.failed() && s.parallelResidual && s.normPosition == NormPosition::Post)
     r.fail(f.parallelResidual, std::string("found true together with post-LN (") +
                                    (f.postNorm ? f.postNorm : "the family's blocks") +
@@ -414,6 +424,7 @@ template <typename Spec, typename Visit>
 void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("name", s.name, false);
   visit("family", s.family, false);
+  visit("architecture", s.architecture, false);
   visit("dim", s.dim, true);
   visit("hidden_dim", s.hiddenDim, true);
   visit("n_layers", s.nLayers, true);
@@ -422,6 +433,8 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("head_dim", s.headDim, true);
   visit("vocab_size", s.vocabSize, true);
   visit("context_length", s.contextLength, true);
+  visit("position_offset", s.positionOffset, false);
+  visit("token_types", s.tokenTypes, false);
   visit("positions", s.positions, false);
   visit("rope_theta", s.ropeTheta, false);
   visit("rope_interleaved", s.ropeInterleaved, false);
@@ -529,6 +542,7 @@ template <typename Number> json::Value canonicalValue(const std::vector<Number> 
   return array;
 }
 json::Value canonicalValue(Family value) { return variantName(value); }
+json::Value canonicalValue(Architecture value) { return variantName(value); }
 json::Value canonicalValue(Positions value) { return variantName(value); }
 json::Value canonicalValue(Norm value) { return variantName(value); }
 json::Value canonicalValue(Activation value) { return variantName(value); }

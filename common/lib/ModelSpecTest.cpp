@@ -830,3 +830,77 @@ TEST(ModelSpecTest, AlibiSlopesFollowThePaper) {
 }
 
 } // namespace
+
+namespace {
+
+llvm::json::Object smallBert(const char *type) {
+  return llvm::json::Object{{"model_type", type},        {"hidden_size", 128},
+                            {"num_hidden_layers", 2},     {"num_attention_heads", 4},
+                            {"intermediate_size", 512},   {"max_position_embeddings", 66},
+                            {"vocab_size", 1000},         {"type_vocab_size", 2},
+                            {"hidden_act", "gelu"},       {"layer_norm_eps", 1e-12}};
+}
+
+} // namespace
+
+TEST(ModelSpecTest, BertIsAPostNormEncoder) {
+  ParsedSpec parsed = parse(smallBert("bert"));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &s = parsed.spec;
+  EXPECT_EQ(s.family, Family::Bert);
+  EXPECT_TRUE(s.encoder());
+  EXPECT_EQ(s.positions, Positions::Learned);
+  EXPECT_EQ(s.positionOffset, 0);
+  EXPECT_EQ(s.contextLength, 66);
+  EXPECT_EQ(s.tokenTypes, 2);
+  EXPECT_EQ(s.normPosition, NormPosition::Post);
+  EXPECT_TRUE(s.embeddingNorm);
+  EXPECT_EQ(s.norm, Norm::LayerNorm);
+  EXPECT_TRUE(s.normBias && s.qkvBias && s.attnOutBias && s.ffnBias);
+  EXPECT_EQ(s.activation, Activation::Gelu); // exact, as BERT's "gelu" is
+  EXPECT_EQ(s.ffn, FfnKind::Plain);
+  EXPECT_DOUBLE_EQ(s.normEps, 1e-12);
+  EXPECT_FALSE(s.outputNorm());
+}
+
+TEST(ModelSpecTest, RobertaPositionsStartPastThePaddingId) {
+  for (const char *type : {"roberta", "camembert", "xlm-roberta"}) {
+    llvm::json::Object config = smallBert(type);
+    config["pad_token_id"] = 1;
+    ParsedSpec parsed = parse(std::move(config));
+    ASSERT_TRUE(parsed.ok) << type << ": " << parsed.error;
+    EXPECT_TRUE(parsed.spec.encoder());
+    EXPECT_EQ(parsed.spec.positionOffset, 2) << type;
+    EXPECT_EQ(parsed.spec.contextLength, 64) << type; // 66 rows, 2 of them padding's
+  }
+  llvm::json::Object tooShort = smallBert("roberta");
+  tooShort["max_position_embeddings"] = 2;
+  expectRefusal(parse(std::move(tooShort)), "max_position_embeddings");
+}
+
+TEST(ModelSpecTest, BertRefusesWhatItDoesNotCompileByName) {
+  llvm::json::Object relative = smallBert("bert");
+  relative["position_embedding_type"] = "relative_key";
+  ParsedSpec refused = parse(std::move(relative));
+  expectRefusal(refused, "position_embedding_type");
+  EXPECT_NE(refused.error.find("relative_key"), std::string::npos) << refused.error;
+  for (const char *field : {"is_decoder", "add_cross_attention"}) {
+    llvm::json::Object config = smallBert("bert");
+    config[field] = true;
+    expectRefusal(parse(std::move(config)), field);
+  }
+}
+
+TEST(ModelSpecTest, EncoderFieldsSurviveTheCanonicalJson) {
+  llvm::json::Object config = smallBert("camembert");
+  config["pad_token_id"] = 1;
+  ParsedSpec parsed = parse(std::move(config));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  llvm::Expected<ModelSpec> back =
+      tfm::parseCanonicalSpec(parsed.spec.canonicalJson(), "manifest", "config.");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->canonicalJson(), parsed.spec.canonicalJson());
+  EXPECT_TRUE(back->encoder());
+  EXPECT_EQ(back->positionOffset, 2);
+  EXPECT_EQ(back->tokenTypes, 2);
+}

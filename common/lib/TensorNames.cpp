@@ -14,6 +14,7 @@ struct FamilyNames {
   Family family;
   const char *layerPrefix;    // "h." for "h.N.<module>"
   const char *optionalPrefix; // also accepted in front of every name, or ""
+                              // (RoBERTa's: "roberta.", optionalPrefixOf)
 };
 constexpr FamilyNames kFamilies[] = {
     {Family::Llama, "model.layers.", ""},
@@ -24,6 +25,7 @@ constexpr FamilyNames kFamilies[] = {
     {Family::Falcon, "transformer.h.", ""},
     {Family::Phi3, "model.layers.", ""},
     {Family::Gemma2, "model.layers.", ""},
+    {Family::Bert, "encoder.layer.", "bert."},
 };
 constexpr size_t kFamilyCount = std::size(kFamilies);
 
@@ -53,11 +55,17 @@ constexpr RoleRow kRoles[] = {
     {TensorRole::TokenEmbedding, "token_embd", false, "logits",
      {{"model.embed_tokens", kSame}, {"wte", kSame}, {"word_embeddings", kSame},
       {"transformer.wte", kSame}, {"gpt_neox.embed_in", kSame},
-      {"transformer.word_embeddings", kSame}, {"model.embed_tokens", kSame}, {"model.embed_tokens", kSame}}},
+      {"transformer.word_embeddings", kSame}, {"model.embed_tokens", kSame}, {"model.embed_tokens", kSame},
+      {"embeddings.word_embeddings", kSame}}},
     {TensorRole::PositionEmbedding, "position_embd", false, "",
-     {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone, kNone, kNone}},
+     {kNone, {"wpe", kSame}, kNone, kNone, kNone, kNone, kNone, kNone,
+      {"embeddings.position_embeddings", kSame}}},
+    {TensorRole::TokenTypes, "token_types", false, "",
+     {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone,
+      {"embeddings.token_type_embeddings", kSame}}},
     {TensorRole::TokenEmbeddingNorm, "token_embd_norm", false, "",
-     {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone, kNone, kNone}},
+     {kNone, kNone, {"word_embeddings_layernorm", kSame}, kNone, kNone, kNone, kNone, kNone,
+      {"embeddings.LayerNorm", kSame}}},
     // Falcon's two-norm blocks (ln_attn, ln_mlp) name them as llama.cpp's
     // converter does: attn_norm is the feed-forward's ln_mlp (one-norm
     // blocks' input_layernorm feeds both), attn_norm_2 the attention's.
@@ -68,11 +76,14 @@ constexpr RoleRow kRoles[] = {
     {TensorRole::AttnNorm2, "attn_norm_2", true, "",
      {kNone, kNone, kNone, kNone, kNone, {"ln_attn", kSame}, kNone, kNone}},
     {TensorRole::AttnQ, "attn_q", true, "attn_in",
-     {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.q_proj", kSame}}},
+     {{"self_attn.q_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.q_proj", kSame},
+      {"attention.self.query", kSame}}},
     {TensorRole::AttnK, "attn_k", true, "attn_in",
-     {{"self_attn.k_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.k_proj", kSame}}},
+     {{"self_attn.k_proj", kRope}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.k_proj", kSame},
+      {"attention.self.key", kSame}}},
     {TensorRole::AttnV, "attn_v", true, "attn_in",
-     {{"self_attn.v_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.v_proj", kSame}}},
+     {{"self_attn.v_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.v_proj", kSame},
+      {"attention.self.value", kSame}}},
     {TensorRole::AttnQkv, "attn_qkv", true, "attn_in",
      {kNone, {"attn.c_attn", kT}, {"self_attention.query_key_value", kGrouped},
       {"attn.Wqkv", kSame}, {"attention.query_key_value", kGrouped},
@@ -84,13 +95,19 @@ constexpr RoleRow kRoles[] = {
      {{"self_attn.k_norm", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"self_attn.k_norm", kSame}}},
     {TensorRole::AttnOutput, "attn_output", true, "attn_out",
      {{"self_attn.o_proj", kSame}, {"attn.c_proj", kT}, {"self_attention.dense", kSame},
-      {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}, {"self_attn.o_proj", kSame}, {"self_attn.o_proj", kSame}}},
+      {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}, {"self_attn.o_proj", kSame}, {"self_attn.o_proj", kSame},
+      {"attention.output.dense", kSame}}},
         // Gemma's norms of the attention's and the feed-forward's outputs (its
     // post_attention_layernorm is not Llama's, which normalises the
     // feed-forward's input: Gemma's pre_feedforward_layernorm).
     {TensorRole::AttnPostNorm, "post_attention_norm", true, "",
      {kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"post_attention_layernorm", kSame}}},
-{TensorRole::FfnNorm, "ffn_norm", true, "",
+    // BERT's post-LN norms, after the attention's and the feed-forward's
+    // residual adds.
+    {TensorRole::AttnOutputNorm, "attn_output_norm", true, "",
+     {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone,
+      {"attention.output.LayerNorm", kSame}}},
+    {TensorRole::FfnNorm, "ffn_norm", true, "",
      {{"post_attention_layernorm", kSame}, {"ln_2", kSame}, {"post_attention_layernorm", kSame},
       {"norm_2", kSame}, {"post_attention_layernorm", kSame},
       {"post_attention_layernorm", kSame}, {"post_attention_layernorm", kSame}, {"pre_feedforward_layernorm", kSame}}},
@@ -98,13 +115,17 @@ constexpr RoleRow kRoles[] = {
      {{"mlp.gate_proj", kSame}, kNone, kNone, kNone, kNone, kNone, kNone, {"mlp.gate_proj", kSame}}},
     {TensorRole::FfnUp, "ffn_up", true, "ffn_in",
      {{"mlp.up_proj", kSame}, {"mlp.c_fc", kT}, {"mlp.dense_h_to_4h", kSame},
-      {"ffn.up_proj", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.gate_up_proj", kSame}, {"mlp.up_proj", kSame}}},
+      {"ffn.up_proj", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.dense_h_to_4h", kSame}, {"mlp.gate_up_proj", kSame}, {"mlp.up_proj", kSame},
+      {"intermediate.dense", kSame}}},
     {TensorRole::FfnDown, "ffn_down", true, "ffn_out",
      {{"mlp.down_proj", kSame}, {"mlp.c_proj", kT}, {"mlp.dense_4h_to_h", kSame},
-      {"ffn.down_proj", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.down_proj", kSame}, {"mlp.down_proj", kSame}}},
+      {"ffn.down_proj", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.dense_4h_to_h", kSame}, {"mlp.down_proj", kSame}, {"mlp.down_proj", kSame},
+      {"output.dense", kSame}}},
         {TensorRole::FfnPostNorm, "post_ffw_norm", true, "",
      {kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"post_feedforward_layernorm", kSame}}},
-{TensorRole::OutputNorm, "output_norm", false, "",
+    {TensorRole::LayerOutputNorm, "layer_output_norm", true, "",
+     {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"output.LayerNorm", kSame}}},
+    {TensorRole::OutputNorm, "output_norm", false, "",
      {{"model.norm", kSame}, {"ln_f", kSame}, {"ln_f", kSame}, {"transformer.norm_f", kSame},
       {"gpt_neox.final_layer_norm", kSame}, {"transformer.ln_f", kSame}, {"model.norm", kSame}, {"model.norm", kSame}}},
     {TensorRole::Output, "output", false, "logits",
@@ -195,7 +216,10 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   if (spec.embeddingNorm)
     norm(TensorRole::TokenEmbeddingNorm, -1);
   if (spec.positions == Positions::Learned)
-    add(TensorRole::PositionEmbedding, -1, TensorPart::Weight, {spec.contextLength, spec.dim});
+    add(TensorRole::PositionEmbedding, -1, TensorPart::Weight,
+        {spec.contextLength + spec.positionOffset, spec.dim});
+  if (spec.tokenTypes > 0)
+    add(TensorRole::TokenTypes, -1, TensorPart::Weight, {spec.tokenTypes, spec.dim});
   for (int64_t l = 0; l < spec.nLayers; ++l) {
     norm(attnNormRole(spec), l);
     if (spec.parallelNorms == 2)
@@ -215,7 +239,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
     if (spec.sandwichNorms)
       norm(TensorRole::AttnPostNorm, l);
     if (!spec.parallelResidual)
-      norm(TensorRole::FfnNorm, l);
+      norm(ffnNormRole(spec), l);
     if (spec.fusedGateUp) {
       projection(TensorRole::FfnUp, l, 2 * spec.hiddenDim, spec.dim, spec.ffnBias);
     } else {
@@ -229,10 +253,15 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   }
   if (spec.outputNorm())
     norm(TensorRole::OutputNorm, -1);
-  if (!spec.tiedEmbeddings) // no family biases its output head
+  if (!spec.tiedEmbeddings && !spec.encoder()) // no family biases its output head
     add(TensorRole::Output, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
   return tensors;
 }
+
+static Family namesOf(Family family);
+
+/// BERT's and RoBERTa's blocks, whose norms llama.cpp names its own way.
+static bool bertNames(Family family) { return namesOf(family) == Family::Bert; }
 
 /// llama.cpp's Falcon graph normalises the attention's input with
 /// attn_norm_2 when a block has one, and the feed-forward's with attn_norm.
@@ -257,6 +286,9 @@ double tfm::storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName,
     return gguf ? spec.normWeightOffset : spec.normWeightOffset - 1.0;
   case TensorRole::TokenEmbedding:
   case TensorRole::PositionEmbedding:
+  case TensorRole::TokenTypes:         // BERT's
+  case TensorRole::AttnOutputNorm:
+  case TensorRole::LayerOutputNorm:
   case TensorRole::TokenEmbeddingNorm: // no Gemma tensor
   case TensorRole::AttnNorm2:          // Falcon's
   case TensorRole::AttnQ:
@@ -274,10 +306,14 @@ double tfm::storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName,
 }
 
 TensorRole tfm::attnNormRole(const ModelSpec &spec) {
+  if (bertNames(spec.family))
+    return TensorRole::AttnOutputNorm;
   return falconTwoNorms(spec) ? TensorRole::AttnNorm2 : TensorRole::AttnNorm;
 }
 
 TensorRole tfm::ffnNormRole(const ModelSpec &spec) {
+  if (bertNames(spec.family))
+    return TensorRole::LayerOutputNorm;
   return falconTwoNorms(spec) ? TensorRole::AttnNorm : TensorRole::FfnNorm;
 }
 
@@ -299,6 +335,10 @@ static Family namesOf(Family family) {
     return Family::Llama;
   case Family::Gemma3:
     return Family::Gemma2;
+  case Family::Roberta:
+  case Family::Camembert:
+  case Family::XlmRoberta:
+    return Family::Bert;
   case Family::Llama:
   case Family::Gpt2:
   case Family::Bloom:
@@ -307,10 +347,17 @@ static Family namesOf(Family family) {
   case Family::Falcon:
   case Family::Phi3:
   case Family::Gemma2:
+  case Family::Bert:
   case Family::Transformer:
     break;
   }
   return family;
+}
+
+/// The prefix a file may put in front of every name: the table's, except
+/// that RoBERTa's models (CamemBERT's, XLM-R's) are saved as "roberta.".
+static const char *optionalPrefixOf(Family family, const char *tablePrefix) {
+  return namesOf(family) == Family::Bert && family != Family::Bert ? "roberta." : tablePrefix;
 }
 
 llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
@@ -332,6 +379,10 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
   case Family::Phi3:
   case Family::Gemma2:
   case Family::Gemma3:
+  case Family::Bert:
+  case Family::Roberta:
+  case Family::Camembert:
+  case Family::XlmRoberta:
     break;
   }
   size_t family = 0;
@@ -352,8 +403,9 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
     std::string name = (id->layer >= 0 ? names.layerPrefix + std::to_string(id->layer) + "." : "") +
                        m + "." + partSuffix(id->part);
     out.names.push_back(name);
-    if (*names.optionalPrefix)
-      out.names.push_back(names.optionalPrefix + name);
+    const char *prefix = optionalPrefixOf(config.family, names.optionalPrefix);
+    if (*prefix)
+      out.names.push_back(prefix + name);
   }
   if (id->part == TensorPart::Weight || module->layout != HfLayout::Transposed)
     out.layout = module->layout;

@@ -6,8 +6,12 @@
 // a time, and writes a float32 .npy of shape [1+K, vocab] (K = count - P):
 // row 0 holds the logits after the prefill, row j those after decoding
 // tokens[P+j-1]. With --prefill 0 it scores all tokens in one call instead
-// (the entry point behind --logits and --perplexity), [count, vocab]. The
-// reference tests compare them with an independent PyTorch forward pass.
+// (the entry point behind --logits and --perplexity), [count, vocab]. An
+// encoder's library (BERT's) takes --prefill 0: it encodes all tokens in one
+// call and writes their hidden states [count, hidden], or with --pooling
+// mean|cls|last (and --normalize) the pooled row [1, hidden], as tfm-run
+// --embeddings does. The reference tests compare them with an independent
+// PyTorch forward pass.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/common/CommandLine.h"
@@ -15,6 +19,7 @@
 #include "tfm/runtime/ModelLibrary.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
+#include "tfm/runtime/Pooling.h"
 #include "tfm/runtime/Session.h"
 #include "tfm/runtime/WeightLoader.h"
 
@@ -42,9 +47,22 @@ llvm::Expected<std::vector<int32_t>> parseTokens(llvm::StringRef list) {
   return tokens;
 }
 
+/// An encoder's hidden states of every token, pooled as asked.
+llvm::Error writeEncoded(Session &session, const std::vector<int32_t> &tokens, Pooling pooling,
+                         bool normalize, const std::string &outPath) {
+  llvm::Expected<std::vector<float>> hidden = session.encode(tokens);
+  if (!hidden)
+    return hidden.takeError();
+  size_t width = static_cast<size_t>(session.hiddenSize());
+  std::vector<float> rows = poolRows(*hidden, tokens.size(), width, pooling);
+  if (normalize)
+    normalizeRows(rows, width);
+  return writeNpyF32(outPath, rows, rows.size() / width, width);
+}
+
 llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
                 const std::string &tokenList, int64_t prefillCount, const std::string &outPath,
-                int threads) {
+                int threads, Pooling pooling, bool normalize) {
   if (threads < 1)
     return failure("--threads is " + std::to_string(threads) + ", expected at least 1");
   llvm::Expected<std::vector<int32_t>> tokens = parseTokens(tokenList);
@@ -77,6 +95,12 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
   if (!session)
     return session.takeError();
 
+  if ((*session)->isEncoder()) {
+    if (prefillCount != 0)
+      return failure("--prefill is " + std::to_string(prefillCount) +
+                     ", expected 0: an encoder takes the whole text in one call");
+    return writeEncoded(**session, *tokens, pooling, normalize, outPath);
+  }
   const size_t vocab = model.vocab_size;
   if (prefillCount == 0) {
     llvm::Expected<std::vector<float>> all = (*session)->score(*tokens);
@@ -114,10 +138,21 @@ int main(int argc, char **argv) {
                            cl::value_desc("file"), cl::Required, cl::cat(category));
   cl::opt<int> threads("threads", cl::desc("Threads the kernels may use"), cl::init(1),
                        cl::cat(category));
+  cl::opt<std::string> pooling("pooling",
+                               cl::desc("An encoder's rows: none (every token), mean, cls or last"),
+                               cl::init("none"), cl::cat(category));
+  cl::opt<bool> normalize("normalize", cl::desc("An encoder's rows scaled to unit length"),
+                          cl::cat(category));
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-logits: logits of a compiled model\n");
 
-  if (llvm::Error e = run(modelDir, weights, tokenList, prefill, out, threads)) {
+  std::optional<Pooling> pooled = parseVariant<Pooling>(pooling);
+  if (!pooled) {
+    llvm::errs() << "tfm-logits: error: --pooling: expected one of " << variantNameList<Pooling>()
+                 << "\n";
+    return 1;
+  }
+  if (llvm::Error e = run(modelDir, weights, tokenList, prefill, out, threads, *pooled, normalize)) {
     llvm::errs() << "tfm-logits: error: " << llvm::toString(std::move(e)) << "\n";
     return 1;
   }

@@ -82,6 +82,7 @@ double median(std::vector<double> v) {
 /// multiply-add of every layer projection for every token, of the head for
 /// the last token only (prefill returns its logits alone), and of
 /// attention's q.k and weights.v over the positions each token attends to.
+/// An encoder's (its encode) has no head, and every token attends to all.
 double prefillFlops(const tfm::ModelSpec &spec, int tokens, int depth) {
   double perToken = 0, head = 0;
   for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
@@ -89,11 +90,13 @@ double prefillFlops(const tfm::ModelSpec &spec, int tokens, int depth) {
       continue;
     double macs = double(t.shape[0]) * double(t.shape[1]);
     if (tfm::kernelRoleOf(t.id.role) == "logits")
-      head = macs; // the untied head, or the tied embedding: the same shape
+      head = spec.encoder() ? 0.0 : macs; // the untied head, or the tied embedding
     else if (tfm::isLayerRole(t.id.role))
       perToken += macs;
   }
-  double keysAttended = double(tokens) * depth + double(tokens) * (tokens + 1) / 2;
+  double keysAttended = spec.encoder()
+                            ? double(tokens) * tokens
+                            : double(tokens) * depth + double(tokens) * (tokens + 1) / 2;
   double attention = 2.0 * double(spec.nLayers * spec.nHeads * spec.headDim) * keysAttended;
   return 2.0 * (perToken * tokens + head + attention);
 }
@@ -119,6 +122,14 @@ constexpr int kDeviceFmaRepeats = 10;
 
 /// Every --depth, with --prompt and --decode, fits the model's context.
 Error checkContext(const std::string &dir, const tfm_model &model) {
+  bool deeper = std::any_of(opt.depths.begin(), opt.depths.end(), [](int d) { return d > 0; });
+  if (model.encode && (opt.decodeTokens > 0 || deeper))
+    return failure(dir + ": an encoder (" + model.name +
+                   ") encodes one text a call: pass --decode 0 and no --depth");
+  if (model.encode && opt.promptTokens > int(model.prefill_chunk))
+    return failure(dir + ": --prompt " + llvm::Twine(opt.promptTokens) +
+                   " tokens, more than the encoder takes in one call (" +
+                   llvm::Twine(model.prefill_chunk) + ")");
   for (int depth : opt.depths)
     if (depth + opt.promptTokens + opt.decodeTokens > int(model.context_length))
       return failure(dir + ": --depth " + llvm::Twine(depth) + " + --prompt " +
@@ -128,6 +139,15 @@ Error checkContext(const std::string &dir, const tfm_model &model) {
                      " positions, more than the context of " +
                      llvm::Twine(model.context_length));
   return Error::success();
+}
+
+/// The timed prompt: a decoder's prefill, an encoder's encode (its
+/// embeddings' throughput, as llama-bench's prompt processing of a BERT).
+Error runPrompt(tfm::rt::Session &session, const std::vector<int32_t> &prompt) {
+  if (!session.isEncoder())
+    return session.prefill(prompt);
+  Expected<std::vector<float>> hidden = session.encode(prompt);
+  return hidden ? Error::success() : hidden.takeError();
 }
 
 /// A prefill of --prompt tokens, then --decode steps, after an untimed
@@ -187,7 +207,7 @@ Expected<Result> bench(const std::string &dir, int depth) {
       if (Error e = (*session)->prefill(before))
         return std::move(e);
     auto start = Clock::now();
-    if (Error e = (*session)->prefill(prompt))
+    if (Error e = runPrompt(**session, prompt))
       return std::move(e);
     double prefillSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     start = Clock::now();
@@ -201,7 +221,7 @@ Expected<Result> bench(const std::string &dir, int depth) {
     if (run < 0)
       continue;
     prefillRates.push_back(opt.promptTokens / prefillSeconds);
-    decodeRates.push_back(opt.decodeTokens / decodeSeconds);
+    decodeRates.push_back(opt.decodeTokens > 0 ? opt.decodeTokens / decodeSeconds : 0.0);
   }
   result.prefill = median(prefillRates);
   result.decode = median(decodeRates);

@@ -83,6 +83,12 @@ tfm::openVocabulary(const std::string &path, const ModelSpec &spec, const std::s
 std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTensor> &tensors,
                                uint64_t seed, const WeightFileType &type,
                                const rt::GgufFile *vocabulary, const std::string &path) {
+  // llama.cpp's converter drops RoBERTa's padding rows of the position
+  // table, and its bert architecture has no offset to say where they were.
+  if (spec.positionOffset > 0)
+    return "model '" + spec.name + "' (" + variantName(spec.family) + ") reads positions from row " +
+           std::to_string(spec.positionOffset) +
+           " of its table, which a GGUF cannot say; write safetensors (--format safetensors)";
   rt::GgufWriter w;
   rt::addGgufModelMetadata(spec, w);
   if (std::optional<uint32_t> fileType = type.llamaFileType())

@@ -26,13 +26,15 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
   bool matrix = shape.size() == 2;
   if (id->role == TensorRole::TokenEmbedding)
     t.init = InitKind::UnitNormal;
-  else if (id->role == TensorRole::PositionEmbedding || id->part == TensorPart::Bias)
+  else if (id->role == TensorRole::PositionEmbedding || id->role == TensorRole::TokenTypes ||
+           id->part == TensorPart::Bias)
     t.bound = 0.1;
   else if (id->role == TensorRole::AttnNorm || id->role == TensorRole::AttnNorm2 ||
            id->role == TensorRole::FfnNorm || id->role == TensorRole::OutputNorm ||
            id->role == TensorRole::TokenEmbeddingNorm || id->role == TensorRole::AttnQNorm ||
            id->role == TensorRole::AttnKNorm || id->role == TensorRole::AttnPostNorm ||
-           id->role == TensorRole::FfnPostNorm)
+           id->role == TensorRole::FfnPostNorm || id->role == TensorRole::AttnOutputNorm ||
+           id->role == TensorRole::LayerOutputNorm)
     t.init = InitKind::NormGain;
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));

@@ -41,9 +41,10 @@ std::string cacheName(int64_t layer, bool key) {
 }
 
 /// Emits one entry function. `rows` is the token-row dimension of every
-/// activation: ShapedType::kDynamic for prefill and score, 1 for decode.
-/// `lastRowOnly`: the logits of the call's last token only (prefill), not
-/// of every row (score).
+/// activation: ShapedType::kDynamic for prefill, score and encode, 1 for
+/// decode. `lastRowOnly`: the logits of the call's last token only
+/// (prefill), not of every row (score). An encoder's entry returns every
+/// row's hidden state instead of logits.
 class EntryBuilder {
 public:
   EntryBuilder(OpBuilder &builder, const ModelSpec &spec, const Declarations &decls,
@@ -53,10 +54,11 @@ public:
 
   void build(StringRef name) {
     auto tokensType = RankedTensorType::get({rows}, b.getI32Type());
-    int64_t logitRows = lastRowOnly ? 1 : rows;
-    auto logitsType = RankedTensorType::get({logitRows, spec.vocabSize}, f32);
+    int64_t outRows = lastRowOnly ? 1 : rows;
+    auto outType =
+        RankedTensorType::get({outRows, spec.encoder() ? spec.dim : spec.vocabSize}, f32);
     auto fn = func::FuncOp::create(b, b.getUnknownLoc(), name,
-                                   b.getFunctionType({tokensType}, {logitsType}));
+                                   b.getFunctionType({tokensType}, {outType}));
     fn->setAttr(attrs::kEntry, b.getStringAttr(name));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(fn.addEntryBlock());
@@ -69,6 +71,10 @@ public:
       x = norm(x, TensorRole::TokenEmbeddingNorm);
     for (int64_t i = 0; i < spec.nLayers; ++i)
       x = layer(x, i);
+    if (spec.encoder()) { // its hidden states, post-LN's last norm applied
+      func::ReturnOp::create(b, loc, x);
+      return;
+    }
     at("output");
     if (lastRowOnly && ShapedType::isDynamic(rows))
       x = LastRowOp::create(b, loc, x);
@@ -104,14 +110,14 @@ private:
     }
     x = AddOp::create(b, loc, x, attended);
     if (post)
-      x = norm(x, TensorRole::AttnNorm, i);
+      x = norm(x, attnNormRole(spec), i);
     at(blk + ".ffn");
     Value ffnIn = post ? x : norm(x, TensorRole::FfnNorm, i);
     Value ffnOut = feedForward(ffnIn, i);
     if (spec.sandwichNorms)
       ffnOut = norm(ffnOut, TensorRole::FfnPostNorm, i);
     x = AddOp::create(b, loc, x, ffnOut);
-    return post ? norm(x, TensorRole::FfnNorm, i) : x;
+    return post ? norm(x, ffnNormRole(spec), i) : x;
   }
 
   /// The attention sublayer, its output projection included.
@@ -147,7 +153,8 @@ private:
                                          b.getI64IntegerAttr(0),
                                          b.getI64IntegerAttr(slidingWindowOf(spec, i)),
                                          b.getF64FloatAttr(spec.attnScale),
-                                         b.getF64FloatAttr(spec.attnSoftcap));
+                                         b.getF64FloatAttr(spec.attnSoftcap),
+                                         b.getBoolAttr(!spec.encoder()));
     return project(attended, TensorRole::AttnOutput, i, spec.attnOutBias);
   }
 
@@ -178,7 +185,10 @@ private:
   Value addPositions(Value x) {
     switch (spec.positions) {
     case Positions::Learned:
-      return AddPositionsOp::create(b, loc, x, weight(TensorRole::PositionEmbedding));
+      return AddPositionsOp::create(
+          b, loc, x, weight(TensorRole::PositionEmbedding),
+          spec.tokenTypes > 0 ? weight(TensorRole::TokenTypes) : Value(),
+          b.getI64IntegerAttr(spec.positionOffset));
     case Positions::Sinusoidal:
       return AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0));
     case Positions::Rope:
@@ -342,6 +352,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
       decls.caches[name] = cacheBuffer;
     }
 
+  if (spec.encoder()) {
+    EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false).build("encode");
+    return module;
+  }
   EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/true).build("prefill");
   EntryBuilder(b, spec, decls, 1, /*lastRowOnly=*/true).build("decode");
   EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false).build("score");

@@ -381,6 +381,81 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
   c << "  return 0;\n}\n\n";
 }
 
+/// The C of a decoder's entries: prefill and score in chunks, decode.
+constexpr const char kDecoderEntries[] = R"C(/* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
+ * logits go `logits_per_token` floats per token further into the caller's
+ * buffer: 0 when only the last token's logits are wanted (the last chunk's
+ * overwrite the others), VOCAB when every token's are. A chunk of one token
+ * runs the decode kernels: the same computation, where the multi-row
+ * kernels would fill whole tiles of rows for it. */
+static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
+                   const int32_t *tokens, int32_t n, int32_t pos, float *logits,
+                   int64_t logits_per_token) {
+  if (n <= 0 || pos < 0 || pos > CONTEXT - n)
+    return TFM_ERR_CONTEXT;
+  if (enter_call())
+    return TFM_ERR_CPU;
+  fp_mode caller = flush_subnormals();
+  int rc = 0;
+  for (int32_t done = 0; done < n && !rc; done += CHUNK) {
+    int32_t T = n - done < CHUNK ? n - done : CHUNK;
+    rc = (T == 1 ? run_decode : run)(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T,
+                                     pos + done, logits + done * logits_per_token);
+  }
+  restore_fp_mode(caller);
+  return rc;
+}
+
+static int prefill(const void *const *w, void *kv, void *arena, const int32_t *tokens,
+                   int32_t n, int32_t pos, float *logits) {
+  return chunked(run_prefill, w, kv, arena, tokens, n, pos, logits, 0);
+}
+
+static int score(const void *const *w, void *kv, void *arena, const int32_t *tokens,
+                 int32_t n, int32_t pos, float *logits) {
+  return chunked(run_score, w, kv, arena, tokens, n, pos, logits, VOCAB);
+}
+
+static int decode(const void *const *w, void *kv, void *arena, int32_t token, int32_t pos,
+                  float *logits) {
+  if (pos < 0 || pos >= CONTEXT)
+    return TFM_ERR_CONTEXT;
+  if (enter_call())
+    return TFM_ERR_CPU;
+  fp_mode caller = flush_subnormals();
+  int rc = run_decode(w, (uint8_t *)kv, (uint8_t *)arena, &token, 1, pos, logits);
+  restore_fp_mode(caller);
+  return rc;
+}
+
+)C";
+
+/// The C of an encoder's entry.
+constexpr const char kEncoderEntries[] = R"C(/* The whole text in one call, from position 0: every token attends to every
+ * other, so no chunk could run before the last one's keys are stored. */
+static int encode(const void *const *w, void *kv, void *arena, const int32_t *tokens,
+                  int32_t n, float *hidden) {
+  if (n <= 0 || n > CHUNK)
+    return TFM_ERR_CONTEXT;
+  if (enter_call())
+    return TFM_ERR_CPU;
+  fp_mode caller = flush_subnormals();
+  int rc = run_encode(w, (uint8_t *)kv, (uint8_t *)arena, tokens, n, 0, hidden);
+  restore_fp_mode(caller);
+  return rc;
+}
+
+)C";
+
+/// The bytes of the caller's output buffer of one call: the most rows an
+/// entry returns, each of its output's width.
+int64_t outputBytes(const Program &p) {
+  int64_t bytes = 0;
+  for (EntryKind kind : entryKindsOf(p.architecture))
+    bytes = std::max(bytes, std::max(p.prefillChunk, int64_t(1)) * p.outputWidth(kind) * 4);
+  return bytes;
+}
+
 /// The staging slots of a GPU library (device_memory.h): as many as a
 /// kernel writes caches, each the rows of a call in the widest cache.
 struct CacheStaging {
@@ -425,8 +500,7 @@ void emitDeviceModel(std::ostringstream &c, const Program &p, int64_t arenaBytes
     << "static const tfm_device_model device_model = {\n"
     << "    " << (cuda ? "halide_cuda_device_interface" : "halide_opencl_device_interface")
     << ", " << p.weights.size() << ", weight_bytes, " << p.kvCacheBytes << "ull, " << arenaBytes
-    << "ull,\n    " << p.prefillChunk * 4 << "ull, "
-    << std::max(p.prefillChunk, int64_t(1)) * p.vocabSize * 4 << "ull, " << viewAlignment
+    << "ull,\n    " << p.prefillChunk * 4 << "ull, " << outputBytes(p) << "ull, " << viewAlignment
     << "ull, " << staging.slotBytes << "ull, " << staging.slots << "};\n\n";
 }
 
@@ -500,7 +574,10 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
   // halide_print, to stdout unless told otherwise: keep it apart from the
   // generated text.
   bool profiled = targetHasFeature(p.target, "profile");
-  int64_t arena = std::max({p.prefill.arenaBytes, p.decode.arenaBytes, p.score.arenaBytes});
+  std::vector<EntryKind> entries = entryKindsOf(p.architecture);
+  int64_t arena = 0;
+  for (EntryKind kind : entries)
+    arena = std::max(arena, p.entry(kind).arenaBytes);
   bool gpu = targetDevice(p.target) != TargetDevice::Cpu;
   if (gpu)
     emitDeviceModel(c, p, arena);
@@ -511,13 +588,12 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
       << "static void print_to_stderr(void *user_context, const char *text) {\n"
       << "  (void)user_context;\n  ssize_t ignored = write(2, text, strlen(text));\n"
       << "  (void)ignored;\n}\n\n";
-  emitEntry(c, p, p.prefill);
-  emitEntry(c, p, p.decode);
-  emitEntry(c, p, p.score);
+  for (EntryKind kind : entries)
+    emitEntry(c, p, p.entry(kind));
 
   emitCpuTarget(c, p);
   c << "#define CONTEXT " << p.contextLength << "\n#define CHUNK " << p.prefillChunk
-    << "\n#define VOCAB " << p.vocabSize << "\n\n"
+    << "\n#define VOCAB " << p.vocabSize << "\n#define HIDDEN " << p.hiddenSize << "\n\n"
     << R"C(typedef int (*run_fn)(const void *const *, uint8_t *, uint8_t *, const int32_t *, int32_t,
                       int32_t, float *);
 
@@ -577,54 +653,14 @@ static int cpu_ready(void) {
   return TFM_ERR_CPU;
 }
 
-/* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
- * logits go `logits_per_token` floats per token further into the caller's
- * buffer: 0 when only the last token's logits are wanted (the last chunk's
- * overwrite the others), VOCAB when every token's are. A chunk of one token
- * runs the decode kernels: the same computation, where the multi-row
- * kernels would fill whole tiles of rows for it. */
-static int chunked(run_fn run, const void *const *w, void *kv, void *arena,
-                   const int32_t *tokens, int32_t n, int32_t pos, float *logits,
-                   int64_t logits_per_token) {
-  if (n <= 0 || pos < 0 || pos > CONTEXT - n)
-    return TFM_ERR_CONTEXT;
+/* Sets up a call: no error yet, this CPU checked (cpu_ready). */
+static int enter_call(void) {
   last_error_text[0] = 0;
-  if (cpu_ready())
-    return TFM_ERR_CPU;
-  fp_mode caller = flush_subnormals();
-  int rc = 0;
-  for (int32_t done = 0; done < n && !rc; done += CHUNK) {
-    int32_t T = n - done < CHUNK ? n - done : CHUNK;
-    rc = (T == 1 ? run_decode : run)(w, (uint8_t *)kv, (uint8_t *)arena, tokens + done, T,
-                                     pos + done, logits + done * logits_per_token);
-  }
-  restore_fp_mode(caller);
-  return rc;
+  return cpu_ready() ? TFM_ERR_CPU : 0;
 }
 
-static int prefill(const void *const *w, void *kv, void *arena, const int32_t *tokens,
-                   int32_t n, int32_t pos, float *logits) {
-  return chunked(run_prefill, w, kv, arena, tokens, n, pos, logits, 0);
-}
-
-static int score(const void *const *w, void *kv, void *arena, const int32_t *tokens,
-                 int32_t n, int32_t pos, float *logits) {
-  return chunked(run_score, w, kv, arena, tokens, n, pos, logits, VOCAB);
-}
-
-static int decode(const void *const *w, void *kv, void *arena, int32_t token, int32_t pos,
-                  float *logits) {
-  if (pos < 0 || pos >= CONTEXT)
-    return TFM_ERR_CONTEXT;
-  last_error_text[0] = 0;
-  if (cpu_ready())
-    return TFM_ERR_CPU;
-  fp_mode caller = flush_subnormals();
-  int rc = run_decode(w, (uint8_t *)kv, (uint8_t *)arena, &token, 1, pos, logits);
-  restore_fp_mode(caller);
-  return rc;
-}
-
+)C" << (p.architecture == Architecture::Encoder ? kEncoderEntries : kDecoderEntries)
+    << R"C(
 static void set_num_threads(int n) { tfm_parallel_for_threads(n); }
 
 static const char *last_error(void) { return last_error_text; }
@@ -658,8 +694,12 @@ static const char *last_error(void) { return last_error_text; }
     << "  " << p.weights.size() << ", " << p.vocabSize << ", " << p.contextLength << ", "
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
-    << "  prefill, decode, score, set_num_threads, last_error, release_sequence,\n"
-    << "  set_device, measure_device_copy, measure_device_fma,\n};\n\n"
+    << (p.architecture == Architecture::Encoder ? "  NULL, NULL, NULL,"
+                                                : "  prefill, decode, score,")
+    << " set_num_threads, last_error, release_sequence,\n"
+    << "  set_device, measure_device_copy, measure_device_fma,\n"
+    << "  " << p.hiddenSize << ", "
+    << (p.architecture == Architecture::Encoder ? "encode" : "NULL") << ",\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *" << modelGetName(p)
     << "(void) {\n"
     << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")

@@ -14,7 +14,7 @@ namespace {
 
 /// The weights kernel `kernel` reads where it is first launched.
 std::vector<std::string> firstLaunchWeights(const Program &p, int64_t kernel) {
-  for (const EntryPoint *entry : {&p.decode, &p.prefill, &p.score})
+  for (const EntryPoint *entry : {&p.decode, &p.prefill, &p.score, &p.encode})
     for (const Launch &launch : entry->launches) {
       if (launch.kernel != kernel)
         continue;
@@ -75,6 +75,7 @@ std::string tfm::emitModelHeader(const Program &p) {
     << "/* The shapes this library was compiled for. */\n"
     << "#define " << macro << "_VOCAB_SIZE " << p.vocabSize << "\n"
     << "#define " << macro << "_CONTEXT_LENGTH " << p.contextLength << "\n"
+    << "#define " << macro << "_HIDDEN_SIZE " << p.hiddenSize << "\n"
     << "#define " << macro << "_N_WEIGHTS " << p.weights.size() << "\n\n"
     << "/* tfm_model_get under this model's name: a program linking several\n"
     << " * models' libraries calls each one's. */\n"

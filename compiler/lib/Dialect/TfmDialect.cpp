@@ -52,9 +52,11 @@ LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttr
   }
   if (name == attrs::kEntry) {
     auto entry = dyn_cast<StringAttr>(attr.getValue());
-    if (!entry || !llvm::is_contained({"prefill", "decode", "score"}, entry.getValue()))
+    if (!entry ||
+        !llvm::is_contained({"prefill", "decode", "score", "encode"}, entry.getValue()))
       return op->emitError() << "'" << name
-                             << "' must be \"prefill\", \"decode\" or \"score\", found "
+                             << "' must be \"prefill\", \"decode\", \"score\" or "
+                                "\"encode\", found "
                              << attr.getValue();
     return success();
   }

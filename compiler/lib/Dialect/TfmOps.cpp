@@ -266,6 +266,10 @@ LogicalResult AddPositionsOp::verify() {
   if (width(getTable()) != width(getInput()))
     return emitOpError() << "table width " << width(getTable())
                          << " must equal the input width " << width(getInput());
+  if (Value types = getTokenTypes())
+    if (width(types) != width(getInput()))
+      return emitOpError() << "token_types width " << width(types)
+                           << " must equal the input width " << width(getInput());
   return success();
 }
 
@@ -328,6 +332,9 @@ LogicalResult AttentionOp::verify() {
   if (isSlidingCache(keys) != isSlidingCache(values))
     return emitOpError() << "key cache " << keys << " and value cache " << values
                          << " must both hold every position or both slide";
+  if (!getCausal() && getWindow() > 0)
+    return emitOpError() << "has a window of " << getWindow()
+                         << " without causal masking: expected a window only where causal";
   if (isSlidingCache(keys) && getWindow() == 0)
     return emitOpError() << "reads sliding caches " << keys
                          << " without a window: expected window > 0";

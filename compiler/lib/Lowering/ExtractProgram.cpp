@@ -8,6 +8,7 @@
 #include "tfm/common/Failure.h"
 #include "tfm/common/Hash.h"
 #include "tfm/common/Identifier.h"
+#include "tfm/common/ModelSpec.h"
 #include "tfm/common/Targets.h"
 #include "tfm/common/UntrustedText.h"
 
@@ -105,14 +106,20 @@ public:
       });
       if (kind == std::end(kEntryKinds))
         return fail("function " + quoted(fn.getSymName()) + " has " + attrs::kEntry + " " +
-                    quoted(entry.getValue()) + "; expected 'prefill', 'decode' or 'score'");
+                    quoted(entry.getValue()) + "; expected 'prefill', 'decode', 'score' or "
+                    "'encode'");
       if (!seen.insert(*kind).second)
         return fail(std::string("module has two '") + entryName(*kind) + "' entries");
       if (llvm::Error e = readEntry(fn, out.entry(*kind)))
         return std::move(e);
     }
-    if (seen.size() != std::size(kEntryKinds))
-      return fail("module must have a prefill, a decode and a score entry");
+    std::vector<EntryKind> expected = entryKindsOf(out.architecture);
+    if (seen != std::set<EntryKind>(expected.begin(), expected.end()))
+      return fail(std::string("module of an ") + variantName(out.architecture) +
+                  " (tfm.config) must have " +
+                  (out.architecture == Architecture::Encoder
+                       ? "one entry, encode"
+                       : "a prefill, a decode and a score entry, and no other"));
 
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -154,7 +161,21 @@ private:
       return e;
     if (llvm::Error e = string(attrs::kTarget, out.target))
       return e;
+    if (llvm::Error e = readConfig())
+      return e;
     return checkTarget();
+  }
+
+  /// What the config fixes about the entries: which there are, and the
+  /// width of encode's hidden states.
+  llvm::Error readConfig() {
+    llvm::Expected<ModelSpec> config =
+        parseCanonicalSpec(out.configJson, "the module's tfm.config", "config.");
+    if (!config)
+      return config.takeError();
+    out.architecture = config->architecture;
+    out.hiddenSize = config->dim;
+    return llvm::Error::success();
   }
 
   /// What the library records and the runtime checks against the CPU is an
@@ -183,7 +204,8 @@ private:
     if (isBoundedIdentifier(name) && entryPrefixed)
       return llvm::Error::success();
     return fail("kernel name " + quoted(name) +
-                ": expected prefill_, decode_ or score_ and a C identifier's letters, digits "
+                ": expected prefill_, decode_, score_ or encode_ and a C identifier's letters, "
+                "digits "
                 "and '_', at most " +
                 std::to_string(kMaxIdentifierLength) +
                 " bytes (the kernel's symbol in the library, as tfm-outline-kernels names it)");
@@ -309,13 +331,13 @@ private:
 
   /// The entry's function type is the ABI's (tfm/common/model_abi.h): the
   /// call's token ids in, logits of vocab_size columns out, for the last
-  /// row (prefill, decode) or every row (score).
+  /// row (prefill, decode) or every row (score); encode's hidden states,
+  /// the config's dim columns, for every row.
   llvm::Error checkEntrySignature(func::FuncOp fn, EntryKind kind) {
-    bool oneRow = kind == EntryKind::Decode, everyRow = kind == EntryKind::Score;
-    int64_t rows = oneRow ? 1 : ShapedType::kDynamic;
+    bool oneRow = kind == EntryKind::Decode, everyRow = outputsEveryRow(kind);
+    int64_t rows = oneRow ? 1 : ShapedType::kDynamic, width = out.outputWidth(kind);
     std::string expected = std::string("(tensor<") + (oneRow ? "1" : "?") + "xi32>) -> tensor<" +
-                           (everyRow ? "?" : "1") + "x" + std::to_string(out.vocabSize) +
-                           "xf32>";
+                           (everyRow ? "?" : "1") + "x" + std::to_string(width) + "xf32>";
     FunctionType type = fn.getFunctionType();
     auto tokens = type.getNumInputs() == 1 ? dyn_cast<RankedTensorType>(type.getInput(0))
                                            : RankedTensorType();
@@ -324,7 +346,7 @@ private:
     bool matches = tokens && logits && tokens.getShape() == ArrayRef<int64_t>{rows} &&
                    tokens.getElementType().isSignlessInteger(32) && !tokens.getEncoding() &&
                    logits.getShape() ==
-                       ArrayRef<int64_t>{everyRow ? ShapedType::kDynamic : 1, out.vocabSize} &&
+                       ArrayRef<int64_t>{everyRow ? ShapedType::kDynamic : 1, width} &&
                    logits.getElementType().isF32() && !logits.getEncoding();
     if (matches)
       return llvm::Error::success();
@@ -333,8 +355,9 @@ private:
     os << type;
     return fail(std::string("entry '") + entryName(kind) + "' (function " +
                 quoted(fn.getSymName()) + "): type " +
-                quoted(found) + ", expected " + expected + " (tfm.vocab_size " +
-                std::to_string(out.vocabSize) + ")");
+                quoted(found) + ", expected " + expected +
+                (kind == EntryKind::Encode ? " (tfm.config's dim " : " (tfm.vocab_size ") +
+                std::to_string(width) + ")");
   }
 
   llvm::Error readEntry(func::FuncOp fn, EntryPoint &entry) {

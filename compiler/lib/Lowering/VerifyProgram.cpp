@@ -69,7 +69,7 @@ public:
                        &ProgramVerifier::checkKernels})
       if (llvm::Error e = (this->*check)())
         return e;
-    for (EntryKind kind : kEntryKinds)
+    for (EntryKind kind : entryKindsOf(p.architecture))
       if (llvm::Error e = checkEntry(p.entry(kind)))
         return e;
     return llvm::Error::success();
@@ -285,20 +285,22 @@ private:
       return llvm::Error::success();
     }
     case Storage::Logits: {
-      // The caller's buffer holds vocab_size floats for each row the entry
-      // returns: the last (prefill, decode) or every one (score).
-      bool everyRow = kind == EntryKind::Score;
+      // The caller's buffer holds vocab_size floats (encode: the hidden
+      // size's) for each row the entry returns: the last (prefill, decode)
+      // or every one (score, encode).
+      bool everyRow = outputsEveryRow(kind);
+      int64_t width = p.outputWidth(kind);
       bool rowsMatch =
           everyRow ? q.tokenRows && q.shape.front() == kDynamicRows
                    : q.shape.front() == 1 && (kind == EntryKind::Decode || !q.tokenRows);
-      if (!q.isOutput || q.shape.size() != 2 || q.shape[1] != p.vocabSize ||
+      if (!q.isOutput || q.shape.size() != 2 || q.shape[1] != width ||
           q.type != ElementEncoding{} || !rowsMatch)
         return fail(where + " is " + (q.isOutput ? "" : "read, ") + paramText(q) +
-                    (q.tokenRows ? " of token rows" : "") +
-                    ", but it is bound to the logits: expected the output " +
-                    (everyRow ? "[?, " : "[1, ") + std::to_string(p.vocabSize) + "] f32" +
-                    (everyRow ? " of every token row" : " of the last row") +
-                    " (tfm.vocab_size " + std::to_string(p.vocabSize) + ")");
+                    (q.tokenRows ? " of token rows" : "") + ", but it is bound to the " +
+                    (kind == EntryKind::Encode ? "hidden states" : "logits") +
+                    ": expected the output " + (everyRow ? "[?, " : "[1, ") +
+                    std::to_string(width) + "] f32" +
+                    (everyRow ? " of every token row" : " of the last row"));
       return llvm::Error::success();
     }
     }

@@ -73,6 +73,16 @@ const FieldSource kMptFields[] = {
     {"max_seq_len", "context_length"},
     {"layer_norm_epsilon", "attention.layer_norm_epsilon", true},
 };
+// BERT: a GGUF's positions start at row 0 (llama.cpp's converter drops
+// RoBERTa's padding rows), so every bert file reads as model_type bert.
+const FieldSource kBertFields[] = {
+    {"hidden_size", "embedding_length"},
+    {"intermediate_size", "feed_forward_length"},
+    {"num_hidden_layers", "block_count"},
+    {"num_attention_heads", "attention.head_count"},
+    {"max_position_embeddings", "context_length"},
+    {"layer_norm_eps", "attention.layer_norm_epsilon", true},
+};
 // MPT's nested attn_config.
 const FieldSource kMptAttnFields[] = {
     {"alibi_bias_max", "attention.max_alibi_bias", true},
@@ -89,7 +99,7 @@ const FieldSource kFalconFields[] = {
 };
 
 /// One architecture as llama.cpp names it, and the family its config is.
-struct Architecture {
+struct GgufArchitecture {
   const char *gguf;
   Family family;
   llvm::ArrayRef<FieldSource> fields;
@@ -97,17 +107,18 @@ struct Architecture {
 
 /// A name that appears twice is read as its first family: llama.cpp's
 /// converter writes Mistral as llama.
-const Architecture kArchitectures[] = {
+const GgufArchitecture kArchitectures[] = {
     {"llama", Family::Llama, kLlamaFields},     {"qwen2", Family::Qwen2, kLlamaFields},
     {"qwen3", Family::Qwen3, kLlamaFields},     {"phi3", Family::Phi3, kLlamaFields},
     {"gemma2", Family::Gemma2, kLlamaFields},   {"gemma3", Family::Gemma3, kLlamaFields},
     {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
+    {"bert", Family::Bert, kBertFields},
 };
 
-const Architecture *architectureNamed(llvm::StringRef gguf) {
-  for (const Architecture &a : kArchitectures)
+const GgufArchitecture *architectureNamed(llvm::StringRef gguf) {
+  for (const GgufArchitecture &a : kArchitectures)
     if (gguf == a.gguf)
       return &a;
   return nullptr;
@@ -116,7 +127,7 @@ const Architecture *architectureNamed(llvm::StringRef gguf) {
 /// The architectures' names, quoted, each once: for messages.
 std::string architectureNames() {
   std::string names;
-  for (const Architecture &a : kArchitectures)
+  for (const GgufArchitecture &a : kArchitectures)
     if (architectureNamed(a.gguf) == &a)
       names += (names.empty() ? "" : ", ") + quoted(a.gguf);
   return names;
@@ -357,7 +368,29 @@ llvm::Error readFalcon(const GgufFile &file, const std::string &arch, int64_t he
   return readRopeScaling(file, arch, config);
 }
 
-llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &a,
+/// BERT's token types are its token_types tensor's rows; llama.cpp's
+/// converter marks the attention not causal, which tfm's BERT is.
+llvm::Error readBert(const GgufFile &file, const std::string &arch, json::Object &config) {
+  const GgufTensorInfo *types = file.findTensor("token_types.weight");
+  if (!types || types->shape.size() != 2)
+    return ggufFailure(file, std::string("tensor 'token_types.weight': ") +
+                                 (types ? "not a matrix" : "missing") +
+                                 "; expected BERT's token-type table [types, embedding_length]");
+  config["type_vocab_size"] = types->shape[0];
+  std::string causal = arch + ".attention.causal";
+  if (file.has(causal)) {
+    llvm::Expected<bool> value = file.getBool(causal);
+    if (!value)
+      return value.takeError();
+    if (*value)
+      return ggufFailure(file, "metadata '" + causal +
+                                   "' is true; expected false (a BERT encoder's tokens attend "
+                                   "to every other)");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error readArchitectureSpecifics(const GgufFile &file, const GgufArchitecture &a,
                                       json::Object &config) {
   const std::string arch = a.gguf;
   // The integer at "<arch>.<key>", or `absent` when the file has none.
@@ -397,6 +430,11 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
     config["activation_function"] = "gelu_new";
     config["tie_word_embeddings"] = true;
     return llvm::Error::success();
+  case Family::Bert:
+  case Family::Roberta:
+  case Family::Camembert:
+  case Family::XlmRoberta:
+    return readBert(file, arch, config);
   case Family::GptNeox:
   case Family::Bloom:
   case Family::Mpt:
@@ -467,6 +505,10 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
   case Family::Gemma2:
   case Family::Gemma3:
   case Family::Gpt2:
+  case Family::Bert:
+  case Family::Roberta:
+  case Family::Camembert:
+  case Family::XlmRoberta:
   case Family::Transformer: // no GGUF architecture
     break;
   }
@@ -474,8 +516,8 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const Architecture &
 }
 
 /// The GGUF architecture llama.cpp gives a family, if any.
-const Architecture *architectureOf(const ModelSpec &spec) {
-  for (const Architecture &a : kArchitectures)
+const GgufArchitecture *architectureOf(const ModelSpec &spec) {
+  for (const GgufArchitecture &a : kArchitectures)
     if (spec.family == a.family)
       return &a;
   return nullptr;
@@ -488,7 +530,7 @@ llvm::Expected<std::string> tfm::rt::configJsonFromGguf(const GgufFile &file,
   llvm::Expected<std::string> archName = file.getString("general.architecture");
   if (!archName)
     return archName.takeError();
-  const Architecture *arch = architectureNamed(*archName);
+  const GgufArchitecture *arch = architectureNamed(*archName);
   if (!arch)
     return ggufFailure(file, "metadata 'general.architecture' is " + quoted(*archName) +
                              "; expected one of " + architectureNames());
@@ -525,7 +567,7 @@ llvm::Expected<ModelSpec> tfm::rt::modelSpecFromGguf(const GgufFile &file,
   llvm::Expected<std::string> archName = file.getString("general.architecture");
   if (!archName)
     return archName.takeError();
-  const Architecture *arch = architectureNamed(*archName);
+  const GgufArchitecture *arch = architectureNamed(*archName);
   // A field is what the metadata key it came from is called in the file.
   auto namer = [&](const std::string &field) -> std::string {
     for (const FieldSource &f : arch->fields)
@@ -547,7 +589,7 @@ llvm::Expected<ModelSpec> tfm::rt::modelSpecFromGguf(const GgufFile &file,
 void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
   // A family llama.cpp has no architecture for keeps its own name and
   // Llama's keys, which describe most of it.
-  const Architecture *known = architectureOf(s);
+  const GgufArchitecture *known = architectureOf(s);
   const std::string arch = known ? known->gguf : variantName(s.family);
   w.addString("general.architecture", arch);
   w.addString("general.name", s.name);
@@ -599,6 +641,8 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
     f32("final_logit_softcapping", s.finalSoftcap);
   if (s.family == Family::GptNeox)
     w.addBool(arch + ".use_parallel_residual", s.parallelResidual);
+  if (s.encoder())
+    w.addBool(arch + ".attention.causal", false);
   if (s.family == Family::Mpt) {
     f32("attention.max_alibi_bias", s.alibi ? s.alibiMaxBias : 0.0);
     if (s.clipQkv > 0.0)

@@ -116,11 +116,14 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return failure(src + ": model ABI version " + std::to_string(m.abi_version) +
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
-  if (!m.manifest_json || !m.build_hash || !m.target || !m.prefill || !m.decode || !m.score ||
+  bool decoder = m.prefill && m.decode && m.score && !m.encode;
+  bool encoder = !m.prefill && !m.decode && !m.score && m.encode;
+  if (!m.manifest_json || !m.build_hash || !m.target || !(decoder || encoder) ||
       !m.last_error || !m.release_sequence || !m.set_device || !m.measure_device_copy ||
       !m.measure_device_fma)
     return failure(src + ": the model description lacks its manifest, build hash, target "
-                         "or entry points");
+                         "or entry points (a decoder's prefill, decode and score, or an "
+                         "encoder's encode)");
 
   llvm::Expected<Manifest> manifest =
       parseManifest(m.manifest_json, src + " (embedded manifest)");
@@ -156,6 +159,11 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
   if (man.config.contextLength != m.context_length)
     return mismatch("context_length", std::to_string(m.context_length),
                     std::to_string(man.config.contextLength));
+  if (man.config.dim != m.hidden_size)
+    return mismatch("hidden_size", std::to_string(m.hidden_size), std::to_string(man.config.dim));
+  if (man.config.encoder() != encoder)
+    return mismatch("the entry points", encoder ? "an encoder's" : "a decoder's",
+                    std::string("those of an ") + variantName(man.config.architecture));
   return std::move(lib);
 }
 

@@ -85,8 +85,18 @@ void Session::reset() {
   pos = 0;
 }
 
-llvm::Error Session::checkTokens(const char *entry,
-                                 const std::vector<int32_t> &tokens) const {
+llvm::Error Session::checkTokens(const char *entry, const std::vector<int32_t> &tokens,
+                                 bool encoding) const {
+  if (encoding != isEncoder())
+    return failure(std::string("model ") + model.name + " is " +
+                   (isEncoder() ? "an encoder (BERT's kind): it has no " + std::string(entry) +
+                                      ", only encode (tfm-run --embeddings)"
+                                : "a decoder: it has no encode entry (--embeddings needs an "
+                                  "encoder such as BERT), only prefill, decode and score"));
+  if (encoding && tokens.size() > model.prefill_chunk)
+    return failure("encode of " + std::to_string(tokens.size()) + " tokens: model " +
+                   model.name + " encodes at most " + std::to_string(model.prefill_chunk) +
+                   " tokens, one text in one call" + kLongerContext);
   if (tokens.empty())
     return failure(std::string(entry) + " needs at least one token");
   if (pos + static_cast<int64_t>(tokens.size()) > model.context_length)
@@ -101,7 +111,7 @@ llvm::Error Session::checkTokens(const char *entry,
 }
 
 llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens,
-                               const float *logits, size_t count) {
+                               const float *out, size_t count, size_t width) {
   if (status == TFM_ERR_CONTEXT)
     return failure(std::string("model ") + entry + " refused positions " +
                    std::to_string(pos) + ".." + std::to_string(pos + nTokens - 1) +
@@ -115,9 +125,8 @@ llvm::Error Session::checkCall(const char *entry, int status, int64_t nTokens,
                    (why.empty() ? "" : ": " + why));
   }
   for (size_t i = 0; i < count; ++i)
-    if (!std::isfinite(logits[i]))
-      return llvm::make_error<NonFiniteLogitError>(
-          entry, pos + static_cast<int64_t>(i / model.vocab_size));
+    if (!std::isfinite(out[i]))
+      return llvm::make_error<NonFiniteLogitError>(entry, pos + static_cast<int64_t>(i / width));
   pos += nTokens;
   return llvm::Error::success();
 }
@@ -129,7 +138,7 @@ llvm::Error Session::prefill(const std::vector<int32_t> &tokens) {
                              static_cast<int32_t>(tokens.size()),
                              static_cast<int32_t>(pos), logits_.data());
   return checkCall("prefill", status, static_cast<int64_t>(tokens.size()), logits_.data(),
-                   logits_.size());
+                   logits_.size(), model.vocab_size);
 }
 
 llvm::Expected<std::vector<float>> Session::score(const std::vector<int32_t> &tokens) {
@@ -140,7 +149,7 @@ llvm::Expected<std::vector<float>> Session::score(const std::vector<int32_t> &to
                            static_cast<int32_t>(tokens.size()), static_cast<int32_t>(pos),
                            all.data());
   if (llvm::Error e = checkCall("score", status, static_cast<int64_t>(tokens.size()),
-                                all.data(), all.size()))
+                                all.data(), all.size(), model.vocab_size))
     return std::move(e);
   std::copy(all.end() - model.vocab_size, all.end(), logits_.begin());
   return all;
@@ -151,5 +160,18 @@ llvm::Error Session::decode(int32_t token) {
     return e;
   int status = model.decode(weights.data(), kvCache.get(), arena.get(), token,
                             static_cast<int32_t>(pos), logits_.data());
-  return checkCall("decode", status, 1, logits_.data(), logits_.size());
+  return checkCall("decode", status, 1, logits_.data(), logits_.size(), model.vocab_size);
+}
+
+llvm::Expected<std::vector<float>> Session::encode(const std::vector<int32_t> &tokens) {
+  reset(); // one text a call: positions from 0
+  if (llvm::Error e = checkTokens("encode", tokens, /*encoding=*/true))
+    return std::move(e);
+  std::vector<float> hidden(tokens.size() * model.hidden_size);
+  int status = model.encode(weights.data(), kvCache.get(), arena.get(), tokens.data(),
+                            static_cast<int32_t>(tokens.size()), hidden.data());
+  if (llvm::Error e = checkCall("encode", status, static_cast<int64_t>(tokens.size()),
+                                hidden.data(), hidden.size(), model.hidden_size))
+    return std::move(e);
+  return hidden;
 }

@@ -3,7 +3,8 @@
 // The model comes from one of three places: linked into this executable
 // (`tfmc --emit exe`), a folder tfmc wrote (--model), or a downloaded model
 // (--model-dir: a Hugging Face folder or a .gguf), compiled on first use.
-// Then one job: --tokenize, --logits, --perplexity, or generation.
+// Then one job: --tokenize, --logits, --perplexity, --embeddings (an
+// encoder's), or generation.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/runtime/RunMain.h"
@@ -12,12 +13,14 @@
 #include "tfm/common/CommandLine.h"
 #include "tfm/common/Failure.h"
 #include "tfm/common/OutputFile.h"
+#include "tfm/common/UntrustedText.h"
 #include "tfm/runtime/Conversation.h"
 #include "tfm/runtime/Generator.h"
 #include "tfm/runtime/LoadedModel.h"
 #include "tfm/runtime/NpyWriter.h"
 #include "tfm/runtime/OptionNames.h"
 #include "tfm/runtime/Perplexity.h"
+#include "tfm/runtime/Pooling.h"
 #include "tfm/runtime/PromptText.h"
 #include "tfm/runtime/TokenizerFactory.h"
 #include "tfm/runtime/WeightLoader.h"
@@ -49,7 +52,9 @@ constexpr uint64_t kMaxTextFileBytes = 1ull << 30;
 struct RunOptions {
   std::string modelDir, modelSource, weights, tokenizer, prompt, promptFile;
   std::string target, schedule, activations, cacheDir;
-  std::string logitsPath, perplexityPath;
+  std::string logitsPath, perplexityPath, embeddingsPath;
+  Pooling pooling = Pooling::None;
+  bool normalize = false; // --normalize: embeddings of unit length
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
   bool interactive = false, color = false, escapes = false; // -i, --color, -e
   unsigned promptRepeats = 0; // how many -p
@@ -124,12 +129,35 @@ std::vector<int32_t> endTokens(const RunOptions &o, const Tokenizer &tokenizer,
   return ids;
 }
 
-/// Runs the job on a loaded model: --perplexity, --logits or generation
-/// (whose speed line also gives `loadSeconds`, the time to bind the weights).
+/// --embeddings: the prompt through an encoder, its hidden states pooled
+/// (and normalised) into a float32 .npy [rows, hidden size].
+llvm::Error writeEmbeddings(const RunOptions &o, Session &session,
+                            const std::vector<int32_t> &promptIds) {
+  llvm::Expected<std::vector<float>> hidden = session.encode(promptIds);
+  if (!hidden)
+    return hidden.takeError();
+  size_t width = static_cast<size_t>(session.hiddenSize());
+  std::vector<float> pooled = poolRows(*hidden, promptIds.size(), width, o.pooling);
+  if (o.normalize)
+    normalizeRows(pooled, width);
+  size_t rows = pooled.size() / width;
+  if (llvm::Error e = writeNpyF32(o.embeddingsPath, pooled, rows, width))
+    return e;
+  llvm::errs() << "wrote the " << variantName(o.pooling) << " embeddings of "
+               << promptIds.size() << " tokens [" << rows << ", " << width << "]"
+               << (o.normalize ? ", normalized," : "") << " to " << o.embeddingsPath << "\n";
+  return llvm::Error::success();
+}
+
+/// Runs the job on a loaded model: --perplexity, --logits, --embeddings or
+/// generation (whose speed line also gives `loadSeconds`, the time to bind
+/// the weights).
 llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
                    const std::vector<int32_t> &promptIds, const ModelSpec &config,
                    int64_t context, double loadSeconds) {
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
+  if (!o.embeddingsPath.empty())
+    return writeEmbeddings(o, session, promptIds);
   if (!o.perplexityPath.empty())
     return runPerplexity(o, session, tokenizer, context);
   if (!o.logitsPath.empty()) {
@@ -198,6 +226,24 @@ llvm::Error tokenizeWithoutModel(const RunOptions &o, const std::string &prompt)
   return llvm::Error::success();
 }
 
+/// An encoder's library encodes, a decoder's generates and scores: a job of
+/// the other kind is refused by name, before the weights are read.
+llvm::Error checkJobFitsModel(const RunOptions &o, const ModelSpec &config) {
+  bool embeddings = !o.embeddingsPath.empty();
+  if (embeddings && !config.encoder())
+    return failure("--embeddings: model " + config.name + " is a decoder (" +
+                   variantName(config.family) +
+                   "), which has no encode entry; embeddings come from an encoder such as "
+                   "BERT (use --logits for a decoder's outputs)");
+  if (!embeddings && !o.tokenize && config.encoder())
+    return failure("model " + config.name + " is an encoder (" + variantName(config.family) +
+                   "): it gives embeddings (--embeddings OUT.npy), not " +
+                   (!o.logitsPath.empty()       ? "--logits"
+                    : !o.perplexityPath.empty() ? "--perplexity"
+                                                : "generated text"));
+  return llvm::Error::success();
+}
+
 llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (o.promptRepeats > 1)
     return failure("-p is given " + std::to_string(o.promptRepeats) +
@@ -205,9 +251,13 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (o.contextSize < 0)
     return failure("-c/--ctx-size is " + std::to_string(o.contextSize) +
                    ", expected a number of positions (0: the compiled context)");
-  int jobs = o.tokenize + !o.logitsPath.empty() + !o.perplexityPath.empty();
+  int jobs = o.tokenize + !o.logitsPath.empty() + !o.perplexityPath.empty() +
+             !o.embeddingsPath.empty();
   if (jobs > 1)
-    return failure("--tokenize, --logits and --perplexity are separate jobs; pass one");
+    return failure("--tokenize, --logits, --perplexity and --embeddings are separate jobs; "
+                   "pass one");
+  if (o.embeddingsPath.empty() && (o.pooling != Pooling::None || o.normalize))
+    return failure("--pooling and --normalize shape --embeddings; pass --embeddings OUT.npy");
   bool needsPrompt = o.perplexityPath.empty();
   PromptSource source{o.prompt, o.promptGiven, o.promptFile, o.escapes};
   llvm::Expected<std::string> prompt = promptText(source, kMaxTextFileBytes);
@@ -245,6 +295,8 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     return loaded.takeError();
   LoadedModel &lm = **loaded;
   const int64_t compiledContext = lm.manifest().config.contextLength;
+  if (llvm::Error e = checkJobFitsModel(o, lm.manifest().config))
+    return e;
   if (o.contextSize > compiledContext)
     return failure("-c/--ctx-size is " + std::to_string(o.contextSize) +
                    ", more than the context of " + std::to_string(compiledContext) +
@@ -271,12 +323,13 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
                    " tokens, longer than the context of " + std::to_string(context) +
                    kLongerContext);
 
-  if (!o.logitsPath.empty() && !lm.weightsPath().empty()) {
-    std::vector<std::string> inputs = weightFilesOf(lm.weightsPath());
-    inputs.insert(inputs.end(), {lm.tokenizerPath(), o.promptFile, lm.library().source()});
-    if (llvm::Error e = refuseInputAsOutput(o.logitsPath, inputs))
-      return e;
-  }
+  for (const std::string &output : {o.logitsPath, o.embeddingsPath})
+    if (!output.empty() && !lm.weightsPath().empty()) {
+      std::vector<std::string> inputs = weightFilesOf(lm.weightsPath());
+      inputs.insert(inputs.end(), {lm.tokenizerPath(), o.promptFile, lm.library().source()});
+      if (llvm::Error e = refuseInputAsOutput(output, inputs))
+        return e;
+    }
   auto loadStart = std::chrono::steady_clock::now();
   if (llvm::Error e = lm.bind(RunSettings{o.weightMemory, o.threads, o.device}))
     return e;
@@ -361,6 +414,20 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::desc("Perplexity of a text file in chunks of the context size, scoring the second "
                "half of each (as llama-perplexity)"),
       cl::value_desc("file"), cl::cat(jobCategory));
+  cl::opt<std::string> embeddings(
+      "embeddings",
+      cl::desc("An encoder's (BERT's) embeddings of the prompt, float32 .npy [tokens or 1, "
+               "hidden size]"),
+      cl::value_desc("file"), cl::cat(jobCategory));
+  cl::opt<std::string> pooling(
+      "pooling",
+      cl::desc("--embeddings of every token (none, the default), their mean, the first "
+               "token's (cls) or the last token's"),
+      cl::value_desc("none|mean|cls|last"), cl::init("none"), cl::cat(jobCategory));
+  cl::opt<bool> normalize("normalize",
+                          cl::desc("--embeddings scaled to unit length (L2), as "
+                                   "sentence-transformers and llama-embedding give them"),
+                          cl::cat(jobCategory));
   cl::opt<int64_t> contextSize(
       "c",
       cl::desc("Context size (--ctx-size), at most the one compiled (the default); "
@@ -461,6 +528,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.tokenize = tokenize;
   o.logitsPath = logits;
   o.perplexityPath = perplexityFile;
+  o.embeddingsPath = embeddings;
+  o.normalize = normalize;
   o.contextSize = contextSize;
   o.maxNewTokens = steps;
   o.threads = threads;
@@ -478,6 +547,13 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.promptRepeats = prompt.getNumOccurrences();
 
   llvm::StringRef tool = llvm::sys::path::filename(argv[0]);
+  std::optional<Pooling> pooled = parseVariant<Pooling>(pooling);
+  if (!pooled) {
+    llvm::errs() << tool << ": error: --pooling: found " << quoted(pooling)
+                 << ", expected one of " << variantNameList<Pooling>() << "\n";
+    return 1;
+  }
+  o.pooling = *pooled;
   if (llvm::Error e = run(o, linked)) {
     llvm::outs().flush();
     llvm::errs() << tool << ": error: " << llvm::toString(std::move(e)) << "\n";

@@ -623,7 +623,7 @@ TEST(GgufTokenizer, RefusesUnsupportedOrInconsistentVocabularies) {
   // T5's Unigram: an unknown piece to fall back on, a charsmap that holds together.
   auto unigram = [](GgufWriter &w) {
     w.addString("tokenizer.ggml.model", "t5");
-    w.addStringArray("tokenizer.ggml.tokens", {"<pad>", "</s>", "<unk>", "\xE2\x96\x81a"});
+    w.addStringArray("tokenizer.ggml.tokens", {"<pad>", "</s>", "<unk>", "\xE2\x96\x81" "a"});
     w.addF32Array("tokenizer.ggml.scores", {0, 0, 0, -1});
     w.addI32Array("tokenizer.ggml.token_type", {3, 3, 2, 1});
   };

@@ -28,6 +28,9 @@ struct ModelSpec {
   /// The config's model_type (tfm/common/Variants.h). It picks the Hugging
   /// Face tensor names; the fields below fix the computation.
   Family family = Family::Llama;
+  /// A decoder (next-token logits) or an encoder (hidden states, attention
+  /// in both directions).
+  Architecture architecture = Architecture::Decoder;
   int64_t dim = 0;         // hidden_size / n_embd
   int64_t hiddenDim = 0;   // feed-forward width (intermediate_size / n_inner)
   int64_t nLayers = 0;
@@ -38,6 +41,13 @@ struct ModelSpec {
   /// Rows of each KV cache layer; with learned positions also the rows of
   /// the position table (GPT-2's n_positions).
   int64_t contextLength = 0;
+  /// Learned positions: token i reads row positionOffset + i of the table,
+  /// which has contextLength + positionOffset rows (RoBERTa's pad + 1:
+  /// rows up to the padding id stand for padding).
+  int64_t positionOffset = 0;
+  /// BERT's token-type (segment) table, type_vocab_size rows; 0: none.
+  /// Every token is of type 0, as in llama.cpp's BERT: a single text.
+  int64_t tokenTypes = 0;
 
   // Positions.
   /// Rotary on q and k, a learned table (position_embd) or the 2017
@@ -121,6 +131,7 @@ struct ModelSpec {
 
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }
+  bool encoder() const { return architecture == Architecture::Encoder; }
   /// Pre-LN and parallel blocks end with a final norm; post-LN blocks do not.
   bool outputNorm() const { return normPosition == NormPosition::Pre; }
 

@@ -40,6 +40,7 @@ namespace tfm {
 enum class TensorRole {
   TokenEmbedding,
   PositionEmbedding,
+  TokenTypes,
   TokenEmbeddingNorm,
   AttnNorm,
   AttnNorm2,
@@ -51,11 +52,13 @@ enum class TensorRole {
   AttnKNorm,
   AttnOutput,
   AttnPostNorm,
+  AttnOutputNorm,
   FfnNorm,
   FfnGate,
   FfnUp,
   FfnDown,
   FfnPostNorm,
+  LayerOutputNorm,
   OutputNorm,
   Output,
 };
@@ -105,10 +108,12 @@ llvm::ArrayRef<RopeFactorTensor> ropeFactorTensors();
 /// then the final norm and, for an untied head, the output projection.
 std::vector<ModelTensor> modelTensors(const ModelSpec &spec);
 
-/// The roles of the norms in front of the attention and the feed-forward:
-/// attn_norm and ffn_norm, except in a Falcon parallel block with two norms,
-/// where llama.cpp names the attention's attn_norm_2 (Falcon's ln_attn) and
-/// the feed-forward's attn_norm (ln_mlp).
+/// The roles of the norms of the attention and the feed-forward (in front of
+/// them, or after their residual adds in post-LN blocks): attn_norm and
+/// ffn_norm, except in a Falcon parallel block with two norms, where
+/// llama.cpp names the attention's attn_norm_2 (Falcon's ln_attn) and the
+/// feed-forward's attn_norm (ln_mlp), and in BERT's blocks, where it names
+/// them attn_output_norm and layer_output_norm.
 TensorRole attnNormRole(const ModelSpec &spec);
 
 /// Gemma's norm weights: Hugging Face's files store w (the gain is 1 + w),

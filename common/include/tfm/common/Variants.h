@@ -25,7 +25,8 @@ namespace tfm {
 /// The Hugging Face model_type a config is read as ("transformer": tfm's
 /// own, every switch given by name). It picks the tensor names; the other
 /// variants fix the computation. Mistral and Qwen 2 and 3 name their
-/// tensors as Llama does, Gemma 3 as Gemma 2.
+/// tensors as Llama does, Gemma 3 as Gemma 2; CamemBERT and XLM-RoBERTa
+/// are RoBERTa, which is BERT with positions offset past the padding id.
 #define TFM_FAMILIES(X)                                                                          \
   X(Llama, "llama")                                                                              \
   X(Mistral, "mistral")                                                                          \
@@ -39,7 +40,18 @@ namespace tfm {
   X(Phi3, "phi3")                                                                                \
   X(Gemma2, "gemma2")                                                                            \
   X(Gemma3, "gemma3_text")                                                                       \
+  X(Bert, "bert")                                                                                \
+  X(Roberta, "roberta")                                                                          \
+  X(Camembert, "camembert")                                                                      \
+  X(XlmRoberta, "xlm-roberta")                                                                   \
   X(Transformer, "transformer")
+
+/// What the model computes from its tokens: a decoder's next-token logits
+/// (entries prefill, decode, score), or an encoder's hidden states, every
+/// token attending to every other (entry encode; BERT's embeddings).
+#define TFM_ARCHITECTURES(X)                                                                     \
+  X(Decoder, "decoder")                                                                          \
+  X(Encoder, "encoder")
 
 /// How positions reach the model: rotary on q and k, a learned table added
 /// to the embedding, the 2017 sinusoid added to it, or none (ALiBi models).
@@ -80,14 +92,24 @@ namespace tfm {
   X(Int8, "int8")                                                                                \
   X(Bf16, "bf16")
 
+/// What an encoder's embeddings are (tfm-run --pooling): every token's
+/// hidden state, their mean, the first token's ([CLS]) or the last's.
+#define TFM_POOLINGS(X)                                                                          \
+  X(None, "none")                                                                                \
+  X(Mean, "mean")                                                                                \
+  X(Cls, "cls")                                                                                  \
+  X(Last, "last")
+
 #define TFM_VARIANT_ENUMERATOR(value, name) value,
 enum class Family { TFM_FAMILIES(TFM_VARIANT_ENUMERATOR) };
+enum class Architecture { TFM_ARCHITECTURES(TFM_VARIANT_ENUMERATOR) };
 enum class Positions { TFM_POSITIONS(TFM_VARIANT_ENUMERATOR) };
 enum class Norm { TFM_NORMS(TFM_VARIANT_ENUMERATOR) };
 enum class NormPosition { TFM_NORM_POSITIONS(TFM_VARIANT_ENUMERATOR) };
 enum class Activation { TFM_ACTIVATIONS(TFM_VARIANT_ENUMERATOR) };
 enum class FfnKind { TFM_FFN_KINDS(TFM_VARIANT_ENUMERATOR) };
 enum class Products { TFM_PRODUCTS(TFM_VARIANT_ENUMERATOR) };
+enum class Pooling { TFM_POOLINGS(TFM_VARIANT_ENUMERATOR) };
 #undef TFM_VARIANT_ENUMERATOR
 
 /// The names of a variant's values, in enumerator order.
@@ -99,12 +121,14 @@ template <typename Variant> struct VariantNames;
     static constexpr const char *names[] = {LIST(TFM_VARIANT_NAME)};                             \
   };
 TFM_DEFINE_VARIANT_NAMES(Family, TFM_FAMILIES)
+TFM_DEFINE_VARIANT_NAMES(Architecture, TFM_ARCHITECTURES)
 TFM_DEFINE_VARIANT_NAMES(Positions, TFM_POSITIONS)
 TFM_DEFINE_VARIANT_NAMES(Norm, TFM_NORMS)
 TFM_DEFINE_VARIANT_NAMES(NormPosition, TFM_NORM_POSITIONS)
 TFM_DEFINE_VARIANT_NAMES(Activation, TFM_ACTIVATIONS)
 TFM_DEFINE_VARIANT_NAMES(FfnKind, TFM_FFN_KINDS)
 TFM_DEFINE_VARIANT_NAMES(Products, TFM_PRODUCTS)
+TFM_DEFINE_VARIANT_NAMES(Pooling, TFM_POOLINGS)
 #undef TFM_DEFINE_VARIANT_NAMES
 #undef TFM_VARIANT_NAME
 
@@ -135,11 +159,13 @@ template <typename Variant> std::string variantNameList() {
 } // namespace tfm
 
 #undef TFM_FAMILIES
+#undef TFM_ARCHITECTURES
 #undef TFM_POSITIONS
 #undef TFM_NORMS
 #undef TFM_NORM_POSITIONS
 #undef TFM_ACTIVATIONS
 #undef TFM_FFN_KINDS
 #undef TFM_PRODUCTS
+#undef TFM_POOLINGS
 
 #endif // TFM_COMMON_VARIANTS_H

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to tfm_model below. */
-#define TFM_ABI_VERSION 5
+#define TFM_ABI_VERSION 6
 
 /* Returned when a call's positions do not fit the context, or need positions
  * a sliding window's caches have dropped (see last_error). */
@@ -61,11 +61,15 @@ typedef struct tfm_model {
   uint32_t n_weights;        /* number of manifest tensors */
   uint32_t vocab_size;
   uint32_t context_length;
-  uint32_t prefill_chunk;    /* prefill processes tokens in chunks of this size */
+  uint32_t prefill_chunk;    /* prefill processes tokens in chunks of this size;
+                                encode takes at most this many tokens a call */
   uint64_t kv_cache_bytes;
   uint64_t arena_bytes;
 
-  /* Processes tokens[0..n_tokens) at positions pos..pos+n_tokens-1, appending
+  /* A decoder's library has prefill, decode and score, and a null encode;
+   * an encoder's (BERT's) has encode only, the others null.
+   *
+   * Processes tokens[0..n_tokens) at positions pos..pos+n_tokens-1, appending
    * their keys and values to the cache, and writes the logits of the last
    * token to logits[vocab_size]. */
   int (*prefill)(const void *const *weights, void *kv_cache, void *arena,
@@ -115,6 +119,17 @@ typedef struct tfm_model {
    * run `repeats` times after one untimed run; tfm-bench's roofline.
    * 0, a Halide error code (see last_error), or TFM_ERR_NOT_GPU. */
   int (*measure_device_fma)(int repeats, double *gflops);
+
+  /* The width of encode's hidden states (the config's hidden size). */
+  uint32_t hidden_size;
+
+  /* An encoder's entry: tokens[0..n_tokens), one text, at positions
+   * 0..n_tokens-1, every token attending to every other, n_tokens at most
+   * prefill_chunk; writes each token's last hidden state to
+   * hidden[n_tokens * hidden_size], row i for tokens[i]. The cache holds the
+   * call's keys and values, and nothing carries over to the next call. */
+  int (*encode)(const void *const *weights, void *kv_cache, void *arena,
+                const int32_t *tokens, int32_t n_tokens, float *hidden);
 } tfm_model;
 
 /* The exported function of a generated library (and tfm_model_get_<name>). */

@@ -68,7 +68,8 @@ constexpr const char kConfig[] = "tfm.config";
 constexpr const char kTarget[] = "tfm.target";
 /// Module: bytes of the KV-cache block, set by memory planning.
 constexpr const char kKvCacheBytes[] = "tfm.kv_cache_bytes";
-/// Entry function: which entry point it is ("prefill", "decode" or "score").
+/// Entry function: which entry point it is ("prefill", "decode", "score" or
+/// "encode").
 constexpr const char kEntry[] = "tfm.entry";
 /// Entry function: bytes of its activation arena, set by memory planning.
 constexpr const char kArenaBytes[] = "tfm.arena_bytes";

@@ -229,18 +229,28 @@ def Tfm_LinearOp : Tfm_KernelOp<"linear", [Pure, Tfm_FusionRoot, InferTypeOpAdap
 
 def Tfm_AddPositionsOp : Tfm_KernelOp<"add_positions",
     [Pure, Tfm_Epilogue, AllTypesMatch<["input", "result"]>]> {
-  let summary = "adds each row's learned position embedding";
+  let summary = "adds each row's learned position embedding (and token type)";
   let description = [{
-    Row r of `input` (the token at absolute position r) gets row r of
-    `table` ([positions, width]) added. GPT-2's learned absolute positions.
+    Row r of `input` (the token at absolute position r) gets row
+    r + `offset` of `table` ([positions, width]) added: GPT-2's and BERT's
+    learned absolute positions; RoBERTa's start past its padding id
+    (offset pad + 1). With `token_types` ([types, width], BERT's segment
+    table), its row 0 is added too: every token is of the first type, one
+    text, as llama.cpp's BERT has it.
 
     ```mlir
     %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<256x64xf32>
+    %z = tfm.add_positions %x, %wpe, %types {offset = 2 : i64}
+        : tensor<?x64xf32>, tensor<258x64xf32>, tensor<1x64xf32>
     ```
   }];
-  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$table);
+  let arguments = (ins Tfm_Rows:$input, Tfm_Matrix:$table, Optional<Tfm_Matrix>:$token_types,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$offset);
   let results = (outs Tfm_Rows:$result);
-  let assemblyFormat = "$input `,` $table attr-dict `:` type($input) `,` type($table)";
+  let assemblyFormat = [{
+    $input `,` $table (`,` $token_types^)? attr-dict `:` type($input) `,` type($table)
+    (`,` type($token_types)^)?
+  }];
   let hasVerifier = 1;
 }
 
@@ -421,12 +431,14 @@ def Tfm_GeluOp : Tfm_KernelOp<"gelu", [Pure, Tfm_Epilogue, AllTypesMatch<["input
 }
 
 def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result"]>]> {
-  let summary = "causal grouped-query attention against one layer's cache";
+  let summary = "grouped-query attention against one layer's cache";
   let description = [{
     `query` is [T, n_heads*head_dim]; the caches are [context,
     n_kv_heads*head_dim] buffers, which it reads. The row at position p
-    attends to cache rows 0..p; head h uses kv head h / (n_heads /
-    n_kv_heads). Scores are scaled by 1/sqrt(head_dim). With ALiBi,
+    attends to cache rows 0..p (`causal`, a decoder's), or, not causal, to
+    every row the call's cache window holds, 0 .. the call's last position
+    (an encoder's, whose call holds the whole text); head h uses kv head
+    h / (n_heads / n_kv_heads). Scores are scaled by 1/sqrt(head_dim). With ALiBi,
     `alibi_slopes` holds one constant per query head, and the score of
     position i for key j is lowered by slope * (i - j) after scaling; the
     bias is computed from the indices, never stored. The rows of the current
@@ -460,6 +472,9 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     %d = tfm.attention %q, %kc, %vc {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64,
                                      window = 64 : i64}
         : tensor<?x64xf32>, memref<256x32xf32, strided<[1, 256]>>, memref<256x32xf32>
+    %e = tfm.attention %q, %kc, %vc {causal = false, head_dim = 16 : i64, n_heads = 4 : i64,
+                                     n_kv_heads = 4 : i64}
+        : tensor<?x64xf32>, memref<256x64xf32, strided<[1, 256]>>, memref<256x64xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$query,
@@ -471,7 +486,8 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$key_tile,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$window,
                        DefaultValuedAttr<F64Attr, "0.0">:$scale,
-                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap,
+                       DefaultValuedAttr<BoolAttr, "true">:$causal);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`

@@ -24,7 +24,10 @@ struct LoweringOptions {
   /// config needs one; a .mlir file keeps its module's `tfm.target` when
   /// this is empty.
   std::string target;
-  int64_t prefillChunk = 0; // configs only; 0: min(contextLength, 128)
+  /// Configs only: the most tokens one prefill (an encoder: one encode)
+  /// call's kernels take; 0: min(contextLength, 128), an encoder's
+  /// contextLength.
+  int64_t prefillChunk = 0;
   /// Configs only: the format each weight is read in (absent: f32).
   WeightTypes weightTypes;
   /// Configs only: what the KV cache holds (f32, f16 or bf16).

@@ -29,6 +29,7 @@
 #define TFM_PROGRAM_PROGRAM_H
 
 #include "tfm/common/ElementEncoding.h"
+#include "tfm/common/Variants.h"
 
 #include <cstdint>
 #include <map>
@@ -136,14 +137,27 @@ struct Launch {
   std::vector<Binding> bindings; // one per kernel parameter, same order
 };
 
-/// The entry points of the model ABI (tfm/common/model_abi.h): prefill
-/// (the last row's logits of up to prefillChunk tokens a call), decode (one
-/// token) and score (every row's logits).
-enum class EntryKind { Prefill, Decode, Score };
+/// The entry points of the model ABI (tfm/common/model_abi.h): a
+/// decoder's prefill (the last row's logits of up to prefillChunk tokens a
+/// call), decode (one token) and score (every row's logits); an encoder's
+/// encode (every row's hidden state, the whole text in one call).
+enum class EntryKind { Prefill, Decode, Score, Encode };
 inline constexpr EntryKind kEntryKinds[] = {EntryKind::Prefill, EntryKind::Decode,
-                                            EntryKind::Score};
+                                            EntryKind::Score, EntryKind::Encode};
 
-/// "prefill", "decode", "score": the IR's tfm.entry and the driver's names.
+/// The entries a model of `architecture` has, each once.
+inline std::vector<EntryKind> entryKindsOf(Architecture architecture) {
+  switch (architecture) {
+  case Architecture::Encoder:
+    return {EntryKind::Encode};
+  case Architecture::Decoder:
+    break;
+  }
+  return {EntryKind::Prefill, EntryKind::Decode, EntryKind::Score};
+}
+
+/// "prefill", "decode", "score", "encode": the IR's tfm.entry and the
+/// driver's names.
 inline const char *entryName(EntryKind kind) {
   switch (kind) {
   case EntryKind::Prefill:
@@ -152,8 +166,16 @@ inline const char *entryName(EntryKind kind) {
     return "decode";
   case EntryKind::Score:
     return "score";
+  case EntryKind::Encode:
+    return "encode";
   }
   return "";
+}
+
+/// Whether the entry's output has a row per token (score's logits,
+/// encode's hidden states), not the last token's only.
+inline bool outputsEveryRow(EntryKind kind) {
+  return kind == EntryKind::Score || kind == EntryKind::Encode;
 }
 
 struct EntryPoint {
@@ -167,8 +189,11 @@ struct Program {
   std::string configJson; // canonical config (tfm/common/ModelSpec.h)
   std::string target;     // explicit target string (tfm/common/Targets.h)
   std::string irHash;     // hash of the lowered IR: identifies the library
+  /// The config's architecture: which entries the program has.
+  Architecture architecture = Architecture::Decoder;
   int64_t contextLength = 0;
   int64_t vocabSize = 0;
+  int64_t hiddenSize = 0; // the config's dim: the width of encode's output
   int64_t prefillChunk = 0;
   int64_t kvCacheBytes = 0;
   std::vector<WeightInfo> weights; // manifest order
@@ -179,6 +204,7 @@ struct Program {
   /// Like prefill, but its logits have a row per token (token rows): the
   /// Logits binding is [T, V], not the last row.
   EntryPoint score{EntryKind::Score};
+  EntryPoint encode{EntryKind::Encode}; // an encoder's only entry
 
   EntryPoint &entry(EntryKind kind) {
     switch (kind) {
@@ -186,10 +212,16 @@ struct Program {
       return prefill;
     case EntryKind::Decode:
       return decode;
+    case EntryKind::Encode:
+      return encode;
     case EntryKind::Score:
       break;
     }
     return score;
+  }
+  /// The width of an entry's output rows: logits, or hidden states.
+  int64_t outputWidth(EntryKind kind) const {
+    return kind == EntryKind::Encode ? hiddenSize : vocabSize;
   }
   const EntryPoint &entry(EntryKind kind) const {
     return const_cast<Program *>(this)->entry(kind);

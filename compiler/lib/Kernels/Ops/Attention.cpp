@@ -1,4 +1,4 @@
-//===- Attention.cpp - causal grouped-query attention over a cache --------===//
+//===- Attention.cpp - grouped-query attention over a cache ---------------===//
 #include "../OpRegistry.h"
 
 #include <cmath>
@@ -30,12 +30,14 @@ void defineAllKeys(AttentionFuncs &at, Func value, Expr kvCol, Var r, const std:
 /// from position `firstKey` (0, or a sliding cache's first row) to the last
 /// row's; tile t holds the keys from firstKey + t * tile.
 void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr firstKey, Expr keys,
-                    int tile, int window, const std::string &name) {
+                    int tile, int window, bool causal, const std::string &name) {
   Var s = at.s, h = at.h, dd = at.d, t = at.t;
   at.keyTile = tile;
   at.inTile = RDom(0, tile, name + "_k");
   Expr tileStart = firstKey + t * tile;
-  at.inTile.where(tileStart + at.inTile.x <= r); // causal, by index
+  // Causal, by index; else the window's keys, the last tile's end masked.
+  Expr lastKey = causal ? Expr(r) : firstKey + keys - 1;
+  at.inTile.where(tileStart + at.inTile.x <= lastKey);
   // Clamped to the window as well as masked: bounds inference then keeps
   // the last tile's reads inside the cache the call passes, even for rows
   // a schedule's guarded tail computes past the last.
@@ -68,7 +70,8 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr firs
   at.tileSummary = Func(name + "_tile_summary");
   at.tileSummary(dd, t, h, r) = Tuple(at.maxScore(t, h, r), at.denom(t, h, r), at.mixed(dd, t, h, r));
   at.overTiles = RDom(0, (keys + tile - 1) / tile, name + "_t");
-  at.overTiles.where(firstKey + at.overTiles.x * tile <= r);
+  if (causal)
+    at.overTiles.where(firstKey + at.overTiles.x * tile <= r);
   if (window > 0) // tiles wholly before the window are not visited
     at.overTiles.where(firstKey + at.overTiles.x * tile + tile > r - window + 1);
   Expr u = at.overTiles.x;
@@ -100,7 +103,8 @@ void defineAttention(OpDefinition &d) {
   const std::string &name = d.name;
 
   // Causal: the row at position r reads cache rows 0..r, so the keys a row
-  // reduces over depend on the row, and no masked key is computed. The
+  // reduces over depend on the row, and no masked key is computed. Not
+  // causal: every row reads the whole window, 0 .. the call's last row. The
   // cache's first row is position 0, or a sliding cache's oldest position
   // (the buffer's min; a constant 0 for a cache of every position).
   at.overDim = RDom(0, headDim, name + "_d");
@@ -108,7 +112,8 @@ void defineAttention(OpDefinition &d) {
   int window = static_cast<int>(attrs.window);
   Expr firstKey = kc.image.dim(1).min(), keys = kc.image.dim(1).extent();
   at.overKeys = RDom(firstKey, keys, name + "_s");
-  at.overKeys.where(at.overKeys.x <= r);
+  if (attrs.causal) // else every key of the call's window: an encoder's text
+    at.overKeys.where(at.overKeys.x <= r);
   if (window > 0)
     at.overKeys.where(at.overKeys.x > r - window);
   Expr kvCol = (h / group) * headDim;
@@ -144,7 +149,7 @@ void defineAttention(OpDefinition &d) {
     out(a.col, r) = at.mixed(inHead, head, r) / at.denom(head, r);
   } else {
     defineKeyTiles(at, vc.func, kvCol, r, firstKey, keys, static_cast<int>(attrs.keyTile),
-                   window, name);
+                   window, attrs.causal, name);
     Expr merged = at.merged(inHead, head, r)[2], sum = at.merged(inHead, head, r)[1];
     out(a.col, r) = merged / sum;
   }

@@ -33,15 +33,23 @@ void defineEmbedding(OpDefinition &d) {
 }
 
 void defineAddPositions(OpDefinition &d) {
-  // Token rows are absolute positions: row r takes the table's row r. A
-  // position past the table fails Halide's bounds check on the call.
+  // Token rows are absolute positions: row r takes the table's row r +
+  // offset. A position past the table fails Halide's bounds check on the
+  // call.
   Value &x = d.operand(0), &table = d.operand(1);
+  std::string expected = ", expected [P, " + std::to_string(x.shape.back()) + "]";
   if (table.shape.size() != 2 || table.shape[1] != x.shape.back())
-    d.fail("table has shape " + shapeText(table.shape) + ", expected [P, " +
-           std::to_string(x.shape.back()) + "]");
+    d.fail("table has shape " + shapeText(table.shape) + expected);
   Var c = d.algorithm.col, r = d.algorithm.row;
+  Expr sum = x.func(c, r) + table.func(c, r + static_cast<int>(d.attrs<AddPositionsAttrs>().offset));
+  if (d.op.operands.size() > 2) { // every token of type 0
+    Value &types = d.operand(2);
+    if (types.shape.size() != 2 || types.shape[1] != x.shape.back())
+      d.fail("token_types has shape " + shapeText(types.shape) + expected);
+    sum += types.func(c, 0);
+  }
   Func f(d.name);
-  f(c, r) = x.func(c, r) + table.func(c, r);
+  f(c, r) = sum;
   d.result.func = f;
 }
 

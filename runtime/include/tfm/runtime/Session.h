@@ -60,12 +60,19 @@ public:
   /// vocab] row-major (for --logits and --perplexity); logits() then holds
   /// the last row.
   llvm::Expected<std::vector<float>> score(const std::vector<int32_t> &tokens);
+  /// An encoder's one call: `tokens`, one whole text from position 0, every
+  /// token attending to every other; returns each token's last hidden
+  /// state, [tokens.size(), hiddenSize()] row-major. A decoder's library
+  /// has no encode, an encoder's no prefill, decode or score: each refuses.
+  llvm::Expected<std::vector<float>> encode(const std::vector<int32_t> &tokens);
 
   /// Starts a new sequence at position 0 with an empty cache.
   void reset();
 
   const float *logits() const { return logits_.data(); }
   int64_t vocabSize() const { return model.vocab_size; }
+  int64_t hiddenSize() const { return model.hidden_size; }
+  bool isEncoder() const { return model.encode != nullptr; }
   /// The next position to be written.
   int64_t position() const { return pos; }
 
@@ -75,9 +82,13 @@ private:
   };
 
   Session(const tfm_model &model, std::vector<const void *> weights);
-  llvm::Error checkTokens(const char *entry, const std::vector<int32_t> &tokens) const;
-  llvm::Error checkCall(const char *entry, int status, int64_t nTokens, const float *logits,
-                        size_t count);
+  /// `encoding`: the call is encode, which only an encoder has; the
+  /// others, only a decoder.
+  llvm::Error checkTokens(const char *entry, const std::vector<int32_t> &tokens,
+                          bool encoding = false) const;
+  /// `out` holds `count` floats, rows of `width` (logits, or hidden states).
+  llvm::Error checkCall(const char *entry, int status, int64_t nTokens, const float *out,
+                        size_t count, size_t width);
 
   const tfm_model &model;
   std::vector<const void *> weights;
