@@ -147,6 +147,9 @@ func.func @gpt2_ops(%x: tensor<?x64xf32>, %wpe: tensor<48x64xf32>, %w: tensor<64
     -> (tensor<?x192xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
   // CHECK: %[[Y:.*]] = tfm.add_positions %[[X]], %[[P]] : tensor<?x64xf32>, tensor<48x64xf32>{{$}}
   %y = tfm.add_positions %x, %wpe : tensor<?x64xf32>, tensor<48x64xf32>
+  // BERT's: RoBERTa's offset past the padding rows, token type 0's row.
+  // CHECK: tfm.add_positions %[[X]], %[[P]], %[[P]] {offset = 2 : i64} : tensor<?x64xf32>, tensor<48x64xf32>, tensor<48x64xf32>{{$}}
+  %z = tfm.add_positions %x, %wpe, %wpe {offset = 2 : i64} : tensor<?x64xf32>, tensor<48x64xf32>, tensor<48x64xf32>
   // CHECK: %[[H:.*]] = tfm.layer_norm %[[Y]], %[[W]], %[[B]] {eps = 1.000000e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
   %h = tfm.layer_norm %y, %w, %b {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>
   // CHECK: %[[QKV:.*]] = tfm.linear %[[H]], %[[WQKV]], %[[BQKV]] : tensor<?x64xf32>, tensor<192x64xf32>, tensor<192xf32>{{$}}

@@ -320,6 +320,16 @@ func.func @norm_result(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 
 // -----
 
+// A window masks keys behind a causal row: an encoder's rows see them all.
+func.func @window_not_causal(%q: tensor<4x64xf32>, %c: memref<48x64xf32>) {
+  // expected-error@+1 {{'tfm.attention' op has a window of 8 without causal masking: expected a window only where causal}}
+  %a = tfm.attention %q, %c, %c {causal = false, head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64, window = 8 : i64}
+      : tensor<4x64xf32>, memref<48x64xf32>, memref<48x64xf32>
+  return
+}
+
+// -----
+
 func.func @attention_result(%q: tensor<4x64xf32>, %c: memref<48x32xf32>) {
   // expected-error@+1 {{'tfm.attention' op failed to verify that all of {query, result} have same type}}
   %a = "tfm.attention"(%q, %c, %c) <{head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 2 : i64}> : (tensor<4x64xf32>, memref<48x32xf32>, memref<48x32xf32>) -> tensor<1x64xf32>
@@ -480,6 +490,15 @@ func.func @linear_result(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>) {
 func.func @add_positions_width(%x: tensor<4x64xf32>, %p: tensor<48x32xf32>) {
   // expected-error@+1 {{'tfm.add_positions' op table width 32 must equal the input width 64}}
   %y = tfm.add_positions %x, %p : tensor<4x64xf32>, tensor<48x32xf32>
+  return
+}
+
+// -----
+
+func.func @add_positions_types_width(%x: tensor<4x64xf32>, %p: tensor<48x64xf32>,
+                                     %t: tensor<2x32xf32>) {
+  // expected-error@+1 {{'tfm.add_positions' op token_types width 32 must equal the input width 64}}
+  %y = tfm.add_positions %x, %p, %t : tensor<4x64xf32>, tensor<48x64xf32>, tensor<2x32xf32>
   return
 }
 
