@@ -12,7 +12,9 @@ engines run alternately, one run each per round, so that the machine's noise
 falls on both alike: tfm-bench (a prefill of --prompt tokens, then --decode
 single-token steps, after --depth tokens) and llama-bench (-p PROMPT -n
 DECODE -d DEPTH). The table gives
-the median of the rounds and tfmc's ratio to llama.cpp. llama.cpp is the one
+the median of the rounds and tfmc's ratio to llama.cpp. An encoder (BERT)
+is timed on its prompt alone: --decode 0 (tfm-bench times its encode), with
+--llama-bench-arg=-embd --llama-bench-arg=1 for llama-bench. llama.cpp is the one
 ../shared/peers/build.sh builds; nothing of it is part of this project.
 """
 
@@ -50,7 +52,7 @@ def llama_bench(path, weights, args):
                *args.llama_bench_arg])
     results = json.loads(out)
     prefill = next(r["avg_ts"] for r in results if r["n_prompt"] > 0 and r["n_gen"] == 0)
-    decode = next(r["avg_ts"] for r in results if r["n_gen"] > 0 and r["n_prompt"] == 0)
+    decode = next((r["avg_ts"] for r in results if r["n_gen"] > 0 and r["n_prompt"] == 0), 0.0)
     return prefill, decode
 
 
@@ -113,7 +115,7 @@ def main():
             # Two decimals: a 7B model decodes at a few tokens a second.
             print(f"{name:<36} {engine:<10} {medians[engine][0]:>9.2f} {medians[engine][1]:>9.2f}"
                   f"   decode per round: {' '.join(f'{d:.2f}' for d in decode)}")
-        ratio = [t / l for t, l in zip(medians["tfmc"], medians["llama.cpp"])]
+        ratio = [t / l if l else 0.0 for t, l in zip(medians["tfmc"], medians["llama.cpp"])]
         print(f"{name:<36} {'ratio':<10} {ratio[0]:>8.2f}x {ratio[1]:>8.2f}x")
 
 

@@ -25,7 +25,8 @@ const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash"
             "sliding_window":0,"sliding_window_pattern":0,"rope_local_theta":0,
             "norm_weight_offset":0,"sandwich_norms":false,"qk_norm":false,
             "fused_gate_up":false,"attn_scale":0,"attn_softcap":0,"final_softcap":0,
-            "eos_token_id_list":[]},
+            "eos_token_id_list":[],"architecture":"decoder","position_offset":0,
+            "token_types":0},
  "tensors": [{"name": "token_embd.weight", "shape": [16, 8], "dtype": "f32"},
              {"name": "output_norm.weight", "shape": [8], "dtype": "f32"}]})";
 

@@ -63,6 +63,8 @@ def _load_library():
         "tfm_lm_name": (ctypes.c_char_p, [handle]),
         "tfm_lm_vocab_size": (i64, [handle]),
         "tfm_lm_context_length": (i64, [handle]),
+        "tfm_lm_hidden_size": (i64, [handle]),
+        "tfm_lm_is_encoder": (ctypes.c_int, [handle]),
         "tfm_lm_bos": (ctypes.c_int32, [handle]),
         "tfm_lm_eos": (ctypes.c_int32, [handle]),
         "tfm_lm_adds_bos": (ctypes.c_int, [handle]),
@@ -75,6 +77,7 @@ def _load_library():
         "tfm_seq_prefill": (ctypes.c_int, [handle, i32p, i64]),
         "tfm_seq_decode": (ctypes.c_int, [handle, ctypes.c_int32]),
         "tfm_seq_score": (ctypes.c_int, [handle, i32p, i64, f32p]),
+        "tfm_seq_encode": (ctypes.c_int, [handle, i32p, i64, f32p]),
         "tfm_seq_logits": (f32p, [handle]),
         "tfm_sampler_default_params": (_SamplerParams, []),
         "tfm_sampler_new": (ctypes.c_int, [ctypes.POINTER(_SamplerParams),
@@ -131,6 +134,8 @@ class Model:
         self.name = _lib.tfm_lm_name(self._handle).decode()
         self.vocab_size = _lib.tfm_lm_vocab_size(self._handle)
         self.context_length = _lib.tfm_lm_context_length(self._handle)
+        self.hidden_size = _lib.tfm_lm_hidden_size(self._handle)
+        self.is_encoder = bool(_lib.tfm_lm_is_encoder(self._handle))
         self.bos, self.eos = _lib.tfm_lm_bos(self._handle), _lib.tfm_lm_eos(self._handle)
 
     def __del__(self):
@@ -177,6 +182,20 @@ class Model:
         try:
             _check(_lib.tfm_seq_score(sequence, _ids_array(ids), len(ids),
                                       out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+        finally:
+            _lib.tfm_seq_free(sequence)
+        return out
+
+    def hidden_states(self, ids):
+        """An encoder's (BERT's) last hidden state of every token of `ids`,
+        one text: a float32 numpy array [len(ids), hidden_size]."""
+        import numpy as np
+
+        out = np.empty((len(ids), self.hidden_size), dtype=np.float32)
+        sequence = self._sequence()
+        try:
+            _check(_lib.tfm_seq_encode(sequence, _ids_array(ids), len(ids),
+                                       out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
         finally:
             _lib.tfm_seq_free(sequence)
         return out

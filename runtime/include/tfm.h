@@ -76,6 +76,8 @@ int64_t tfm_lm_vocab_size(const tfm_lm *lm);
 int64_t tfm_lm_context_length(const tfm_lm *lm); /* compiled; positions per sequence */
 int64_t tfm_lm_layers(const tfm_lm *lm);
 int64_t tfm_lm_hidden_size(const tfm_lm *lm);
+/* 1 for an encoder (BERT: tfm_seq_encode gives embeddings), 0 for a decoder. */
+int tfm_lm_is_encoder(const tfm_lm *lm);
 /* The manifest tfmc wrote (config, tensors, target), as JSON. */
 const char *tfm_lm_manifest_json(const tfm_lm *lm);
 int tfm_lm_set_threads(tfm_lm *lm, int threads);
@@ -118,6 +120,11 @@ int tfm_seq_decode(tfm_seq *seq, int32_t id);
 /* Like prefill, writing every token's logits to `logits`,
  * [count][vocab_size] row-major. */
 int tfm_seq_score(tfm_seq *seq, const int32_t *ids, int64_t count, float *logits);
+/* An encoder's (BERT's; tfm_lm_is_encoder) one call: `count` tokens, one
+ * whole text, every token attending to every other; writes each token's
+ * last hidden state to `hidden`, [count][hidden_size] row-major. A decoder
+ * refuses it, as an encoder refuses prefill, decode and score. */
+int tfm_seq_encode(tfm_seq *seq, const int32_t *ids, int64_t count, float *hidden);
 /* The last token's logits, vocab_size of them; valid until the next call. */
 const float *tfm_seq_logits(const tfm_seq *seq);
 int64_t tfm_seq_position(const tfm_seq *seq); /* the next position to be written */

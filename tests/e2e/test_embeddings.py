@@ -3,17 +3,21 @@
   pooled    every --pooling, with and without --normalize, from text through
             the file's WordPiece tokenizer: each within 1e-4 relative error
             of the float64 oracle (bert_oracle.py) on the ids tfm-run gives
+  library   the same file through libtfm.so's Python binding
+            (Model.hidden_states, tfm_seq_encode): every token's hidden
+            state within 1e-4 of the oracle's
   refusals  what an encoder or a decoder cannot do, refused by name: a decoder
             asked for --embeddings, an encoder asked to generate or score, an
             unknown --pooling, --pooling without --embeddings, and a text
             longer than the compiled context
 
-usage: test_embeddings.py pooled|refusals   (environment as in CMakeLists.txt)
+usage: test_embeddings.py pooled|library|refusals   (environment as in CMakeLists.txt)
        test_embeddings.py --list
 """
 
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -80,6 +84,41 @@ def pooled():
             print(f"{pooling}{' normalized' if normalize else ''}: {ours.shape}, "
                   f"max relative error {error:.3e}")
             assert error <= TOLERANCE, (pooling, normalize, error)
+
+
+# Run in a child process: the binding loads libtfm.so when imported, and
+# names it through TFM_LIBRARY, set there.
+LIBRARY_PROBE = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import tfm
+model = tfm.Model(sys.argv[2], cache_dir=sys.argv[3], threads=2)
+assert model.is_encoder and model.hidden_size == 128, (model.is_encoder, model.hidden_size)
+ids = model.tokenize(sys.argv[4])
+np.save(sys.argv[5], model.hidden_states(ids))
+print(ids)
+"""
+
+
+@testlib.case
+def library():
+    config, gguf = bert_gguf()
+    out = work("library.npy")
+    env = dict(os.environ, TFM_LIBRARY=os.path.join(os.path.dirname(testlib.bin("tfm-run")),
+                                                    "..", "lib", "libtfm.so.1"),
+               TFMC=testlib.bin("tfmc"))
+    done = subprocess.run([sys.executable, "-c", LIBRARY_PROBE, testlib.source_path("python"),
+                           gguf, work("library-cache"), TEXT, out],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    ids = json.loads(done.stdout.strip().splitlines()[-1])
+    oracle = bert_oracle.BertOracle(
+        config, bert_oracle.hf_names_from_gguf(weight_files.read_gguf(gguf)[1]))
+    ours, ref = np.load(out).astype(np.float64), oracle.hidden(ids).numpy()
+    assert ours.shape == ref.shape, (ours.shape, ref.shape)
+    error = max(float(np.max(np.abs(o - r)) / np.max(np.abs(r))) for o, r in zip(ours, ref))
+    print(f"hidden states of {len(ids)} tokens through libtfm: max relative error {error:.3e}")
+    assert error <= TOLERANCE, error
 
 
 @testlib.case

@@ -135,6 +135,8 @@ extern "C" int64_t tfm_lm_layers(const tfm_lm *lm) { return configOf(lm).nLayers
 
 extern "C" int64_t tfm_lm_hidden_size(const tfm_lm *lm) { return configOf(lm).dim; }
 
+extern "C" int tfm_lm_is_encoder(const tfm_lm *lm) { return configOf(lm).encoder() ? 1 : 0; }
+
 extern "C" const char *tfm_lm_manifest_json(const tfm_lm *lm) { return lm->manifestJson.c_str(); }
 
 extern "C" int tfm_lm_set_threads(tfm_lm *lm, int threads) {

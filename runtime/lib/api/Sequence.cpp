@@ -74,6 +74,20 @@ extern "C" int tfm_seq_score(tfm_seq *seq, const int32_t *ids, int64_t count, fl
   });
 }
 
+extern "C" int tfm_seq_encode(tfm_seq *seq, const int32_t *ids, int64_t count, float *hidden) {
+  if (checkIds("tfm_seq_encode", ids, count))
+    return -1;
+  if (!hidden && count > 0)
+    return failNull("tfm_seq_encode", "hidden");
+  return guarded("tfm_seq_encode", [&] {
+    auto rows = seq->session->encode(std::vector<int32_t>(ids, ids + count));
+    if (!rows)
+      return failCall(seq, rows.takeError());
+    std::memcpy(hidden, rows->data(), rows->size() * sizeof(float));
+    return 0;
+  });
+}
+
 extern "C" const float *tfm_seq_logits(const tfm_seq *seq) { return seq->session->logits(); }
 
 extern "C" int64_t tfm_seq_position(const tfm_seq *seq) { return seq->session->position(); }
