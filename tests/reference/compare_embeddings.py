@@ -2,7 +2,8 @@
 one weight file format.
 
 usage: compare_embeddings.py --config CONFIG.json [--format safetensors|gguf]
-                             [--dtype f32|f16] [--seed S]
+                             [--dtype f32|f16] [--seed S] [--attention ALGORITHM]
+                             [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights;
 safetensors under Hugging Face's names, GGUF under llama.cpp's), and for a
@@ -12,7 +13,9 @@ hidden state (none), their mean, the first token's (cls) and the last's, and
 the mean normalised to unit length. Each row must be within a relative error
 max|ours - ref| / max|ref| <= 1e-4 of the oracle's (bert_oracle.py, written
 from transformers' modeling_bert.py and modeling_roberta.py), which reads the
-same file with its own reader (weight_files.py).
+same file with its own reader (weight_files.py). --attention and --target
+compile with tfmc's (FlashAttention's key tiles, an OpenCL library run
+through POCL).
 """
 
 import argparse
@@ -69,11 +72,22 @@ def main():
     parser.add_argument("--format", default="safetensors", choices=["safetensors", "gguf"])
     parser.add_argument("--dtype", default="f32", choices=["f32", "f16"])
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
+    parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
+    parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
+                        help="compile with tfmc --target TARGET (default: host)")
     args = parser.parse_args()
+    if args.target:
+        testlib.skip_unless_cpu_runs(args.target)
+    if args.target == "opencl":
+        testlib.require_opencl_platform()
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
-    model_dir = testlib.compile_model(args.config, os.path.join(work, "model"))
+    chosen = [(flag, value) for flag, value in (("--attention", args.attention),
+                                                 ("--target", args.target)) if value]
+    folder = "-".join(["model"] + [value for _, value in chosen])
+    model_dir = testlib.compile_model(args.config, os.path.join(work, folder),
+                                      [part for pair in chosen for part in pair])
     weight_args = argparse.Namespace(format=args.format, dtype=args.dtype, shards=1,
                                      seed=args.seed, config=args.config, read_as="f32")
     weights = compare_logits.write_weights(weight_args, model_dir, work)
@@ -89,8 +103,8 @@ def main():
     for count in (1, 7, context):
         tokens = torch.randint(0, vocab, (count,), generator=generator).tolist()
         for pooling, normalize in POOLINGS:
-            out = os.path.join(work, f"embeddings-{args.format}-{args.dtype}-{count}-{pooling}"
-                                     f"{'-normalized' if normalize else ''}.npy")
+            out = os.path.join(work, f"embeddings-{folder}-{args.format}-{args.dtype}-{count}-"
+                                     f"{pooling}{'-normalized' if normalize else ''}.npy")
             results.append(check_case(model_dir, weights, tokens, pooling, normalize, oracle,
                                       out))
     testlib.discard(os.path.dirname(weights) if args.format == "safetensors" else weights)
