@@ -40,7 +40,9 @@ CONFIG = {
     "rope_attn_factor": 1, "sliding_window": 0, "sliding_window_pattern": 0, "rope_local_theta": 0,
     "norm_weight_offset": 0, "sandwich_norms": False, "qk_norm": False,
     "fused_gate_up": False, "attn_scale": 0, "attn_softcap": 0, "final_softcap": 0,
-    "eos_token_id_list": [], "architecture": "decoder", "position_offset": 0, "token_types": 0}
+    "eos_token_id_list": [], "architecture": "decoder", "position_offset": 0, "token_types": 0,
+    "n_encoder_layers": 0, "source_length": 0, "relative_buckets": 0, "relative_max_distance": 0,
+    "output_scale": 1, "decoder_start_token_id": -1}
 
 
 def entry(name, rows, ops, fused):

@@ -158,6 +158,68 @@ void parseBertFamily(FieldReader &r, Family family, ModelSpec &s) {
 
 } // namespace
 
+/// T5 (T5Config): an encoder–decoder of pre-LN blocks with RMSNorm (no
+/// mean, no bias), no biases, no positions but a relative bias on the
+/// scores (each stack's first layer's table, by bucket of the distance),
+/// scores not scaled by 1/sqrt(d_kv), heads of d_kv columns. v1.0 (T5's)
+/// has a ReLU feed-forward and a head tied to the embedding, fed the final
+/// norm's output times d_model^-0.5; v1.1 and Flan-T5 a gated GELU (tanh)
+/// and an untied head. The context and the source length are n_positions
+/// (512; tfmc --context changes both): relative positions have no table.
+void config::parseT5(FieldReader &r, ModelSpec &s) {
+  s.family = Family::T5;
+  s.architecture = Architecture::EncoderDecoder;
+  s.norm = Norm::RmsNorm;
+  s.positions = Positions::None;
+  s.ropeTheta = 0.0;
+  s.attnScale = 1.0;
+  s.dim = r.positive("d_model", false, 512);
+  s.headDim = r.positive("d_kv", false, 64);
+  s.hiddenDim = r.positive("d_ff", false, 2048);
+  s.nEncoderLayers = r.positive("num_layers", false, 6);
+  s.nLayers = r.has("num_decoder_layers") && r.raw("num_decoder_layers")->kind() !=
+                                                 json::Value::Null
+                  ? r.positive("num_decoder_layers", true)
+                  : s.nEncoderLayers;
+  s.nHeads = r.positive("num_heads", false, 8);
+  s.nKvHeads = s.nHeads;
+  s.vocabSize = r.positive("vocab_size", false, 32128);
+  s.contextLength = r.positive("n_positions", false, 512);
+  s.sourceLength = s.contextLength;
+  s.relativeBuckets = r.positive("relative_attention_num_buckets", false, 32);
+  s.relativeMaxDistance = r.positive("relative_attention_max_distance", false, 128);
+  s.normEps = positiveNumber(r, "layer_norm_epsilon", 1e-6);
+  s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  s.outputScale = s.tiedEmbeddings ? 1.0 / std::sqrt(double(s.dim)) : 1.0;
+  int64_t pad = tokenId(r, "pad_token_id", 0, s.vocabSize);
+  s.bosTokenId = pad; // T5 has none; generation starts at decoder_start_token_id
+  s.eosTokenId = tokenId(r, "eos_token_id", 1, s.vocabSize);
+  s.decoderStartTokenId = tokenId(r, "decoder_start_token_id", pad, s.vocabSize);
+  // transformers' T5Config: "[gated-]ACT"; "gated-gelu" is the tanh GELU.
+  std::string proj = r.string("feed_forward_proj", false, "relu");
+  llvm::StringRef act(proj);
+  s.ffn = act.consume_front("gated-") ? FfnKind::Gated : FfnKind::Plain;
+  const std::pair<const char *, Activation> kinds[] = {
+      {"relu", Activation::Relu}, {"gelu", Activation::Gelu}, {"silu", Activation::Silu}};
+  bool known = false;
+  for (const auto &[name, activation] : kinds)
+    if (act == name) {
+      s.activation = activation;
+      known = true;
+    }
+  if (proj == "gated-gelu")
+    s.activation = Activation::GeluTanh;
+  if (!r.failed() && !known)
+    r.fail("feed_forward_proj",
+           "found " + quoted(proj) +
+               ", expected \"relu\", \"gelu\", \"silu\" or one of them after \"gated-\" "
+               "(T5Config's ACT or gated-ACT)");
+  requireValue(r, "is_encoder_decoder", true, "tfm compiles T5 as an encoder-decoder");
+  FieldNames names{"d_model", "d_ff", "num_decoder_layers", "num_heads",
+                   "num_heads", "d_kv", "vocab_size", "n_positions"};
+  checkSpec(r, s, names);
+}
+
 void config::parseLlama(FieldReader &r, ModelSpec &s) {
   s.family = Family::Llama;
   s.norm = Norm::RmsNorm;
@@ -662,6 +724,8 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
   case Family::Camembert:
   case Family::XlmRoberta:
     return parseBertFamily(r, family, s);
+  case Family::T5:
+    return parseT5(r, s);
   case Family::Transformer:
     return parseTransformer(r, s);
   }

@@ -70,6 +70,7 @@ void parseBloom(FieldReader &r, ModelSpec &s);
 void parseMpt(FieldReader &r, const std::string &path, ModelSpec &s);
 void parseGptNeox(FieldReader &r, ModelSpec &s);
 void parseFalcon(FieldReader &r, ModelSpec &s);
+void parseT5(FieldReader &r, ModelSpec &s);
 void parseTransformer(FieldReader &r, ModelSpec &s);
 
 } // namespace tfm::config

@@ -217,6 +217,28 @@ void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
                                 std::to_string(s.tokenTypes) +
                                 " token types, expected both >= 0 and an offset only with "
                                 "learned positions");
+  bool encDec = s.encoderDecoder();
+  if (!r.failed() && (encDec != (s.nEncoderLayers > 0) || encDec != (s.sourceLength > 0) ||
+                      encDec != (s.decoderStartTokenId >= 0)))
+    r.fail(f.nLayers, std::string("comes with ") + std::to_string(s.nEncoderLayers) +
+                          " encoder layers, a source length of " +
+                          std::to_string(s.sourceLength) + " and decoder start token " +
+                          std::to_string(s.decoderStartTokenId) + ", expected all three " +
+                          (encDec ? "positive (an encoder-decoder)" : "unset (0, 0, -1)"));
+  if (!r.failed() && s.decoderStartTokenId >= s.vocabSize)
+    r.fail(f.vocabSize, "is " + std::to_string(s.vocabSize) + ", expected more than the "
+                        "decoder start token " + std::to_string(s.decoderStartTokenId));
+  if (!r.failed() && s.relativeBuckets > 0 &&
+      (s.positions != Positions::None || s.relativeBuckets % 2 != 0 ||
+       s.relativeMaxDistance < s.relativeBuckets / 2))
+    r.fail(f.contextLength, "comes with " + std::to_string(s.relativeBuckets) +
+                                " relative buckets up to distance " +
+                                std::to_string(s.relativeMaxDistance) +
+                                ", expected an even count, a distance of at least half of it, "
+                                "and no other positions");
+  if (!r.failed() && !(s.outputScale > 0.0 && std::isfinite(s.outputScale)))
+    r.fail(f.dim, "comes with an output scale of " + std::to_string(s.outputScale) +
+                      ", expected a positive number");
   if (!r.failed() && s.encoder() && s.slidingWindow > 0)
     r.fail(f.contextLength, "comes with a sliding window in an encoder, expected none: an "
                             "encoder's tokens attend to every other");
@@ -428,6 +450,8 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("dim", s.dim, true);
   visit("hidden_dim", s.hiddenDim, true);
   visit("n_layers", s.nLayers, true);
+  visit("n_encoder_layers", s.nEncoderLayers, false);
+  visit("source_length", s.sourceLength, false);
   visit("n_heads", s.nHeads, true);
   visit("n_kv_heads", s.nKvHeads, true);
   visit("head_dim", s.headDim, true);
@@ -445,6 +469,8 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("rope_long_factors", s.ropeLongFactors, false);
   visit("rope_original_context", s.ropeOriginalContext, false);
   visit("rope_attn_factor", s.ropeAttnFactor, false);
+  visit("relative_buckets", s.relativeBuckets, false);
+  visit("relative_max_distance", s.relativeMaxDistance, false);
   visit("sliding_window", s.slidingWindow, false);
   visit("sliding_window_pattern", s.slidingWindowPattern, false);
   visit("rope_local_theta", s.ropeLocalTheta, false);
@@ -472,10 +498,12 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("attn_softcap", s.attnSoftcap, false);
   visit("final_softcap", s.finalSoftcap, false);
   visit("embedding_scale", s.embeddingScale, false);
+  visit("output_scale", s.outputScale, false);
   visit("tied_embeddings", s.tiedEmbeddings, false);
   visit("bos_token_id", s.bosTokenId, false);
   visit("eos_token_id", s.eosTokenId, false);
   visit("eos_token_id_list", s.eosTokenIdList, false);
+  visit("decoder_start_token_id", s.decoderStartTokenId, false);
 }
 
 /// Reads one canonical field; every field is required.

@@ -44,6 +44,9 @@ struct RoleRow {
   bool perLayer;
   const char *kernelRole; // the kernel a projection of this role feeds, or ""
   HfModule hf[kFamilyCount];
+  /// The stem inside an encoder-decoder's stacks, where llama.cpp's T5
+  /// names differ (attn_o); null: `stem`.
+  const char *stackedStem = nullptr;
 };
 
 constexpr HfModule kNone{nullptr, HfLayout::Same};
@@ -96,7 +99,8 @@ constexpr RoleRow kRoles[] = {
     {TensorRole::AttnOutput, "attn_output", true, "attn_out",
      {{"self_attn.o_proj", kSame}, {"attn.c_proj", kT}, {"self_attention.dense", kSame},
       {"attn.out_proj", kSame}, {"attention.dense", kSame}, {"self_attention.dense", kSame}, {"self_attn.o_proj", kSame}, {"self_attn.o_proj", kSame},
-      {"attention.output.dense", kSame}}},
+      {"attention.output.dense", kSame}},
+     "attn_o"},
         // Gemma's norms of the attention's and the feed-forward's outputs (its
     // post_attention_layernorm is not Llama's, which normalises the
     // feed-forward's input: Gemma's pre_feedforward_layernorm).
@@ -125,6 +129,13 @@ constexpr RoleRow kRoles[] = {
      {kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"post_feedforward_layernorm", kSame}}},
     {TensorRole::LayerOutputNorm, "layer_output_norm", true, "",
      {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, {"output.LayerNorm", kSame}}},
+    // An encoder-decoder's (Hugging Face's names: t5HfName).
+    {TensorRole::AttnRelBias, "attn_rel_b", true, "", {}},
+    {TensorRole::CrossAttnNorm, "cross_attn_norm", true, "", {}},
+    {TensorRole::CrossAttnQ, "cross_attn_q", true, "cross_in", {}},
+    {TensorRole::CrossAttnK, "cross_attn_k", true, "cross_kv", {}},
+    {TensorRole::CrossAttnV, "cross_attn_v", true, "cross_kv", {}},
+    {TensorRole::CrossAttnOutput, "cross_attn_o", true, "cross_out", {}},
     {TensorRole::OutputNorm, "output_norm", false, "",
      {{"model.norm", kSame}, {"ln_f", kSame}, {"ln_f", kSame}, {"transformer.norm_f", kSame},
       {"gpt_neox.final_layer_norm", kSame}, {"transformer.ln_f", kSame}, {"model.norm", kSame}, {"model.norm", kSame}}},
@@ -148,9 +159,28 @@ const char *partSuffix(TensorPart part) { return part == TensorPart::Weight ? "w
 
 } // namespace
 
+/// "enc.", "dec." or "": the prefix of a stack's names.
+static const char *stackPrefix(Stack stack) {
+  switch (stack) {
+  case Stack::Encoder:
+    return "enc.";
+  case Stack::Decoder:
+    return "dec.";
+  case Stack::Only:
+    break;
+  }
+  return "";
+}
+
+static const char *stemIn(const RoleRow &r, Stack stack) {
+  return stack != Stack::Only && r.stackedStem ? r.stackedStem : r.stem;
+}
+
 std::string TensorId::name() const {
-  std::string name = layer >= 0 ? "blk." + std::to_string(layer) + "." : "";
-  return name + row(role).stem + "." + partSuffix(part);
+  std::string name = stackPrefix(stack);
+  if (layer >= 0)
+    name += "blk." + std::to_string(layer) + ".";
+  return name + stemIn(row(role), stack) + "." + partSuffix(part);
 }
 
 std::optional<TensorId> tfm::parseTensorName(llvm::StringRef name) {
@@ -161,6 +191,9 @@ std::optional<TensorId> tfm::parseTensorName(llvm::StringRef name) {
     id.part = TensorPart::Bias;
   else
     return std::nullopt;
+  for (Stack stack : {Stack::Encoder, Stack::Decoder})
+    if (name.consume_front(stackPrefix(stack)))
+      id.stack = stack;
   if (name.consume_front("blk.")) {
     auto [index, stem] = name.split('.');
     unsigned layer;
@@ -170,7 +203,7 @@ std::optional<TensorId> tfm::parseTensorName(llvm::StringRef name) {
     name = stem;
   }
   for (const RoleRow &r : kRoles)
-    if (name == r.stem && r.perLayer == (id.layer >= 0)) {
+    if (name == stemIn(r, id.stack) && r.perLayer == (id.layer >= 0)) {
       id.role = r.role;
       return id;
     }
@@ -197,8 +230,10 @@ llvm::ArrayRef<RopeFactorTensor> tfm::ropeFactorTensors() {
 
 std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   std::vector<ModelTensor> tensors;
+  Stack stack = Stack::Only; // of the layers being listed
   auto add = [&](TensorRole role, int64_t layer, TensorPart part, std::vector<int64_t> shape) {
-    TensorId id{role, layer, part};
+    TensorId id{role, layer, part, layer >= 0 || role == TensorRole::OutputNorm ? stack
+                                                                              : Stack::Only};
     tensors.push_back({id, id.name(), std::move(shape)});
   };
   auto norm = [&](TensorRole role, int64_t layer) {
@@ -211,16 +246,7 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
     if (bias)
       add(role, layer, TensorPart::Bias, {out});
   };
-
-  add(TensorRole::TokenEmbedding, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
-  if (spec.embeddingNorm)
-    norm(TensorRole::TokenEmbeddingNorm, -1);
-  if (spec.positions == Positions::Learned)
-    add(TensorRole::PositionEmbedding, -1, TensorPart::Weight,
-        {spec.contextLength + spec.positionOffset, spec.dim});
-  if (spec.tokenTypes > 0)
-    add(TensorRole::TokenTypes, -1, TensorPart::Weight, {spec.tokenTypes, spec.dim});
-  for (int64_t l = 0; l < spec.nLayers; ++l) {
+  auto layer = [&](int64_t l, bool crossAttention) {
     norm(attnNormRole(spec), l);
     if (spec.parallelNorms == 2)
       norm(ffnNormRole(spec), l);
@@ -236,8 +262,17 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
       add(TensorRole::AttnKNorm, l, TensorPart::Weight, {spec.headDim});
     }
     projection(TensorRole::AttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
+    if (spec.relativeBuckets > 0 && l == 0) // the stack's one table
+      add(TensorRole::AttnRelBias, l, TensorPart::Weight, {spec.relativeBuckets, spec.nHeads});
     if (spec.sandwichNorms)
       norm(TensorRole::AttnPostNorm, l);
+    if (crossAttention) {
+      norm(TensorRole::CrossAttnNorm, l);
+      projection(TensorRole::CrossAttnQ, l, spec.qDim(), spec.dim, spec.qkvBias);
+      projection(TensorRole::CrossAttnK, l, spec.kvDim(), spec.dim, spec.qkvBias);
+      projection(TensorRole::CrossAttnV, l, spec.kvDim(), spec.dim, spec.qkvBias);
+      projection(TensorRole::CrossAttnOutput, l, spec.dim, spec.qDim(), spec.attnOutBias);
+    }
     if (!spec.parallelResidual)
       norm(ffnNormRole(spec), l);
     if (spec.fusedGateUp) {
@@ -250,9 +285,29 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
     projection(TensorRole::FfnDown, l, spec.dim, spec.hiddenDim, spec.ffnBias);
     if (spec.sandwichNorms)
       norm(TensorRole::FfnPostNorm, l);
+  };
+
+  add(TensorRole::TokenEmbedding, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
+  if (spec.embeddingNorm)
+    norm(TensorRole::TokenEmbeddingNorm, -1);
+  if (spec.positions == Positions::Learned)
+    add(TensorRole::PositionEmbedding, -1, TensorPart::Weight,
+        {spec.contextLength + spec.positionOffset, spec.dim});
+  if (spec.tokenTypes > 0)
+    add(TensorRole::TokenTypes, -1, TensorPart::Weight, {spec.tokenTypes, spec.dim});
+  if (spec.encoderDecoder()) { // the encoder's stack and its final norm first
+    stack = Stack::Encoder;
+    for (int64_t l = 0; l < spec.nEncoderLayers; ++l)
+      layer(l, /*crossAttention=*/false);
+    if (spec.outputNorm())
+      norm(TensorRole::OutputNorm, -1);
+    stack = Stack::Decoder;
   }
+  for (int64_t l = 0; l < spec.nLayers; ++l)
+    layer(l, spec.encoderDecoder());
   if (spec.outputNorm())
     norm(TensorRole::OutputNorm, -1);
+  stack = Stack::Only;
   if (!spec.tiedEmbeddings && !spec.encoder()) // no family biases its output head
     add(TensorRole::Output, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
   return tensors;
@@ -287,6 +342,12 @@ double tfm::storedMinusRead(const ModelSpec &spec, llvm::StringRef manifestName,
   case TensorRole::TokenEmbedding:
   case TensorRole::PositionEmbedding:
   case TensorRole::TokenTypes:         // BERT's
+  case TensorRole::AttnRelBias:        // T5's
+  case TensorRole::CrossAttnNorm:
+  case TensorRole::CrossAttnQ:
+  case TensorRole::CrossAttnK:
+  case TensorRole::CrossAttnV:
+  case TensorRole::CrossAttnOutput:
   case TensorRole::AttnOutputNorm:
   case TensorRole::LayerOutputNorm:
   case TensorRole::TokenEmbeddingNorm: // no Gemma tensor
@@ -348,10 +409,61 @@ static Family namesOf(Family family) {
   case Family::Phi3:
   case Family::Gemma2:
   case Family::Bert:
+  case Family::T5:
   case Family::Transformer:
     break;
   }
   return family;
+}
+
+/// T5's Hugging Face name of tensor `id` (T5ForConditionalGeneration's
+/// modules: each block's layer 0 is its self-attention, then the decoder's
+/// cross-attention, then the feed-forward), or none.
+static std::optional<std::string> t5HfName(const ModelSpec &spec, const TensorId &id) {
+  std::string stack = id.stack == Stack::Encoder ? "encoder." : "decoder.";
+  std::string block = stack + "block." + std::to_string(id.layer) + ".layer.";
+  std::string ffn = block + (id.stack == Stack::Encoder ? "1." : "2.");
+  bool gated = spec.ffn == FfnKind::Gated;
+  switch (id.role) {
+  case TensorRole::TokenEmbedding:
+    return std::string("shared");
+  case TensorRole::Output:
+    return std::string("lm_head");
+  case TensorRole::OutputNorm:
+    return stack + "final_layer_norm";
+  case TensorRole::AttnNorm:
+    return block + "0.layer_norm";
+  case TensorRole::AttnQ:
+    return block + "0.SelfAttention.q";
+  case TensorRole::AttnK:
+    return block + "0.SelfAttention.k";
+  case TensorRole::AttnV:
+    return block + "0.SelfAttention.v";
+  case TensorRole::AttnOutput:
+    return block + "0.SelfAttention.o";
+  case TensorRole::AttnRelBias:
+    return block + "0.SelfAttention.relative_attention_bias";
+  case TensorRole::CrossAttnNorm:
+    return block + "1.layer_norm";
+  case TensorRole::CrossAttnQ:
+    return block + "1.EncDecAttention.q";
+  case TensorRole::CrossAttnK:
+    return block + "1.EncDecAttention.k";
+  case TensorRole::CrossAttnV:
+    return block + "1.EncDecAttention.v";
+  case TensorRole::CrossAttnOutput:
+    return block + "1.EncDecAttention.o";
+  case TensorRole::FfnNorm:
+    return ffn + "layer_norm";
+  case TensorRole::FfnGate:
+    return ffn + "DenseReluDense.wi_0";
+  case TensorRole::FfnUp:
+    return ffn + (gated ? "DenseReluDense.wi_1" : "DenseReluDense.wi");
+  case TensorRole::FfnDown:
+    return ffn + "DenseReluDense.wo";
+  default:
+    return std::nullopt;
+  }
 }
 
 /// The prefix a file may put in front of every name: the table's, except
@@ -367,6 +479,17 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
     if (!parseTensorName(manifestName))
       return failure("tensor '" + manifestName.str() + "' is not a manifest tensor name");
     return HfTensorName{{manifestName.str()}, HfLayout::Same};
+  case Family::T5: {
+    std::optional<TensorId> id = parseTensorName(manifestName);
+    std::optional<std::string> name = id ? t5HfName(config, *id) : std::nullopt;
+    if (!name)
+      return failure("tensor '" + manifestName.str() + "' has no Hugging Face name in T5");
+    HfTensorName out{{*name + "." + partSuffix(id->part)}, HfLayout::Same};
+    if (id->role == TensorRole::TokenEmbedding) // saved under the stacks' names too
+      for (const char *alias : {"encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
+        out.names.push_back(alias);
+    return out;
+  }
   case Family::Llama:
   case Family::Mistral:
   case Family::Qwen2:

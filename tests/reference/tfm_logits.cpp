@@ -10,8 +10,9 @@
 // encoder's library (BERT's) takes --prefill 0: it encodes all tokens in one
 // call and writes their hidden states [count, hidden], or with --pooling
 // mean|cls|last (and --normalize) the pooled row [1, hidden], as tfm-run
-// --embeddings does. The reference tests compare them with an independent
-// PyTorch forward pass.
+// --embeddings does. An encoder-decoder's (T5's) takes --source ids: it
+// encodes them first, and --tokens are the decoder's. The reference tests
+// compare them with an independent PyTorch forward pass.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/common/CommandLine.h"
@@ -62,7 +63,7 @@ llvm::Error writeEncoded(Session &session, const std::vector<int32_t> &tokens, P
 
 llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
                 const std::string &tokenList, int64_t prefillCount, const std::string &outPath,
-                int threads, Pooling pooling, bool normalize) {
+                int threads, Pooling pooling, bool normalize, const std::string &sourceList) {
   if (threads < 1)
     return failure("--threads is " + std::to_string(threads) + ", expected at least 1");
   llvm::Expected<std::vector<int32_t>> tokens = parseTokens(tokenList);
@@ -95,6 +96,17 @@ llvm::Error run(const std::string &modelDir, const std::string &weightsPath,
   if (!session)
     return session.takeError();
 
+  if ((*session)->hasSource() != !sourceList.empty())
+    return failure((*session)->hasSource()
+                       ? "an encoder-decoder decodes after a source: pass --source ids"
+                       : "--source: the model has no encoder to read a source");
+  if ((*session)->hasSource()) {
+    llvm::Expected<std::vector<int32_t>> source = parseTokens(sourceList);
+    if (!source)
+      return source.takeError();
+    if (llvm::Expected<std::vector<float>> encoded = (*session)->encode(*source); !encoded)
+      return encoded.takeError();
+  }
   if ((*session)->isEncoder()) {
     if (prefillCount != 0)
       return failure("--prefill is " + std::to_string(prefillCount) +
@@ -143,6 +155,9 @@ int main(int argc, char **argv) {
                                cl::init("none"), cl::cat(category));
   cl::opt<bool> normalize("normalize", cl::desc("An encoder's rows scaled to unit length"),
                           cl::cat(category));
+  cl::opt<std::string> source("source",
+                              cl::desc("An encoder-decoder's source ids, encoded first"),
+                              cl::value_desc("ids"), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   tfm::parseCommandLine(argc, argv, "tfm-logits: logits of a compiled model\n");
 
@@ -152,7 +167,8 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
-  if (llvm::Error e = run(modelDir, weights, tokenList, prefill, out, threads, *pooled, normalize)) {
+  if (llvm::Error e =
+          run(modelDir, weights, tokenList, prefill, out, threads, *pooled, normalize, source)) {
     llvm::errs() << "tfm-logits: error: " << llvm::toString(std::move(e)) << "\n";
     return 1;
   }

@@ -34,7 +34,7 @@ llvm::Expected<WeightTensor> tfm::weightTensorFor(std::string name,
            id->role == TensorRole::TokenEmbeddingNorm || id->role == TensorRole::AttnQNorm ||
            id->role == TensorRole::AttnKNorm || id->role == TensorRole::AttnPostNorm ||
            id->role == TensorRole::FfnPostNorm || id->role == TensorRole::AttnOutputNorm ||
-           id->role == TensorRole::LayerOutputNorm)
+           id->role == TensorRole::LayerOutputNorm || id->role == TensorRole::CrossAttnNorm)
     t.init = InitKind::NormGain;
   else if (matrix)
     t.bound = 1.0 / std::sqrt(double(shape[1]));

@@ -225,6 +225,8 @@ loadSpec(const std::optional<tfm::DownloadedModel> &downloaded) {
                         std::to_string(spec->contextLength) + " positions");
   // Checked as a config's context is: the cache must stay indexable.
   spec->contextLength = contextOverride;
+  if (spec->encoderDecoder()) // T5's n_positions: the source's length as the context's
+    spec->sourceLength = contextOverride;
   Expected<tfm::ModelSpec> checked =
       tfm::parseCanonicalSpec(spec->canonicalJson(), inputPath + " with --context", "");
   if (!checked)

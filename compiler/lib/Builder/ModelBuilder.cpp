@@ -36,27 +36,32 @@ struct Declarations {
   llvm::StringMap<MemRefType> caches;
 };
 
-std::string cacheName(int64_t layer, bool key) {
-  return "blk." + std::to_string(layer) + (key ? ".key" : ".value");
+/// Layer `layer`'s self-attention cache in `stack` ("blk.0.key",
+/// "enc.blk.0.key"), or its cross-attention cache of the source
+/// ("blk.0.cross_key").
+std::string cacheName(Stack stack, int64_t layer, bool key, bool cross = false) {
+  return std::string(stack == Stack::Encoder ? "enc." : "") + "blk." + std::to_string(layer) +
+         (cross ? ".cross_" : ".") + (key ? "key" : "value");
 }
 
 /// Emits one entry function. `rows` is the token-row dimension of every
 /// activation: ShapedType::kDynamic for prefill, score and encode, 1 for
 /// decode. `lastRowOnly`: the logits of the call's last token only
-/// (prefill), not of every row (score). An encoder's entry returns every
-/// row's hidden state instead of logits.
+/// (prefill), not of every row (score). `encoding`: the encode entry, which
+/// returns every row's hidden state instead of logits, and of an
+/// encoder-decoder also computes each decoder layer's cross-attention keys
+/// and values of them into its source caches.
 class EntryBuilder {
 public:
   EntryBuilder(OpBuilder &builder, const ModelSpec &spec, const Declarations &decls,
-               int64_t rows, bool lastRowOnly)
+               int64_t rows, bool lastRowOnly, bool encoding)
       : b(builder), spec(spec), decls(decls), rows(rows), lastRowOnly(lastRowOnly),
-        loc(builder.getUnknownLoc()), f32(builder.getF32Type()) {}
+        encoding(encoding), loc(builder.getUnknownLoc()), f32(builder.getF32Type()) {}
 
   void build(StringRef name) {
     auto tokensType = RankedTensorType::get({rows}, b.getI32Type());
     int64_t outRows = lastRowOnly ? 1 : rows;
-    auto outType =
-        RankedTensorType::get({outRows, spec.encoder() ? spec.dim : spec.vocabSize}, f32);
+    auto outType = RankedTensorType::get({outRows, encoding ? spec.dim : spec.vocabSize}, f32);
     auto fn = func::FuncOp::create(b, b.getUnknownLoc(), name,
                                    b.getFunctionType({tokensType}, {outType}));
     fn->setAttr(attrs::kEntry, b.getStringAttr(name));
@@ -69,16 +74,22 @@ public:
     x = addPositions(x);
     if (spec.embeddingNorm)
       x = norm(x, TensorRole::TokenEmbeddingNorm);
+    if (encoding && spec.encoderDecoder()) {
+      x = encodeSource(x);
+      func::ReturnOp::create(b, loc, x);
+      return;
+    }
+    stack = spec.encoderDecoder() ? Stack::Decoder : Stack::Only;
     for (int64_t i = 0; i < spec.nLayers; ++i)
       x = layer(x, i);
-    if (spec.encoder()) { // its hidden states, post-LN's last norm applied
+    if (encoding) { // an encoder's hidden states, post-LN's last norm applied
       func::ReturnOp::create(b, loc, x);
       return;
     }
     at("output");
     if (lastRowOnly && ShapedType::isDynamic(rows))
       x = LastRowOp::create(b, loc, x);
-    Value h = spec.outputNorm() ? norm(x, TensorRole::OutputNorm) : x;
+    Value h = spec.outputNorm() ? norm(x, TensorRole::OutputNorm, -1, spec.outputScale) : x;
     Value logits = spec.tiedEmbeddings
                        ? LinearOp::create(b, loc, h, weight(TensorRole::TokenEmbedding), Value())
                        : project(h, TensorRole::Output, -1, /*withBias=*/false);
@@ -91,11 +102,53 @@ private:
   /// Ops created from here on belong to `name` (a diagnostic's location).
   void at(const std::string &name) { loc = NameLoc::get(b.getStringAttr(name)); }
 
+  /// An encoder-decoder's encode: the encoder's layers over the source and
+  /// its final norm, then each decoder layer's cross-attention keys and
+  /// values of the result, stored in its source caches once.
+  Value encodeSource(Value x) {
+    stack = Stack::Encoder;
+    for (int64_t i = 0; i < spec.nEncoderLayers; ++i)
+      x = layer(x, i);
+    at("enc.output");
+    if (spec.outputNorm())
+      x = norm(x, TensorRole::OutputNorm);
+    stack = Stack::Decoder;
+    for (int64_t i = 0; i < spec.nLayers; ++i) {
+      at("dec.blk." + std::to_string(i) + ".cross_attn");
+      KvStoreOp::create(b, loc, project(x, TensorRole::CrossAttnK, i, spec.qkvBias),
+                        cache(cacheName(Stack::Decoder, i, true, true)));
+      KvStoreOp::create(b, loc, project(x, TensorRole::CrossAttnV, i, spec.qkvBias),
+                        cache(cacheName(Stack::Decoder, i, false, true)));
+    }
+    // The caller's copy, written by a launch of its own: what a call
+    // returns is written once, after every launch that reads it.
+    at("enc.output");
+    return sliceCols(x, 0, spec.dim);
+  }
+
+  /// A layer's attention over the source (an encoder-decoder's decoder):
+  /// its queries against the source caches encode filled, every source
+  /// token seen, then its output projection.
+  Value crossAttention(Value h, int64_t i) {
+    Value q = project(h, TensorRole::CrossAttnQ, i, spec.qkvBias);
+    Value attended = AttentionOp::create(
+        b, loc, q, cache(cacheName(stack, i, true, true)),
+        cache(cacheName(stack, i, false, true)), Value(), b.getI64IntegerAttr(spec.nHeads),
+        b.getI64IntegerAttr(spec.nKvHeads), b.getI64IntegerAttr(spec.headDim),
+        b.getDenseF32ArrayAttr({}), b.getI64IntegerAttr(0), b.getI64IntegerAttr(0),
+        b.getF64FloatAttr(spec.attnScale), b.getF64FloatAttr(0.0), b.getBoolAttr(false),
+        b.getI64IntegerAttr(0));
+    return project(attended, TensorRole::CrossAttnOutput, i, spec.attnOutBias);
+  }
+
   /// Pre-LN: x + attn(n1(x)), then + ffn(n2(.)). Post-LN: n1(x + attn(x)),
   /// then n2(. + ffn(.)). Parallel: x + attn(n1(x)) + ffn(n2(x)), n2 = n1
   /// with one shared norm.
   Value layer(Value x, int64_t i) {
-    std::string blk = "blk." + std::to_string(i);
+    std::string blk = std::string(stack == Stack::Encoder   ? "enc."
+                                  : stack == Stack::Decoder ? "dec."
+                                                            : "") +
+                      "blk." + std::to_string(i);
     at(blk + ".attn");
     bool post = spec.normPosition == NormPosition::Post;
     Value attnIn = post ? x : norm(x, attnNormRole(spec), i);
@@ -111,6 +164,13 @@ private:
     x = AddOp::create(b, loc, x, attended);
     if (post)
       x = norm(x, attnNormRole(spec), i);
+    if (stack == Stack::Decoder) { // an encoder-decoder's decoder
+      at(blk + ".cross_attn");
+      Value crossIn = post ? x : norm(x, TensorRole::CrossAttnNorm, i);
+      x = AddOp::create(b, loc, x, crossAttention(crossIn, i));
+      if (post)
+        x = norm(x, TensorRole::CrossAttnNorm, i);
+    }
     at(blk + ".ffn");
     Value ffnIn = post ? x : norm(x, TensorRole::FfnNorm, i);
     Value ffnOut = feedForward(ffnIn, i);
@@ -141,11 +201,14 @@ private:
       q = rope(q, i);
       k = rope(k, i);
     }
-    Value keyCache = cache(cacheName(i, true));
-    Value valueCache = cache(cacheName(i, false));
+    Value keyCache = cache(cacheName(stack, i, true));
+    Value valueCache = cache(cacheName(stack, i, false));
     KvStoreOp::create(b, loc, k, keyCache);
     KvStoreOp::create(b, loc, v, valueCache);
+    // T5's bias table: the stack's first layer's, shared by its layers.
+    bool relative = spec.relativeBuckets > 0;
     Value attended = AttentionOp::create(b, loc, q, keyCache, valueCache,
+                                         relative ? weight(TensorRole::AttnRelBias, 0) : Value(),
                                          b.getI64IntegerAttr(spec.nHeads),
                                          b.getI64IntegerAttr(spec.nKvHeads),
                                          b.getI64IntegerAttr(spec.headDim),
@@ -154,7 +217,9 @@ private:
                                          b.getI64IntegerAttr(slidingWindowOf(spec, i)),
                                          b.getF64FloatAttr(spec.attnScale),
                                          b.getF64FloatAttr(spec.attnSoftcap),
-                                         b.getBoolAttr(!spec.encoder()));
+                                         b.getBoolAttr(!bidirectional()),
+                                         b.getI64IntegerAttr(relative ? spec.relativeMaxDistance
+                                                                      : 0));
     return project(attended, TensorRole::AttnOutput, i, spec.attnOutBias);
   }
 
@@ -198,8 +263,14 @@ private:
     return x;
   }
 
+  /// Whether the layers being built attend in both directions: an
+  /// encoder's (BERT's, or an encoder-decoder's over its source).
+  bool bidirectional() const { return spec.encoder() || stack == Stack::Encoder; }
+
   Value weight(TensorRole role, int64_t layer = -1, TensorPart part = TensorPart::Weight) {
-    std::string name = TensorId{role, layer, part}.name();
+    // Layers and their final norm belong to the stack being built.
+    Stack of = layer >= 0 || role == TensorRole::OutputNorm ? stack : Stack::Only;
+    std::string name = TensorId{role, layer, part, of}.name();
     return WeightOp::create(b, loc, decls.weights.lookup(name), name);
   }
 
@@ -207,7 +278,9 @@ private:
     return KvCacheOp::create(b, loc, decls.caches.lookup(name), name);
   }
 
-  Value norm(Value x, TensorRole role, int64_t layer = -1) {
+  /// The norm of `role`; `scale` multiplies an RMSNorm's output (T5's
+  /// final norm before a tied head).
+  Value norm(Value x, TensorRole role, int64_t layer = -1, double scale = 1.0) {
     FloatAttr eps = b.getF64FloatAttr(spec.normEps);
     Value w = weight(role, layer);
     switch (spec.norm) {
@@ -217,7 +290,8 @@ private:
     case Norm::RmsNorm:
       break;
     }
-    return RmsNormOp::create(b, loc, x, w, eps, b.getF64FloatAttr(spec.normWeightOffset));
+    return RmsNormOp::create(b, loc, x, w, eps, b.getF64FloatAttr(spec.normWeightOffset),
+                             b.getF64FloatAttr(scale));
   }
 
   Value headNorm(Value x, TensorRole role, int64_t layer) {
@@ -273,7 +347,8 @@ private:
   const ModelSpec &spec;
   const Declarations &decls;
   int64_t rows;
-  bool lastRowOnly;
+  bool lastRowOnly, encoding;
+  Stack stack = Stack::Only; // the layers being built
   Location loc;
   Type f32;
 };
@@ -293,6 +368,13 @@ llvm::Error checkSupported(const ModelSpec &spec, int64_t prefillChunk) {
                                    std::to_string(prefillChunk) + " must be in [1, " +
                                    std::to_string(spec.contextLength) +
                                    "] (the context length)");
+  // One encode takes the whole source: the kernels' most rows are its.
+  if (spec.encoderDecoder() && prefillChunk != spec.sourceLength)
+    return failure("model '" + spec.name + "': prefill chunk " + std::to_string(prefillChunk) +
+                   ", expected the source length " + std::to_string(spec.sourceLength) +
+                   " of an encoder-decoder (encode takes the whole source in one call)");
+  if (spec.outputScale != 1.0 && spec.norm != Norm::RmsNorm)
+    return failure("model '" + spec.name + "': an output scale is an RMSNorm's (T5's)");
   return llvm::Error::success();
 }
 
@@ -342,23 +424,35 @@ llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context, const Mod
     WeightDeclOp::create(b, b.getUnknownLoc(), tensor.name, type);
     decls.weights[tensor.name] = type;
   }
-  MemRefType cacheBuffer = cacheBufferType(cacheElementType, spec.contextLength, spec.kvDim(),
-                                           /*transposed=*/false, /*sliding=*/false);
+  // Every stack's self-attention caches of a position per row; an
+  // encoder-decoder's decoder layers also a source cache of keys and of
+  // values, a row per source token.
+  auto declare = [&](const std::string &name, int64_t rows, bool source) {
+    MemRefType type = cacheBufferType(cacheElementType, rows, spec.kvDim(),
+                                      /*transposed=*/false, /*sliding=*/false);
+    CacheDeclOp::create(b, b.getUnknownLoc(), name, type, source, IntegerAttr(), IntegerAttr(),
+                        IntegerAttr());
+    decls.caches[name] = type;
+  };
+  Stack decoder = spec.encoderDecoder() ? Stack::Decoder : Stack::Only;
+  for (int64_t i = 0; i < spec.nEncoderLayers; ++i)
+    for (bool key : {true, false})
+      declare(cacheName(Stack::Encoder, i, key), spec.contextLength, false);
   for (int64_t i = 0; i < spec.nLayers; ++i)
     for (bool key : {true, false}) {
-      std::string name = cacheName(i, key);
-      CacheDeclOp::create(b, b.getUnknownLoc(), name, cacheBuffer, IntegerAttr(), IntegerAttr(),
-                          IntegerAttr());
-      decls.caches[name] = cacheBuffer;
+      declare(cacheName(decoder, i, key), spec.contextLength, false);
+      if (spec.encoderDecoder())
+        declare(cacheName(decoder, i, key, /*cross=*/true), spec.sourceLength, true);
     }
 
-  if (spec.encoder()) {
-    EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false).build("encode");
+  if (spec.architecture != Architecture::Decoder)
+    EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false, /*encoding=*/true)
+        .build("encode");
+  if (spec.encoder())
     return module;
-  }
-  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/true).build("prefill");
-  EntryBuilder(b, spec, decls, 1, /*lastRowOnly=*/true).build("decode");
-  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false).build("score");
+  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/true, false).build("prefill");
+  EntryBuilder(b, spec, decls, 1, /*lastRowOnly=*/true, false).build("decode");
+  EntryBuilder(b, spec, decls, ShapedType::kDynamic, /*lastRowOnly=*/false, false).build("score");
   return module;
 }
 

@@ -164,7 +164,11 @@ std::string bufferFor(const Program &p, const KernelParam &param, const Binding 
                                                                               : "F32";
   RowWindow window = rowWindow(param);
   std::string min = cBound(window.min), extent = cBound(window.extent);
-  if (b.storage == Storage::Cache && !param.isOutput && p.caches[b.index].window > 0) {
+  if (b.storage == Storage::Cache && !param.isOutput && p.caches[b.index].source) {
+    // The encoded source's rows, which encode recorded.
+    min = "0";
+    extent = "source_rows(kv, " + std::to_string(p.caches[b.index].baseOffset) + ")";
+  } else if (b.storage == Storage::Cache && !param.isOutput && p.caches[b.index].window > 0) {
     // A sliding cache's rows from its first to the call's last: they begin
     // at or before the window rowWindow gives, which its readers keep to.
     min = cacheFirstRow(p.caches[b.index]);
@@ -284,6 +288,37 @@ void emitLaunches(std::ostringstream &c, const Program &p, const std::string &na
   c << "  return 0;\n}\n\n";
 }
 
+/// Whether the program has an encode entry (an encoder, an
+/// encoder-decoder), and a decoder's prefill, decode and score.
+bool hasEncode(const Program &p) { return p.architecture != Architecture::Decoder; }
+bool hasDecoder(const Program &p) { return p.architecture != Architecture::Encoder; }
+
+/// An encoder-decoder's first source cache, or none.
+const CacheBuffer *sourceCache(const Program &p) {
+  for (const CacheBuffer &cache : p.caches)
+    if (cache.source)
+      return &cache;
+  return nullptr;
+}
+
+/// How the driver reads and records a source cache's rows: an int64 in the
+/// KV block, at the cache's base (zeroed with the block: none yet).
+void emitSourceRows(std::ostringstream &c) {
+  c << R"C(static int32_t source_rows(const uint8_t *kv, int64_t base) {
+  int64_t rows;
+  memcpy(&rows, kv + base, sizeof rows);
+  return (int32_t)rows;
+}
+
+static void set_source_rows(uint8_t *kv, int64_t base, int64_t rows) {
+  memcpy(kv + base, &rows, sizeof rows);
+}
+
+static void record_error(void *user_context, const char *message);
+
+)C";
+}
+
 bool hasSlidingCaches(const Program &p) {
   return std::any_of(p.caches.begin(), p.caches.end(),
                      [](const CacheBuffer &cache) { return cache.window > 0; });
@@ -376,8 +411,17 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
     c << "  rc = tfm_device_enter(&device_model, w, kv, tokens, T, &s);\n  if (rc) return rc;\n";
   if (hasSlidingCaches(p))
     c << "  rc = slide_caches(kv, T, pos);\n  if (rc) return rc;\n";
+  const CacheBuffer *source = sourceCache(p);
+  if (source && entry.kind != EntryKind::Encode)
+    c << "  if (source_rows(kv, " << source->baseOffset << ") == 0) {\n"
+      << "    record_error(NULL, \"no source is encoded: call encode first\");\n"
+      << "    return TFM_ERR_CONTEXT;\n  }\n";
   for (const std::string &part : parts)
     c << "  rc = " << part << "(w, kv, arena, tokens, T, pos, logits, s);\n  if (rc) return rc;\n";
+  if (source && entry.kind == EntryKind::Encode)
+    for (const CacheBuffer &cache : p.caches)
+      if (cache.source)
+        c << "  set_source_rows(kv, " << cache.baseOffset << ", T);\n";
   c << "  return 0;\n}\n\n";
 }
 
@@ -583,6 +627,8 @@ static halide_buffer_t *view2(halide_buffer_t *b, halide_dimension_t *d, const v
     emitDeviceModel(c, p, arena);
   if (hasSlidingCaches(p))
     emitSlidingCaches(c, p);
+  if (sourceCache(p))
+    emitSourceRows(c);
   if (profiled)
     c << "#include <unistd.h>\n"
       << "static void print_to_stderr(void *user_context, const char *text) {\n"
@@ -659,7 +705,7 @@ static int enter_call(void) {
   return cpu_ready() ? TFM_ERR_CPU : 0;
 }
 
-)C" << (p.architecture == Architecture::Encoder ? kEncoderEntries : kDecoderEntries)
+)C" << (hasEncode(p) ? kEncoderEntries : "") << (hasDecoder(p) ? kDecoderEntries : "")
     << R"C(
 static void set_num_threads(int n) { tfm_parallel_for_threads(n); }
 
@@ -694,12 +740,11 @@ static const char *last_error(void) { return last_error_text; }
     << "  " << p.weights.size() << ", " << p.vocabSize << ", " << p.contextLength << ", "
     << p.prefillChunk << ",\n"
     << "  " << p.kvCacheBytes << "ull, " << arena << "ull,\n"
-    << (p.architecture == Architecture::Encoder ? "  NULL, NULL, NULL,"
-                                                : "  prefill, decode, score,")
+    << (hasDecoder(p) ? "  prefill, decode, score," : "  NULL, NULL, NULL,")
     << " set_num_threads, last_error, release_sequence,\n"
     << "  set_device, measure_device_copy, measure_device_fma,\n"
     << "  " << p.hiddenSize << ", "
-    << (p.architecture == Architecture::Encoder ? "encode" : "NULL") << ",\n};\n\n"
+    << (hasEncode(p) ? "encode" : "NULL") << ",\n};\n\n"
     << "__attribute__((visibility(\"default\"))) const tfm_model *" << modelGetName(p)
     << "(void) {\n"
     << (profiled ? "  halide_set_custom_print(print_to_stderr);\n" : "")

@@ -80,9 +80,10 @@ LogicalResult tfm::TfmDialect::verifyOperationAttribute(Operation *op, NamedAttr
   return op->emitError() << "unknown tfm attribute '" << name << "'";
 }
 
-/// Kernel arguments and results: only `tfm.token_rows`, a unit attribute.
+/// Kernel arguments and results: `tfm.token_rows` and `tfm.source_cache`,
+/// unit attributes.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr) {
-  if (attr.getName() != tfm::attrs::kTokenRows)
+  if (attr.getName() != tfm::attrs::kTokenRows && attr.getName() != tfm::attrs::kSourceCache)
     return op->emitError() << "unknown tfm argument/result attribute '"
                            << attr.getName().getValue() << "'";
   if (!isa<UnitAttr>(attr.getValue()))

@@ -184,8 +184,12 @@ LogicalResult CacheDeclOp::verify() {
     return emitOpError() << "type " << type
                          << (getWindow() ? " holds every position, but a window is given"
                                          : " slides, but no window is given");
-  if (getBase() && !getWindow())
-    return emitOpError() << "has a base slot, but does not slide (no window)";
+  if (getBase() && !getWindow() && !getSource())
+    return emitOpError() << "has a base slot, but neither slides (no window) nor is a source "
+                            "cache";
+  if (getSource() && getWindow())
+    return emitOpError() << "is a source (cross-attention) cache with a window: expected "
+                            "every source position";
   if (getWindow() && static_cast<int64_t>(*getWindow()) > type.getDimSize(0))
     return emitOpError() << "window " << *getWindow() << " is longer than its "
                          << type.getDimSize(0) << " rows";
@@ -338,6 +342,20 @@ LogicalResult AttentionOp::verify() {
   if (isSlidingCache(keys) && getWindow() == 0)
     return emitOpError() << "reads sliding caches " << keys
                          << " without a window: expected window > 0";
+  if (Value table = getRelativeBias()) {
+    auto shape = tensorType(table).getShape();
+    int64_t buckets = shape[0], maxDistance = getRelativeMaxDistance();
+    int64_t exact = getCausal() ? buckets / 2 : buckets / 4;
+    if (shape[1] != nHeads || buckets % (getCausal() ? 2 : 4) != 0 || maxDistance <= exact)
+      return emitOpError() << "relative_bias " << tensorType(table)
+                           << " with relative_max_distance " << maxDistance
+                           << ": expected [buckets, n_heads = " << nHeads
+                           << "], buckets a multiple of " << (getCausal() ? 2 : 4)
+                           << " and a maximum distance past the exact ones";
+  } else if (getRelativeMaxDistance() != 0) {
+    return emitOpError() << "has relative_max_distance " << getRelativeMaxDistance()
+                         << " without a relative_bias table";
+  }
   ArrayRef<float> slopes = getAlibiSlopes();
   if (!slopes.empty() && static_cast<int64_t>(slopes.size()) != nHeads)
     return emitOpError() << "alibi_slopes has " << slopes.size()

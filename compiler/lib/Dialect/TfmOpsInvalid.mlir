@@ -890,7 +890,7 @@ module attributes {tfm.target = ["x86-64-linux", "avx2"]} {
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.entry' must be "prefill", "decode" or "score", found 0 : i64}}
+  // expected-error@+1 {{'tfm.entry' must be "prefill", "decode", "score" or "encode", found 0 : i64}}
   func.func @entry_kind() attributes {tfm.entry = 0 : i64} {
     return
   }
@@ -933,7 +933,7 @@ module {
 // -----
 
 module {
-  // expected-error@+1 {{'tfm.entry' must be "prefill", "decode" or "score", found "train"}}
+  // expected-error@+1 {{'tfm.entry' must be "prefill", "decode", "score" or "encode", found "train"}}
   func.func @entry_unknown() attributes {tfm.entry = "train"} {
     return
   }

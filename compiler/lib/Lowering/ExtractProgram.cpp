@@ -78,15 +78,17 @@ public:
                     "' has no offset: memory was not planned (tfm-plan-memory)");
       auto type = cast<MemRefType>(decl.getType());
       cacheIndex[decl.getSymName()] = static_cast<int64_t>(out.caches.size());
-      if (decl.getWindow() && !decl.getBase())
+      if ((decl.getWindow() || decl.getSource()) && !decl.getBase())
         return fail("cache " + quoted(decl.getSymName()) +
-                    " slides but has no base slot: memory was not planned (tfm-plan-memory)");
+                    (decl.getSource() ? " is a source cache" : " slides") +
+                    " but has no base slot: memory was not planned (tfm-plan-memory)");
       out.caches.push_back({decl.getSymName().str(), type.getDimSize(0), type.getDimSize(1),
                             elemType(type).plain,
                             isTransposedCache(type) ? CacheLayout::Transposed : CacheLayout::Rows,
                             static_cast<int64_t>(*decl.getOffset()),
                             static_cast<int64_t>(decl.getWindow().value_or(0)),
-                            static_cast<int64_t>(decl.getBase().value_or(0))});
+                            static_cast<int64_t>(decl.getBase().value_or(0)),
+                            decl.getSource()});
     }
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(attrs::kKernel))
@@ -115,11 +117,13 @@ public:
     }
     std::vector<EntryKind> expected = entryKindsOf(out.architecture);
     if (seen != std::set<EntryKind>(expected.begin(), expected.end()))
+    {
+      std::string names;
+      for (EntryKind kind : expected)
+        names += (names.empty() ? "" : ", ") + std::string(entryName(kind));
       return fail(std::string("module of an ") + variantName(out.architecture) +
-                  " (tfm.config) must have " +
-                  (out.architecture == Architecture::Encoder
-                       ? "one entry, encode"
-                       : "a prefill, a decode and a score entry, and no other"));
+                  " (tfm.config) must have the entries " + names + ", each once, and no other");
+    }
 
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -175,6 +179,7 @@ private:
       return config.takeError();
     out.architecture = config->architecture;
     out.hiddenSize = config->dim;
+    out.sourceLength = config->sourceLength;
     return llvm::Error::success();
   }
 
@@ -239,6 +244,8 @@ private:
       param.shape = programShape(arg.getType());
       param.type = elemType(arg.getType());
       param.tokenRows = static_cast<bool>(fn.getArgAttr(arg.getArgNumber(), attrs::kTokenRows));
+      param.sourceCache =
+          static_cast<bool>(fn.getArgAttr(arg.getArgNumber(), attrs::kSourceCache));
       if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
         param.isCache = true;
         param.cacheLayout = isTransposedCache(memref) ? CacheLayout::Transposed : CacheLayout::Rows;

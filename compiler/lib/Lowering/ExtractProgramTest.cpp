@@ -127,7 +127,7 @@ std::vector<OpKind> opKinds(const Kernel &kernel) {
 
 std::vector<const EntryPoint *> entries(const Program &program) {
   std::vector<const EntryPoint *> all;
-  for (EntryKind kind : kEntryKinds)
+  for (EntryKind kind : entryKindsOf(program.architecture))
     all.push_back(&program.entry(kind));
   return all;
 }
@@ -345,7 +345,7 @@ TEST(ExtractProgram, ProgramFields) {
   EXPECT_EQ(program.contextLength, 48);
   EXPECT_EQ(program.vocabSize, 100);
   EXPECT_EQ(program.prefillChunk, 48); // min(contextLength, 128)
-  for (EntryKind kind : kEntryKinds)
+  for (EntryKind kind : entryKindsOf(program.architecture))
     EXPECT_EQ(program.entry(kind).kind, kind) << entryName(kind);
   // Each kernel's own IR hash names its object in the kernel cache: every
   // kernel has one, and no two kernels of a program share it.

@@ -139,9 +139,11 @@ llvm::Expected<Program> runPipeline(LoweringContext &lc, ModuleOp module,
 llvm::Expected<Program> lowerConfig(const ModelSpec &spec, const LoweringOptions &options) {
   if (options.target.empty())
     return failure("model '" + spec.name + "': no target to compile for");
-  // An encoder's call holds its whole text, every token attending to all.
-  int64_t defaultChunk =
-      spec.encoder() ? spec.contextLength : std::min<int64_t>(spec.contextLength, 128);
+  // An encoder's call holds its whole text, every token attending to all;
+  // an encoder-decoder's encode its whole source.
+  int64_t defaultChunk = spec.encoder()          ? spec.contextLength
+                         : spec.encoderDecoder() ? spec.sourceLength
+                                                 : std::min<int64_t>(spec.contextLength, 128);
   int64_t prefillChunk = options.prefillChunk ? options.prefillChunk : defaultChunk;
   LoweringContext lc;
   auto module = buildModel(lc.context, spec, prefillChunk, options.target, options.weightTypes,

@@ -143,7 +143,7 @@ private:
                     " bytes, but tfm.kv_cache_bytes is " + std::to_string(p.kvCacheBytes) +
                     ": expected a 64-byte aligned offset with the buffer inside the block");
       placed.push_back({c.offset, *end, name});
-      if (c.window == 0)
+      if (c.window == 0 && !c.source)
         continue;
       constexpr int64_t kBaseBytes = sizeof(int64_t);
       if (c.baseOffset < 0 || c.baseOffset % kBaseBytes != 0 ||
@@ -168,6 +168,14 @@ private:
   /// the driver's moves of its rows rely on.
   llvm::Error checkCacheRows(const CacheBuffer &c) {
     std::string name = "cache " + quoted(c.name);
+    if (c.source) { // the source's rows, which one encode writes whole
+      if (c.window != 0 || c.rows != p.sourceLength || p.sourceLength > p.prefillChunk)
+        return fail(name + ": a source cache of " + std::to_string(c.rows) + " rows" +
+                    (c.window ? " with a window" : "") + ": expected the config's source_length (" +
+                    std::to_string(p.sourceLength) + "), at most tfm.prefill_chunk (" +
+                    std::to_string(p.prefillChunk) + "), and no window");
+      return llvm::Error::success();
+    }
     if (c.window == 0) {
       if (c.rows != p.contextLength)
         return fail(name + ": " + std::to_string(c.rows) + " rows, but tfm.context_length is " +
@@ -251,6 +259,14 @@ private:
                     std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] " +
                     dtypeName(c.type) +
                     (q.cacheLayout != c.layout ? " in another layout" : ""));
+      // A source cache's rows are the source's: written by encode (at
+      // position 0), read by the decoder's entries, through parameters that
+      // say so; any other cache's rows are positions.
+      if (q.sourceCache != c.source || (c.source && q.isOutput != (kind == EntryKind::Encode)))
+        return fail(where + (q.sourceCache ? " reads a source cache" : " is a cache") + ", but " +
+                    quoted(c.name) + (c.source ? " is a source cache, which encode writes and "
+                                                 "the decoder's entries read"
+                                               : " is a self-attention cache"));
       // A read of a sliding cache reaches back no further than its window.
       if (!q.isOutput && (q.slidingWindow > 0) != (c.window > 0))
         return fail(where + (q.slidingWindow > 0 ? " reads a sliding cache" : " reads every position") +

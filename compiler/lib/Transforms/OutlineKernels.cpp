@@ -95,6 +95,13 @@ struct OutlineKernelsPass
   }
 
   SymbolTable *symbols = nullptr;
+
+  /// Whether `value` is a reference to a source (cross-attention) cache.
+  bool isSourceCache(Value value) const {
+    auto ref = value.getDefiningOp<KvCacheOp>();
+    auto decl = ref ? symbols->lookup<CacheDeclOp>(ref.getCache()) : CacheDeclOp();
+    return decl && decl.getSource();
+  }
   /// The last `_N` given to each role, so names are found in one lookup.
   llvm::StringMap<int> repeats;
 
@@ -148,6 +155,8 @@ struct OutlineKernelsPass
       if (tokenRows.hasTokenRows(input))
         kernel.setArgAttr(arg.getArgNumber(), attrs::kTokenRows,
                           b.getUnitAttr());
+      if (isSourceCache(input))
+        kernel.setArgAttr(arg.getArgNumber(), attrs::kSourceCache, b.getUnitAttr());
     }
     for (auto [index, result] : llvm::enumerate(results))
       if (tokenRows.hasTokenRows(result))

@@ -54,7 +54,8 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
   }
 
   /// The caches back to back in declaration order, each aligned, then the
-  /// int64 position of each sliding cache's first row (its `base`).
+  /// int64 position of each sliding cache's first row, or a source cache's
+  /// row count (its `base`).
   void planCaches(ModuleOp module) {
     Builder b(&getContext());
     int64_t bytes = 0;
@@ -65,7 +66,7 @@ struct PlanMemoryPass : public impl::TfmPlanMemoryBase<PlanMemoryPass> {
     }
     int64_t bases = bytes;
     for (auto decl : module.getOps<CacheDeclOp>())
-      if (decl.getWindow()) {
+      if (decl.getWindow() || decl.getSource()) {
         decl.setBaseAttr(b.getI64IntegerAttr(bases));
         bases += static_cast<int64_t>(sizeof(int64_t));
       }

@@ -83,6 +83,21 @@ const FieldSource kBertFields[] = {
     {"max_position_embeddings", "context_length"},
     {"layer_norm_eps", "attention.layer_norm_epsilon", true},
 };
+// T5: llama.cpp's block_count is the encoder's, decoder_block_count (absent:
+// as many) the decoder's; the relative buckets' maximum distance is 128 in
+// its graph, T5Config's default.
+const FieldSource kT5Fields[] = {
+    {"d_model", "embedding_length"},
+    {"d_ff", "feed_forward_length"},
+    {"num_layers", "block_count"},
+    {"num_decoder_layers", "decoder_block_count", false, true},
+    {"num_heads", "attention.head_count"},
+    {"d_kv", "attention.key_length"},
+    {"n_positions", "context_length"},
+    {"layer_norm_epsilon", "attention.layer_norm_rms_epsilon", true},
+    {"relative_attention_num_buckets", "attention.relative_buckets_count"},
+    {"decoder_start_token_id", "decoder_start_token_id", false, true},
+};
 // MPT's nested attn_config.
 const FieldSource kMptAttnFields[] = {
     {"alibi_bias_max", "attention.max_alibi_bias", true},
@@ -114,7 +129,7 @@ const GgufArchitecture kArchitectures[] = {
     {"llama", Family::Mistral, kLlamaFields},   {"gpt2", Family::Gpt2, kGpt2Fields},
     {"gptneox", Family::GptNeox, kGptNeoxFields}, {"bloom", Family::Bloom, kBloomFields},
     {"mpt", Family::Mpt, kMptFields},           {"falcon", Family::Falcon, kFalconFields},
-    {"bert", Family::Bert, kBertFields},
+    {"bert", Family::Bert, kBertFields},       {"t5", Family::T5, kT5Fields},
 };
 
 const GgufArchitecture *architectureNamed(llvm::StringRef gguf) {
@@ -435,6 +450,13 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const GgufArchitectu
   case Family::Camembert:
   case Family::XlmRoberta:
     return readBert(file, arch, config);
+  case Family::T5:
+    // llama.cpp's graph: a gated feed-forward is GELU's (tanh), a plain
+    // one ReLU's, as T5 v1.1's "gated-gelu" and v1.0's "relu".
+    config["tie_word_embeddings"] = !untiedHead;
+    config["feed_forward_proj"] =
+        file.findTensor("enc.blk.0.ffn_gate.weight") ? "gated-gelu" : "relu";
+    return llvm::Error::success();
   case Family::GptNeox:
   case Family::Bloom:
   case Family::Mpt:
@@ -509,6 +531,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const GgufArchitectu
   case Family::Roberta:
   case Family::Camembert:
   case Family::XlmRoberta:
+  case Family::T5:
   case Family::Transformer: // no GGUF architecture
     break;
   }
@@ -601,7 +624,13 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
   };
   u32("context_length", s.contextLength);
   u32("embedding_length", s.dim);
-  u32("block_count", s.nLayers);
+  u32("block_count", s.encoderDecoder() ? s.nEncoderLayers : s.nLayers);
+  if (s.encoderDecoder()) {
+    u32("decoder_block_count", s.nLayers);
+    u32("decoder_start_token_id", s.decoderStartTokenId);
+  }
+  if (s.relativeBuckets > 0)
+    u32("attention.relative_buckets_count", s.relativeBuckets);
   u32("feed_forward_length", s.hiddenDim);
   u32("attention.head_count", s.nHeads);
   if (s.family == Family::Gpt2) {
@@ -609,7 +638,9 @@ void tfm::rt::addGgufModelMetadata(const ModelSpec &s, GgufWriter &w) {
     return;
   }
   u32("attention.head_count_kv", s.nKvHeads);
-  if (s.headDim * s.nHeads != s.dim) { // llama.cpp's head size when it is its own
+  // llama.cpp's head size when it is its own; T5's d_kv always (its reader
+  // above takes no default).
+  if (s.headDim * s.nHeads != s.dim || s.family == Family::T5) {
     u32("attention.key_length", s.headDim);
     u32("attention.value_length", s.headDim);
   }

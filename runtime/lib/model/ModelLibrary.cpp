@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include <dlfcn.h>
+#include <optional>
 #include <vector>
 
 using namespace tfm;
@@ -116,14 +117,20 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
     return failure(src + ": model ABI version " + std::to_string(m.abi_version) +
                    ", this runtime expects " + std::to_string(TFM_ABI_VERSION) +
                    " (rebuild the model with the matching tfmc)");
-  bool decoder = m.prefill && m.decode && m.score && !m.encode;
-  bool encoder = !m.prefill && !m.decode && !m.score && m.encode;
-  if (!m.manifest_json || !m.build_hash || !m.target || !(decoder || encoder) ||
+  // The entries say the architecture: a decoder's three, an encoder's
+  // encode, or an encoder-decoder's four.
+  bool decoding = m.prefill && m.decode && m.score, partly = m.prefill || m.decode || m.score;
+  std::optional<Architecture> entries;
+  if (decoding)
+    entries = m.encode ? Architecture::EncoderDecoder : Architecture::Decoder;
+  else if (!partly && m.encode)
+    entries = Architecture::Encoder;
+  if (!m.manifest_json || !m.build_hash || !m.target || !entries ||
       !m.last_error || !m.release_sequence || !m.set_device || !m.measure_device_copy ||
       !m.measure_device_fma)
     return failure(src + ": the model description lacks its manifest, build hash, target "
-                         "or entry points (a decoder's prefill, decode and score, or an "
-                         "encoder's encode)");
+                         "or entry points (a decoder's prefill, decode and score, an "
+                         "encoder's encode, or all four)");
 
   llvm::Expected<Manifest> manifest =
       parseManifest(m.manifest_json, src + " (embedded manifest)");
@@ -161,8 +168,8 @@ ModelLibrary::check(std::unique_ptr<ModelLibrary> lib) {
                     std::to_string(man.config.contextLength));
   if (man.config.dim != m.hidden_size)
     return mismatch("hidden_size", std::to_string(m.hidden_size), std::to_string(man.config.dim));
-  if (man.config.encoder() != encoder)
-    return mismatch("the entry points", encoder ? "an encoder's" : "a decoder's",
+  if (man.config.architecture != *entries)
+    return mismatch("the entry points", std::string("an ") + variantName(*entries) + "'s",
                     std::string("those of an ") + variantName(man.config.architecture));
   return std::move(lib);
 }

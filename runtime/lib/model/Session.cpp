@@ -87,12 +87,17 @@ void Session::reset() {
 
 llvm::Error Session::checkTokens(const char *entry, const std::vector<int32_t> &tokens,
                                  bool encoding) const {
-  if (encoding != isEncoder())
-    return failure(std::string("model ") + model.name + " is " +
-                   (isEncoder() ? "an encoder (BERT's kind): it has no " + std::string(entry) +
-                                      ", only encode (tfm-run --embeddings)"
-                                : "a decoder: it has no encode entry (--embeddings needs an "
-                                  "encoder such as BERT), only prefill, decode and score"));
+  if (encoding && !model.encode)
+    return failure(std::string("model ") + model.name +
+                   " is a decoder: it has no encode entry (--embeddings needs an encoder such "
+                   "as BERT, --source an encoder-decoder such as T5), only prefill, decode and "
+                   "score");
+  if (!encoding && isEncoder())
+    return failure(std::string("model ") + model.name + " is an encoder (BERT's kind): it has no " +
+                   entry + ", only encode (tfm-run --embeddings)");
+  if (!encoding && hasSource() && !sourceEncoded)
+    return failure(std::string("model ") + model.name + " is an encoder-decoder: its " + entry +
+                   " needs a source encoded first (tfm-run --source TEXT)");
   if (encoding && tokens.size() > model.prefill_chunk)
     return failure("encode of " + std::to_string(tokens.size()) + " tokens: model " +
                    model.name + " encodes at most " + std::to_string(model.prefill_chunk) +
@@ -164,7 +169,8 @@ llvm::Error Session::decode(int32_t token) {
 }
 
 llvm::Expected<std::vector<float>> Session::encode(const std::vector<int32_t> &tokens) {
-  reset(); // one text a call: positions from 0
+  reset(); // one text a call; an encoder-decoder's decoder starts again
+  sourceEncoded = false;
   if (llvm::Error e = checkTokens("encode", tokens, /*encoding=*/true))
     return std::move(e);
   std::vector<float> hidden(tokens.size() * model.hidden_size);
@@ -173,5 +179,7 @@ llvm::Expected<std::vector<float>> Session::encode(const std::vector<int32_t> &t
   if (llvm::Error e = checkCall("encode", status, static_cast<int64_t>(tokens.size()),
                                 hidden.data(), hidden.size(), model.hidden_size))
     return std::move(e);
+  pos = 0; // the source's positions are its own; the decoder's start at 0
+  sourceEncoded = true;
   return hidden;
 }

@@ -28,12 +28,17 @@ struct ModelSpec {
   /// The config's model_type (tfm/common/Variants.h). It picks the Hugging
   /// Face tensor names; the fields below fix the computation.
   Family family = Family::Llama;
-  /// A decoder (next-token logits) or an encoder (hidden states, attention
-  /// in both directions).
+  /// A decoder (next-token logits), an encoder (hidden states, attention
+  /// in both directions), or an encoder whose output a decoder attends to.
   Architecture architecture = Architecture::Decoder;
   int64_t dim = 0;         // hidden_size / n_embd
   int64_t hiddenDim = 0;   // feed-forward width (intermediate_size / n_inner)
-  int64_t nLayers = 0;
+  int64_t nLayers = 0;     // the decoder's layers (an encoder's: its own)
+  /// An encoder–decoder's encoder layers (T5's num_layers); 0 otherwise.
+  int64_t nEncoderLayers = 0;
+  /// An encoder–decoder: the most source tokens one encode takes, the rows
+  /// of each layer's cross-attention cache; 0 otherwise.
+  int64_t sourceLength = 0;
   int64_t nHeads = 0;
   int64_t nKvHeads = 0;    // nHeads: multi-head; 1: multi-query; else grouped
   int64_t headDim = 0;     // dim / nHeads unless the config says otherwise
@@ -70,6 +75,13 @@ struct ModelSpec {
   std::vector<double> ropeShortFactors, ropeLongFactors;
   int64_t ropeOriginalContext = 0;
   double ropeAttnFactor = 1.0;
+  /// T5's relative position bias: scores get a learned bias per head and
+  /// bucket of the key's distance from the query (relativeBuckets buckets,
+  /// logarithmic up to relativeMaxDistance), bidirectional in the encoder
+  /// and causal in the decoder, from each stack's first layer's table; 0
+  /// buckets: none.
+  int64_t relativeBuckets = 0;
+  int64_t relativeMaxDistance = 0;
   /// Sliding-window attention: a position sees itself and the window - 1
   /// before it (Mistral's sliding_window); 0: the whole context.
   int64_t slidingWindow = 0;
@@ -122,16 +134,24 @@ struct ModelSpec {
   double attnSoftcap = 0.0;
   double finalSoftcap = 0.0;
   double embeddingScale = 1.0; // the embedding is multiplied by it (2017: sqrt(dim))
+  /// The final norm's output is multiplied by it before the head (T5's tied
+  /// head: d_model^-0.5).
+  double outputScale = 1.0;
   bool tiedEmbeddings = false;
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;
   /// Every id of an eos_token_id list (Llama 3 Instruct's end of turn and
   /// of text, Gemma 3's): generation stops at any. Empty for a single id.
   std::vector<int64_t> eosTokenIdList;
+  /// An encoder–decoder's first decoder token (T5's pad); -1 otherwise.
+  int64_t decoderStartTokenId = -1;
 
   int64_t qDim() const { return nHeads * headDim; }
   int64_t kvDim() const { return nKvHeads * headDim; }
+  /// Only an encoder: BERT's hidden states, no decoder.
   bool encoder() const { return architecture == Architecture::Encoder; }
+  /// An encoder whose output a decoder's cross-attention reads.
+  bool encoderDecoder() const { return architecture == Architecture::EncoderDecoder; }
   /// Pre-LN and parallel blocks end with a final norm; post-LN blocks do not.
   bool outputNorm() const { return normPosition == NormPosition::Pre; }
 

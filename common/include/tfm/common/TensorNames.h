@@ -59,17 +59,29 @@ enum class TensorRole {
   FfnDown,
   FfnPostNorm,
   LayerOutputNorm,
+  AttnRelBias,     // T5's relative position bias table, [buckets, heads]
+  CrossAttnNorm,   // an encoder-decoder's cross-attention: its norm,
+  CrossAttnQ,      // its q from the decoder's rows,
+  CrossAttnK,      // its k and v from the encoder's output,
+  CrossAttnV,
+  CrossAttnOutput, // and its output projection
   OutputNorm,
   Output,
 };
 
+/// Which stack of layers a tensor belongs to: a decoder-only or encoder-only
+/// model's one ("blk.N."), or an encoder-decoder's encoder ("enc.blk.N.",
+/// "enc.output_norm") or decoder ("dec.blk.N.", "dec.output_norm").
+enum class Stack { Only, Encoder, Decoder };
+
 enum class TensorPart { Weight, Bias };
 
-/// One tensor: its role, its layer (-1 outside the layers) and part.
+/// One tensor: its role, its layer (-1 outside the layers), part and stack.
 struct TensorId {
   TensorRole role;
   int64_t layer = -1;
   TensorPart part = TensorPart::Weight;
+  Stack stack = Stack::Only;
 
   /// The manifest (llama.cpp) name, "blk.3.attn_q.weight".
   std::string name() const;

@@ -44,14 +44,18 @@ namespace tfm {
   X(Roberta, "roberta")                                                                          \
   X(Camembert, "camembert")                                                                      \
   X(XlmRoberta, "xlm-roberta")                                                                   \
+  X(T5, "t5")                                                                                    \
   X(Transformer, "transformer")
 
 /// What the model computes from its tokens: a decoder's next-token logits
-/// (entries prefill, decode, score), or an encoder's hidden states, every
-/// token attending to every other (entry encode; BERT's embeddings).
+/// (entries prefill, decode, score), an encoder's hidden states, every
+/// token attending to every other (entry encode; BERT's embeddings), or
+/// both: an encoder over a source text whose output every decoder layer
+/// attends to (entry encode, then prefill, decode and score; T5's).
 #define TFM_ARCHITECTURES(X)                                                                     \
   X(Decoder, "decoder")                                                                          \
-  X(Encoder, "encoder")
+  X(Encoder, "encoder")                                                                          \
+  X(EncoderDecoder, "encoder_decoder")
 
 /// How positions reach the model: rotary on q and k, a learned table added
 /// to the embedding, the 2017 sinusoid added to it, or none (ALiBi models).

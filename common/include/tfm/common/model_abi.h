@@ -67,7 +67,10 @@ typedef struct tfm_model {
   uint64_t arena_bytes;
 
   /* A decoder's library has prefill, decode and score, and a null encode;
-   * an encoder's (BERT's) has encode only, the others null.
+   * an encoder's (BERT's) has encode only, the others null; an
+   * encoder-decoder's (T5's) has all four: encode a source, then run the
+   * decoder's tokens through prefill, decode and score, whose
+   * cross-attention reads the encoded source.
    *
    * Processes tokens[0..n_tokens) at positions pos..pos+n_tokens-1, appending
    * their keys and values to the cache, and writes the logits of the last
@@ -127,7 +130,12 @@ typedef struct tfm_model {
    * 0..n_tokens-1, every token attending to every other, n_tokens at most
    * prefill_chunk; writes each token's last hidden state to
    * hidden[n_tokens * hidden_size], row i for tokens[i]. The cache holds the
-   * call's keys and values, and nothing carries over to the next call. */
+   * call's keys and values, and nothing carries over to the next call. An
+   * encoder-decoder's encode also computes every decoder layer's
+   * cross-attention keys and values of the source into the cache, once,
+   * and starts the decoder's sequence again: prefill from position 0
+   * follows. Its decoder's entries return TFM_ERR_CONTEXT before a first
+   * encode. */
   int (*encode)(const void *const *weights, void *kv_cache, void *arena,
                 const int32_t *tokens, int32_t n_tokens, float *hidden);
 } tfm_model;

@@ -79,6 +79,9 @@ constexpr const char kKernel[] = "tfm.kernel";
 constexpr const char kSchedule[] = "tfm.schedule";
 /// Kernel argument/result: the rows are the call's token positions.
 constexpr const char kTokenRows[] = "tfm.token_rows";
+/// Kernel argument: a source (cross-attention) cache (tfm.cache_decl's
+/// `source`), whose rows are the encoded source's (unit attribute).
+constexpr const char kSourceCache[] = "tfm.source_cache";
 } // namespace attrs
 
 } // namespace tfm

@@ -52,18 +52,29 @@ def Tfm_CacheDeclOp : Tfm_Op<"cache_decl", [Symbol, HasParent<"::mlir::ModuleOp"
     the rows still in the window to the front when a call would pass the
     end.
 
+    A `source` cache is an encoder-decoder's cross-attention cache (its kind;
+    the others are self-attention caches): row p holds the key (or value)
+    of the source's token p, as the encode entry computes them from the
+    encoder's output, once per source; the decoder's entries read its first
+    source-length rows. Its `base` is the byte offset of the int64 that
+    holds that length, which the generated encode writes.
+
     ```mlir
     tfm.cache_decl @"blk.0.key" offset 0 : memref<1024x768xf32, strided<[1, 1024]>>
     tfm.cache_decl @"blk.1.key" offset 3145728 window 256 base 4194304
         : memref<383x768xf32, strided<[1, 383], offset: ?>>
+    tfm.cache_decl @"blk.0.cross_key" source offset 4194368 base 4456512
+        : memref<512x128xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Tfm_CacheBuffer>:$type,
+                       UnitAttr:$source,
                        OptionalAttr<Tfm_NonNegativeI64Attr>:$offset,
                        OptionalAttr<Tfm_PositiveI64Attr>:$window,
                        OptionalAttr<Tfm_NonNegativeI64Attr>:$base);
   let assemblyFormat = [{
-    $sym_name (`offset` $offset^)? (`window` $window^)? (`base` $base^)? attr-dict `:` $type
+    $sym_name (`source` $source^)? (`offset` $offset^)? (`window` $window^)? (`base` $base^)?
+    attr-dict `:` $type
   }];
   let hasVerifier = 1;
 }
@@ -132,19 +143,23 @@ def Tfm_EmbeddingOp : Tfm_KernelOp<"embedding", [Pure, Tfm_FusionRoot, InferType
 
 def Tfm_RmsNormOp : Tfm_KernelOp<"rms_norm",
     [Pure, Tfm_RowNormalization, AllTypesMatch<["input", "result"]>]> {
-  let summary = "x / sqrt(mean(x^2) + eps) * (w + weight_offset), per row";
+  let summary = "x / sqrt(mean(x^2) + eps) * (w + weight_offset) * scale, per row";
   let description = [{
     `weight_offset` is 1 for Gemma's norms as Hugging Face stores them (a
-    gain of 1 + w), else 0.
+    gain of 1 + w), else 0. `scale` multiplies the result: T5's final norm
+    before a tied head (d_model^-0.5).
 
     ```mlir
     %h = tfm.rms_norm %x, %w {eps = 1.0e-05 : f64} : tensor<?x64xf32>, tensor<64xf32>
     %g = tfm.rms_norm %x, %w {eps = 1.0e-06 : f64, weight_offset = 1.0 : f64}
         : tensor<?x64xf32>, tensor<64xf32>
+    %t = tfm.rms_norm %x, %w {eps = 1.0e-06 : f64, scale = 0.125 : f64}
+        : tensor<?x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins Tfm_Rows:$input, Tfm_Vector:$weight, Tfm_PositiveF64Attr:$eps,
-                       DefaultValuedAttr<F64Attr, "0.0">:$weight_offset);
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_offset,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
   let hasVerifier = 1;
@@ -456,6 +471,15 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
     `window` > 0 is sliding-window attention (Mistral, Gemma): the row at
     position p attends to cache rows p - window + 1 .. p only, masked by
     index as causality is, so a row reduces over at most `window` keys.
+    With `relative_bias` ([buckets, n_heads], T5's table), the score of
+    query position i for key j gets the bias of head h and j - i's bucket:
+    distances below buckets / 4 (bidirectional, not causal: the sign takes
+    half the buckets) or buckets / 2 (causal) have one each, longer ones
+    share logarithmically wider buckets up to `relative_max_distance`, past
+    which all fall in the last (transformers' _relative_position_bucket).
+    The buckets are a table of the compiled code; the bias is added after
+    scaling, as ALiBi's.
+
     `scale` > 0 replaces 1/sqrt(head_dim) (Gemma's query_pre_attn_scalar);
     `softcap` > 0 caps each scaled score s at softcap * tanh(s / softcap)
     (Gemma 2), before ALiBi's bias and the mask.
@@ -480,6 +504,7 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
   let arguments = (ins Tfm_Rows:$query,
                        Arg<Tfm_CacheBuffer, "the layer's keys", [MemRead]>:$key_cache,
                        Arg<Tfm_CacheBuffer, "the layer's values", [MemRead]>:$value_cache,
+                       Optional<Tfm_Matrix>:$relative_bias,
                        Tfm_PositiveI64Attr:$n_heads, Tfm_PositiveI64Attr:$n_kv_heads,
                        Tfm_PositiveI64Attr:$head_dim,
                        DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$alibi_slopes,
@@ -487,11 +512,13 @@ def Tfm_AttentionOp : Tfm_KernelOp<"attention", [AllTypesMatch<["query", "result
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$window,
                        DefaultValuedAttr<F64Attr, "0.0">:$scale,
                        DefaultValuedAttr<F64Attr, "0.0">:$softcap,
-                       DefaultValuedAttr<BoolAttr, "true">:$causal);
+                       DefaultValuedAttr<BoolAttr, "true">:$causal,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:
+                           $relative_max_distance);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = [{
-    $query `,` $key_cache `,` $value_cache attr-dict `:` type($query) `,`
-    type($key_cache) `,` type($value_cache)
+    $query `,` $key_cache `,` $value_cache (`,` $relative_bias^)? attr-dict `:` type($query)
+    `,` type($key_cache) `,` type($value_cache) (`,` type($relative_bias)^)?
   }];
   let hasVerifier = 1;
 }

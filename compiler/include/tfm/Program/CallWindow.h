@@ -51,8 +51,14 @@ struct RowWindow {
 /// position 0 starts there). The driver binds the rows the buffer holds,
 /// which start at or before that (DriverEmitter.cpp's slide_caches), so a
 /// kernel that reads inside this window reads inside what it is given.
+///
+/// A source cache a kernel reads holds the encoded source's rows, whatever
+/// the call's positions: the driver binds the source's, at most the
+/// buffer's (DriverEmitter.cpp), and the kernel reads the keys it is given.
 inline RowWindow rowWindow(const KernelParam &p) {
   const CallAffine pos{0, 1, 0}, rows{0, 0, 1}, lastRow{-1, 1, 1}, one{1, 0, 0};
+  if (p.isCache && !p.isOutput && p.sourceCache)
+    return {{}, {p.shape.front(), 0, 0}};
   if (p.isCache && !p.isOutput && p.slidingWindow > 0)
     return {{-(p.slidingWindow - 1), 1, 0}, {p.slidingWindow - 1, 0, 1}};
   if (p.isCache)

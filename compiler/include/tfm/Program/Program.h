@@ -77,6 +77,9 @@ struct CacheBuffer {
   // serves, and where in the block the int64 position of its first row
   // lies. 0 and 0: the cache holds every position from 0.
   int64_t window = 0, baseOffset = 0;
+  // A source (cross-attention) cache: rows 0..S-1 hold the encoded
+  // source's, and the int64 S lies at baseOffset.
+  bool source = false;
 };
 
 /// A kernel parameter: one buffer the kernel reads or writes.
@@ -92,6 +95,9 @@ struct KernelParam {
   // A sliding cache the kernel reads: the window of the attention reading
   // it. Its rows start at a position that moves, not at 0 (CallWindow.h).
   int64_t slidingWindow = 0;
+  // A source (cross-attention) cache: its rows are the source's, not the
+  // call's positions (CallWindow.h).
+  bool sourceCache = false;
 };
 
 /// The kind whose attribute struct `attrs` holds (OpAttrs' alternatives are
@@ -150,6 +156,8 @@ inline std::vector<EntryKind> entryKindsOf(Architecture architecture) {
   switch (architecture) {
   case Architecture::Encoder:
     return {EntryKind::Encode};
+  case Architecture::EncoderDecoder:
+    return {EntryKind::Encode, EntryKind::Prefill, EntryKind::Decode, EntryKind::Score};
   case Architecture::Decoder:
     break;
   }
@@ -194,6 +202,7 @@ struct Program {
   int64_t contextLength = 0;
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0; // the config's dim: the width of encode's output
+  int64_t sourceLength = 0; // an encoder-decoder's: rows of its source caches
   int64_t prefillChunk = 0;
   int64_t kvCacheBytes = 0;
   std::vector<WeightInfo> weights; // manifest order

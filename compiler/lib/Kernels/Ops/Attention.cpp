@@ -1,5 +1,6 @@
 //===- Attention.cpp - grouped-query attention over a cache ---------------===//
 #include "../OpRegistry.h"
+#include "tfm/common/RelativeBuckets.h"
 
 #include <cmath>
 
@@ -85,6 +86,24 @@ void defineKeyTiles(AttentionFuncs &at, Func value, Expr kvCol, Var r, Expr firs
                               at.merged(dd, h, r)[2] * keep + summary[2] * add);
 }
 
+/// T5's bias of head h for key s and query row r: the table's entry of
+/// (bucket of s - r, h). The bucket of every distance up to the maximum is
+/// a table of the compiled code (RelativeBuckets.h); longer distances share
+/// its ends' buckets.
+Expr relativeBias(const Value &table, const AttentionAttrs &attrs, Var h, Var s, Var r,
+                  const std::string &name) {
+  int maxDistance = static_cast<int>(attrs.relativeMaxDistance);
+  int64_t buckets = table.shape.front();
+  Halide::Buffer<int32_t> bucketOf(2 * maxDistance + 1, name + "_buckets");
+  for (int i = 0; i <= 2 * maxDistance; ++i)
+    bucketOf(i) = static_cast<int32_t>(
+        relativeBucket(i - maxDistance, !attrs.causal, buckets, attrs.relativeMaxDistance));
+  Expr distance = clamp(s - r, -maxDistance, maxDistance) + maxDistance;
+  // Clamped (a no-op) for bounds inference, which cannot see the table's.
+  Expr bucket = clamp(bucketOf(distance), 0, static_cast<int>(buckets) - 1);
+  return table.func(h, bucket);
+}
+
 } // namespace
 
 void defineAttention(OpDefinition &d) {
@@ -122,9 +141,14 @@ void defineAttention(OpDefinition &d) {
   at.dot(s, h, r) = 0.0f;
   // A schedule may compute a row block's scores whole, rows past the last
   // included (key tiles, and the fast schedule's prefill), and those must
-  // not read queries past it: the row is clamped to the window's end, the
-  // last row's position.
-  Expr queryRow = min(r, firstKey + keys - 1);
+  // not read queries past it: the row is clamped to the call's last, which
+  // is the window's end where the keys are the call's own (causal); a
+  // cross-attention's keys are the source's, apart from the queries' rows.
+  const tfm::kernels::Value *rows = a.tokenRowsInput();
+  Expr lastRow = attrs.causal || !rows
+                     ? firstKey + keys - 1
+                     : a.firstRow() + rows->image.dim(rows->image.dimensions() - 1).extent() - 1;
+  Expr queryRow = min(r, lastRow);
   at.dot(s, h, r) += q.func(h * headDim + at.overDim, queryRow) * kc.func(kvCol + at.overDim, s);
   at.score = Func(name + "_score");
   float scale = attrs.scale > 0.0 ? static_cast<float>(attrs.scale)
@@ -140,6 +164,8 @@ void defineAttention(OpDefinition &d) {
       slopes(static_cast<int>(i)) = attrs.alibiSlopes[i];
     scaled -= slopes(h) * cast<float>(r - s);
   }
+  if (d.op.operands.size() > 3) // T5's relative position bias, by bucket
+    scaled += relativeBias(d.operand(3), attrs, h, s, r, name);
   at.score(s, h, r) = scaled;
 
   Expr head = a.col / headDim, inHead = a.col % headDim;

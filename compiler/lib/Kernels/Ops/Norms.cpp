@@ -20,6 +20,8 @@ void defineRmsNorm(OpDefinition &d) {
   Func f(d.name);
   Expr gain = attrs.weightOffset == 0.0 ? w.func(c)
                                         : w.func(c) + static_cast<float>(attrs.weightOffset);
+  if (attrs.scale != 1.0) // T5's tied head: the final norm times d_model^-0.5
+    gain *= static_cast<float>(attrs.scale);
   f(c, r) = x.func(c, r) * scale(r) * gain;
   d.result.func = f;
   d.result.reduction = over;

@@ -62,8 +62,12 @@ public:
   llvm::Expected<std::vector<float>> score(const std::vector<int32_t> &tokens);
   /// An encoder's one call: `tokens`, one whole text from position 0, every
   /// token attending to every other; returns each token's last hidden
-  /// state, [tokens.size(), hiddenSize()] row-major. A decoder's library
-  /// has no encode, an encoder's no prefill, decode or score: each refuses.
+  /// state, [tokens.size(), hiddenSize()] row-major. An encoder-decoder's
+  /// encodes its source (the decoder's cross-attention reads it until the
+  /// next encode) and starts the decoder's sequence again at position 0. A
+  /// decoder's library has no encode, an encoder's no prefill, decode or
+  /// score: each refuses; an encoder-decoder's decoder refuses to run
+  /// before a source is encoded.
   llvm::Expected<std::vector<float>> encode(const std::vector<int32_t> &tokens);
 
   /// Starts a new sequence at position 0 with an empty cache.
@@ -72,7 +76,10 @@ public:
   const float *logits() const { return logits_.data(); }
   int64_t vocabSize() const { return model.vocab_size; }
   int64_t hiddenSize() const { return model.hidden_size; }
-  bool isEncoder() const { return model.encode != nullptr; }
+  /// Only an encoder (BERT's): encode, and no decoder.
+  bool isEncoder() const { return model.encode && !model.prefill; }
+  /// An encoder-decoder (T5's): encode a source, then decode.
+  bool hasSource() const { return model.encode && model.prefill; }
   /// The next position to be written.
   int64_t position() const { return pos; }
 
@@ -82,8 +89,8 @@ private:
   };
 
   Session(const tfm_model &model, std::vector<const void *> weights);
-  /// `encoding`: the call is encode, which only an encoder has; the
-  /// others, only a decoder.
+  /// `encoding`: the call is encode, which an encoder or encoder-decoder
+  /// has; the others, a decoder or encoder-decoder (after an encode).
   llvm::Error checkTokens(const char *entry, const std::vector<int32_t> &tokens,
                           bool encoding = false) const;
   /// `out` holds `count` floats, rows of `width` (logits, or hidden states).
@@ -96,6 +103,7 @@ private:
   std::unique_ptr<void, FreeDeleter> arena;
   std::vector<float> logits_;
   int64_t pos = 0;
+  bool sourceEncoded = false; // an encoder-decoder's: encode has run
 };
 
 } // namespace tfm::rt
