@@ -21,7 +21,12 @@ what it means to tfm. A .gguf given instead of a config is run as it is
 file (arch bert) is compared by its embeddings instead: `tfm-run
 --embeddings` against `llama_encdec embed` (f32 cache), every token's hidden
 state and the mean and cls pooled ones (--vocab ggml-vocab-bert-bge.gguf for
-a BERT config). Exits 1 when an error exceeds --tolerance.
+a BERT config). An encoder-decoder's (arch t5) is compared by the
+decoder's logits after encoding --text as the source: `tfm-run --source
+--logits` against `llama_encdec t5`, the decoder's tokens its start token
+and --decoder-text's; llama.cpp does not scale a tied head by
+d_model^-0.5 as T5 does, so its logits are scaled here before they are
+compared. Exits 1 when an error exceeds --tolerance.
 """
 
 import argparse
@@ -68,11 +73,34 @@ def logits_of_hidden(gguf, hidden):
     return np.tanh(logits / cap) * cap if cap else logits
 
 
-def is_encoder(gguf):
+def architecture(gguf):
+    """The file's general.architecture, its embedding width and whether its
+    head is tied (no output.weight)."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
     import weight_files  # noqa: E402
-    metadata, _ = weight_files.read_gguf(gguf)
-    return metadata["general.architecture"] == "bert"
+    metadata, tensors = weight_files.read_gguf(gguf)
+    arch = metadata["general.architecture"]
+    return arch, metadata[f"{arch}.embedding_length"], "output.weight" not in tensors
+
+
+def compare_t5(args, name, gguf, tfm_run, width, tied):
+    """(label, rows, max relative error, argmax agreement) of the decoder's
+    logits after encoding --text."""
+    source = json.loads(run(tfm_run + ["--tokenize", "--source", args.text]))
+    decoder = json.loads(run(tfm_run + ["--tokenize", "-p", args.decoder_text]))
+    ours_path = os.path.join(args.work, name + ".tfm.npy")
+    ref_path = os.path.join(args.work, name + ".llama.npy")
+    run(tfm_run + ["--logits", ours_path, "--source", args.text, "-p", args.decoder_text])
+    run([args.llama_encdec, "t5", gguf, ref_path] + [str(i) for i in source] + ["--"] +
+        [str(i) for i in decoder])
+    ours, ref = np.load(ours_path).astype(np.float64), np.load(ref_path).astype(np.float64)
+    if tied:  # T5 scales the decoder's output by d_model^-0.5 before a tied head
+        ref *= width ** -0.5
+    if ours.shape != ref.shape:
+        sys.exit(f"parity: {name}: tfm's logits {ours.shape}, llama.cpp's {ref.shape}")
+    errors = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
+    agree = int((ours.argmax(axis=1) == ref.argmax(axis=1)).sum())
+    return [(f"{name} ({len(source)} source)", len(ours), float(errors.max()), agree)]
 
 
 def compare_embeddings(args, name, gguf, tfm_run, ids):
@@ -121,6 +149,8 @@ def main():
     parser.add_argument("--vocab", default=os.path.join(SHARED, "models", "gguf-vocab",
                                                         "ggml-vocab-gpt-2.gguf"))
     parser.add_argument("--text", default=TEXT)
+    parser.add_argument("--decoder-text", default="Der Leuchtturmwärter schrieb",
+                        help="an encoder-decoder's decoder tokens after its start token")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
                         help="set a config field in every config (repeatable), e.g. bias=false "
                              "where llama.cpp's graph lacks a variant")
@@ -148,13 +178,17 @@ def main():
             name, gguf = write_gguf(args, config_path, tokens)
         tfm_run = [os.path.join(args.bin, "tfm-run"), "--model-dir", gguf, "--cache-dir",
                    os.path.join(args.work, "cache"), "--threads", "2"]
-        ids = json.loads(run(tfm_run + ["--tokenize", "-p", args.text]))
-        if is_encoder(gguf):
-            for label, count, worst, agree in compare_embeddings(args, name, gguf, tfm_run, ids):
+        arch, width, tied = architecture(gguf)
+        if arch in ("bert", "t5"):
+            rows = (compare_t5(args, name, gguf, tfm_run, width, tied) if arch == "t5" else
+                    compare_embeddings(args, name, gguf, tfm_run, json.loads(
+                        run(tfm_run + ["--tokenize", "-p", args.text]))))
+            for label, count, worst, agree in rows:
                 failed |= worst > args.tolerance
                 print(f"{label:32} {count:>9} {worst:>12.3e} {agree:>6}/{count:<6}"
                       f"{'' if worst <= args.tolerance else '  over tolerance'}")
             continue
+        ids = json.loads(run(tfm_run + ["--tokenize", "-p", args.text]))
         ours_path = os.path.join(args.work, name + ".tfm.npy")
         run(tfm_run + ["--logits", ours_path, "-p", args.text])
         ref_path = os.path.join(args.work, name + ".llama.npy")

@@ -53,6 +53,8 @@ struct RunOptions {
   std::string modelDir, modelSource, weights, tokenizer, prompt, promptFile;
   std::string target, schedule, activations, cacheDir;
   std::string logitsPath, perplexityPath, embeddingsPath;
+  std::string source;       // --source: an encoder-decoder's input text
+  bool sourceGiven = false;
   Pooling pooling = Pooling::None;
   bool normalize = false; // --normalize: embeddings of unit length
   bool promptGiven = false, fromBos = false, ids = false, ignoreEos = false, tokenize = false;
@@ -151,13 +153,16 @@ llvm::Error writeEmbeddings(const RunOptions &o, Session &session,
 
 /// Runs the job on a loaded model: --perplexity, --logits, --embeddings or
 /// generation (whose speed line also gives `loadSeconds`, the time to bind
-/// the weights).
+/// the weights). An encoder-decoder's source (`sourceIds`) is encoded first.
 llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &tokenizer,
                    const std::vector<int32_t> &promptIds, const ModelSpec &config,
-                   int64_t context, double loadSeconds) {
+                   int64_t context, double loadSeconds, const std::vector<int32_t> &sourceIds) {
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
   if (!o.embeddingsPath.empty())
     return writeEmbeddings(o, session, promptIds);
+  if (config.encoderDecoder())
+    if (llvm::Expected<std::vector<float>> encoded = session.encode(sourceIds); !encoded)
+      return encoded.takeError();
   if (!o.perplexityPath.empty())
     return runPerplexity(o, session, tokenizer, context);
   if (!o.logitsPath.empty()) {
@@ -194,6 +199,8 @@ llvm::Error runJob(const RunOptions &o, Session &session, const Tokenizer &token
   gen.endTokenIds = endTokens(o, tokenizer, config);
   gen.stopStrings = o.stopStrings;
   gen.colorPrompt = o.color;
+  // An encoder-decoder's decoder starts at its start token, not text.
+  gen.echoPrompt = !(config.encoderDecoder() && promptIds.size() == 1);
   GenerationResult total;
   if (!promptIds.empty()) {
     llvm::Expected<GenerationResult> result =
@@ -230,6 +237,18 @@ llvm::Error tokenizeWithoutModel(const RunOptions &o, const std::string &prompt)
 /// the other kind is refused by name, before the weights are read.
 llvm::Error checkJobFitsModel(const RunOptions &o, const ModelSpec &config) {
   bool embeddings = !o.embeddingsPath.empty();
+  if (o.sourceGiven && !config.encoderDecoder())
+    return failure("--source: model " + config.name + " (" + variantName(config.family) +
+                   ") has no encoder to read a source; --source is for an encoder-decoder "
+                   "such as T5 (pass the text with -p)");
+  if (config.encoderDecoder() && !o.sourceGiven && !o.tokenize)
+    return failure("model " + config.name + " is an encoder-decoder (" +
+                   variantName(config.family) + "): pass the text to transform with --source "
+                   "TEXT (-p gives the decoder's first words, if any)");
+  if (config.encoderDecoder() && (embeddings || !o.perplexityPath.empty()))
+    return failure("model " + config.name + " is an encoder-decoder: it generates from "
+                   "--source (or gives --logits), not " +
+                   std::string(embeddings ? "--embeddings" : "--perplexity"));
   if (embeddings && !config.encoder())
     return failure("--embeddings: model " + config.name + " is a decoder (" +
                    variantName(config.family) +
@@ -266,7 +285,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   if (needsPrompt) {
     if (o.fromBos && !prompt->empty())
       return failure("--from-bos generates from BOS alone; it cannot be combined with a prompt");
-    if (!o.fromBos && prompt->empty() && !o.interactive)
+    if (!o.fromBos && prompt->empty() && !o.interactive && !o.sourceGiven)
       return failure(std::string(o.promptGiven || !o.promptFile.empty() ? "empty prompt"
                                                                         : "no prompt") +
                      ": pass -p TEXT or -f FILE, or --from-bos to generate from BOS alone");
@@ -304,8 +323,22 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   const int64_t context = o.contextSize > 0 ? o.contextSize : compiledContext;
 
   const Tokenizer &tokenizer = lm.tokenizer();
-  std::vector<int32_t> promptIds;
-  if (o.fromBos) {
+  const ModelSpec &config = lm.manifest().config;
+  std::vector<int32_t> promptIds, sourceIds;
+  if (config.encoderDecoder()) {
+    // The source as the tokenizer frames a text (T5's ends with </s>); the
+    // decoder from its start token, then the prompt's text if any.
+    sourceIds = tokenizer.encode(o.source, tokenizer.addsBos());
+    int64_t most = lm.library().model().prefill_chunk;
+    if (static_cast<int64_t>(sourceIds.size()) > most)
+      return failure("--source is " + std::to_string(sourceIds.size()) +
+                     " tokens, longer than the " + std::to_string(most) +
+                     " source tokens the model was compiled for (tfmc --context N compiles "
+                     "another maximum)");
+    promptIds = {static_cast<int32_t>(config.decoderStartTokenId)};
+    std::vector<int32_t> prefix = tokenizer.encode(*prompt, false);
+    promptIds.insert(promptIds.end(), prefix.begin(), prefix.end());
+  } else if (o.fromBos) {
     if (tokenizer.bosId() < 0)
       return failure(lm.tokenizerPath() + ": the tokenizer has no BOS token; pass a prompt");
     promptIds = {tokenizer.bosId()};
@@ -314,7 +347,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
     promptIds = tokenizer.encode(*prompt, tokenizer.addsBos());
   }
   if (o.tokenize) {
-    printIds(promptIds);
+    printIds(config.encoderDecoder() && o.sourceGiven ? sourceIds : promptIds);
     return llvm::Error::success();
   }
   const int64_t promptTokens = static_cast<int64_t>(promptIds.size());
@@ -339,7 +372,7 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   double loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
   return lm.explain(
-      runJob(o, **session, tokenizer, promptIds, lm.manifest().config, context, loadSeconds));
+      runJob(o, **session, tokenizer, promptIds, config, context, loadSeconds, sourceIds));
 }
 
 } // namespace
@@ -414,6 +447,11 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
       cl::desc("Perplexity of a text file in chunks of the context size, scoring the second "
                "half of each (as llama-perplexity)"),
       cl::value_desc("file"), cl::cat(jobCategory));
+  cl::opt<std::string> sourceText(
+      "source",
+      cl::desc("An encoder-decoder's (T5's) input text: encoded once, then the decoder "
+               "generates from its start token (-p: the decoder's first words)"),
+      cl::value_desc("text"), cl::cat(jobCategory));
   cl::opt<std::string> embeddings(
       "embeddings",
       cl::desc("An encoder's (BERT's) embeddings of the prompt, float32 .npy [tokens or 1, "
@@ -529,6 +567,8 @@ int tfm::rt::runMain(int argc, char **argv, const tfm_model *linked) {
   o.logitsPath = logits;
   o.perplexityPath = perplexityFile;
   o.embeddingsPath = embeddings;
+  o.source = sourceText;
+  o.sourceGiven = sourceText.getNumOccurrences() > 0;
   o.normalize = normalize;
   o.contextSize = contextSize;
   o.maxNewTokens = steps;
