@@ -904,3 +904,55 @@ TEST(ModelSpecTest, EncoderFieldsSurviveTheCanonicalJson) {
   EXPECT_EQ(back->positionOffset, 2);
   EXPECT_EQ(back->tokenTypes, 2);
 }
+
+namespace {
+
+llvm::json::Object smallT5() {
+  return llvm::json::Object{{"model_type", "t5"},     {"d_model", 128},  {"d_kv", 16},
+                            {"d_ff", 256},            {"num_layers", 2}, {"num_heads", 6},
+                            {"vocab_size", 1000},     {"n_positions", 160}};
+}
+
+} // namespace
+
+TEST(ModelSpecTest, T5IsAnEncoderDecoderWithRelativeBuckets) {
+  ParsedSpec v10 = parse(smallT5());
+  ASSERT_TRUE(v10.ok) << v10.error;
+  const ModelSpec &s = v10.spec;
+  EXPECT_TRUE(s.encoderDecoder());
+  EXPECT_EQ(s.nEncoderLayers, 2);
+  EXPECT_EQ(s.nLayers, 2); // num_decoder_layers absent: as many
+  EXPECT_EQ(s.headDim, 16); // d_kv, not d_model / heads
+  EXPECT_EQ(s.relativeBuckets, 32);
+  EXPECT_EQ(s.relativeMaxDistance, 128);
+  EXPECT_EQ(s.positions, Positions::None);
+  EXPECT_EQ(s.norm, Norm::RmsNorm);
+  EXPECT_DOUBLE_EQ(s.attnScale, 1.0); // scores not scaled by 1/sqrt(d_kv)
+  EXPECT_EQ(s.activation, Activation::Relu);
+  EXPECT_EQ(s.ffn, FfnKind::Plain);
+  EXPECT_TRUE(s.tiedEmbeddings);
+  EXPECT_DOUBLE_EQ(s.outputScale, 1.0 / std::sqrt(128.0));
+  EXPECT_EQ(s.sourceLength, 160);
+  EXPECT_EQ(s.decoderStartTokenId, 0);
+
+  llvm::json::Object gated = smallT5();
+  gated["feed_forward_proj"] = "gated-gelu";
+  gated["tie_word_embeddings"] = false;
+  gated["num_decoder_layers"] = 3;
+  ParsedSpec v11 = parse(std::move(gated));
+  ASSERT_TRUE(v11.ok) << v11.error;
+  EXPECT_EQ(v11.spec.ffn, FfnKind::Gated);
+  EXPECT_EQ(v11.spec.activation, Activation::GeluTanh); // transformers' gelu_new
+  EXPECT_DOUBLE_EQ(v11.spec.outputScale, 1.0);
+  EXPECT_EQ(v11.spec.nLayers, 3);
+}
+
+TEST(ModelSpecTest, T5RefusesAnUnknownFeedForwardByName) {
+  for (const char *proj : {"gated-swiglu", "gelu-relu", "mish"}) {
+    llvm::json::Object config = smallT5();
+    config["feed_forward_proj"] = proj;
+    ParsedSpec refused = parse(std::move(config));
+    expectRefusal(refused, "feed_forward_proj");
+    EXPECT_NE(refused.error.find(proj), std::string::npos) << refused.error;
+  }
+}
