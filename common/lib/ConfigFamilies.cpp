@@ -220,6 +220,55 @@ void config::parseT5(FieldReader &r, ModelSpec &s) {
   checkSpec(r, s, names);
 }
 
+/// Marian (MarianConfig; Helsinki-NLP's opus-mt): the 2017 encoder-decoder
+/// with Marian's sinusoid (sines in the first half of the columns), the
+/// embedding times sqrt(d_model), post-LN blocks with biases everywhere,
+/// `activation_function` (swish), a head tied to the shared embedding and
+/// final_logits_bias added to the logits. The source and the decoder each
+/// hold up to max_position_embeddings tokens.
+void config::parseMarian(FieldReader &r, ModelSpec &s) {
+  s.family = Family::Marian;
+  s.architecture = Architecture::EncoderDecoder;
+  s.norm = Norm::LayerNorm;
+  s.normBias = true;
+  s.normPosition = NormPosition::Post;
+  s.positions = Positions::SinusoidalHalves;
+  s.ropeTheta = 0.0;
+  s.ffn = FfnKind::Plain;
+  s.qkvBias = s.attnOutBias = s.ffnBias = true;
+  s.outputBias = true;
+  s.vocabSize = r.positive("vocab_size", false, 58101);
+  s.dim = r.positive("d_model", false, 1024);
+  s.nEncoderLayers = r.positive("encoder_layers", false, 12);
+  s.nLayers = r.positive("decoder_layers", false, 12);
+  s.nHeads = r.positive("encoder_attention_heads", false, 16);
+  s.nKvHeads = s.nHeads;
+  s.hiddenDim = r.positive("encoder_ffn_dim", false, 4096);
+  s.contextLength = r.positive("max_position_embeddings", false, 1024);
+  s.sourceLength = s.contextLength;
+  s.normEps = 1e-5; // nn.LayerNorm's default, which MarianConfig does not change
+  if (r.boolean("scale_embedding", false))
+    s.embeddingScale = std::sqrt(double(s.dim));
+  s.activation = activationOf(r, "activation_function", "gelu");
+  s.tiedEmbeddings = true;
+  requireValue(r, "tie_word_embeddings", true, "Marian's head is its shared embedding");
+  requireValue(r, "share_encoder_decoder_embeddings", true,
+               "the encoder and decoder share one embedding");
+  requireValue(r, "normalize_before", false, "Marian's blocks are post-LN");
+  requireValue(r, "decoder_attention_heads", json::Value(s.nHeads),
+               "the decoder's heads are the encoder's");
+  requireValue(r, "decoder_ffn_dim", json::Value(s.hiddenDim),
+               "the decoder's feed-forward is the encoder's width");
+  int64_t pad = tokenId(r, "pad_token_id", 58100, s.vocabSize);
+  s.bosTokenId = pad; // Marian has none; the decoder starts at decoder_start_token_id
+  s.eosTokenId = tokenId(r, "eos_token_id", 0, s.vocabSize);
+  s.decoderStartTokenId = tokenId(r, "decoder_start_token_id", pad, s.vocabSize);
+  s.headDim = splitHeads(r, s, "d_model", "encoder_attention_heads");
+  checkSpec(r, s,
+            {"d_model", "encoder_ffn_dim", "decoder_layers", "encoder_attention_heads",
+             "encoder_attention_heads", "d_model", "vocab_size", "max_position_embeddings"});
+}
+
 void config::parseLlama(FieldReader &r, ModelSpec &s) {
   s.family = Family::Llama;
   s.norm = Norm::RmsNorm;
@@ -644,6 +693,15 @@ void config::parseTransformer(FieldReader &r, ModelSpec &s) {
   s.hiddenDim = r.positive("d_ff", true);
   s.vocabSize = r.positive("vocab_size", true);
   s.contextLength = r.positive("context_length", true);
+  // The 2017 encoder-decoder: an encoder over a source of up to
+  // source_length tokens, whose output every decoder layer attends to.
+  s.architecture = variantOf(r, "architecture", Architecture::Decoder);
+  if (s.architecture == Architecture::Encoder)
+    r.fail("architecture", "found \"encoder\", expected \"decoder\" or \"encoder_decoder\" "
+                           "(an encoder alone is BERT's: model_type bert)");
+  bool encDec = s.encoderDecoder();
+  s.nEncoderLayers = encDec ? r.positive("n_encoder_layers", false, s.nLayers) : 0;
+  s.sourceLength = encDec ? r.positive("source_length", false, s.contextLength) : 0;
   s.headDim = r.has("head_dim") ? r.positive("head_dim", true)
                                 : splitHeads(r, s, "d_model", "n_heads");
   s.positions = variantOf(r, "positions", Positions::Sinusoidal);
@@ -686,6 +744,9 @@ void config::parseTransformer(FieldReader &r, ModelSpec &s) {
   s.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   s.bosTokenId = tokenId(r, "bos_token_id", 1, s.vocabSize);
   s.eosTokenId = tokenId(r, "eos_token_id", 2, s.vocabSize);
+  s.decoderStartTokenId = encDec ? tokenId(r, "decoder_start_token_id", s.bosTokenId,
+                                           s.vocabSize)
+                                 : -1;
   FieldNames names{"d_model", "d_ff", "n_layers", "n_heads", "n_kv_heads", "head_dim",
                    "vocab_size", "context_length"};
   names.positions = "positions", names.alibi = "alibi", names.rotaryDim = "rotary_dim";
@@ -726,6 +787,8 @@ void config::parseFamily(Family family, FieldReader &r, const std::string &path,
     return parseBertFamily(r, family, s);
   case Family::T5:
     return parseT5(r, s);
+  case Family::Marian:
+    return parseMarian(r, s);
   case Family::Transformer:
     return parseTransformer(r, s);
   }

@@ -71,6 +71,7 @@ void parseMpt(FieldReader &r, const std::string &path, ModelSpec &s);
 void parseGptNeox(FieldReader &r, ModelSpec &s);
 void parseFalcon(FieldReader &r, ModelSpec &s);
 void parseT5(FieldReader &r, ModelSpec &s);
+void parseMarian(FieldReader &r, ModelSpec &s);
 void parseTransformer(FieldReader &r, ModelSpec &s);
 
 } // namespace tfm::config

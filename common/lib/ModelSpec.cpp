@@ -499,6 +499,7 @@ void forEachCanonicalField(Spec &s, Visit &&visit) {
   visit("final_softcap", s.finalSoftcap, false);
   visit("embedding_scale", s.embeddingScale, false);
   visit("output_scale", s.outputScale, false);
+  visit("output_bias", s.outputBias, false);
   visit("tied_embeddings", s.tiedEmbeddings, false);
   visit("bos_token_id", s.bosTokenId, false);
   visit("eos_token_id", s.eosTokenId, false);

@@ -956,3 +956,39 @@ TEST(ModelSpecTest, T5RefusesAnUnknownFeedForwardByName) {
     EXPECT_NE(refused.error.find(proj), std::string::npos) << refused.error;
   }
 }
+
+TEST(ModelSpecTest, MarianAndThe2017EncoderDecoder) {
+  llvm::json::Object marian{{"model_type", "marian"},        {"d_model", 128},
+                            {"encoder_layers", 2},           {"decoder_layers", 3},
+                            {"encoder_attention_heads", 4},  {"encoder_ffn_dim", 256},
+                            {"activation_function", "swish"}, {"max_position_embeddings", 64},
+                            {"scale_embedding", true},       {"vocab_size", 101},
+                            {"pad_token_id", 100}};
+  ParsedSpec parsed = parse(std::move(marian));
+  ASSERT_TRUE(parsed.ok) << parsed.error;
+  const ModelSpec &m = parsed.spec;
+  EXPECT_TRUE(m.encoderDecoder());
+  EXPECT_EQ(m.positions, Positions::SinusoidalHalves);
+  EXPECT_EQ(m.nEncoderLayers, 2);
+  EXPECT_EQ(m.nLayers, 3);
+  EXPECT_EQ(m.normPosition, NormPosition::Post);
+  EXPECT_EQ(m.activation, Activation::Silu);
+  EXPECT_TRUE(m.outputBias && m.tiedEmbeddings);
+  EXPECT_DOUBLE_EQ(m.embeddingScale, std::sqrt(128.0));
+  EXPECT_EQ(m.decoderStartTokenId, 100); // the pad token
+
+  llvm::json::Object preLn{{"model_type", "marian"}, {"normalize_before", true}};
+  expectRefusal(parse(std::move(preLn)), "normalize_before");
+
+  llvm::json::Object t2017{{"model_type", "transformer"}, {"architecture", "encoder_decoder"},
+                           {"d_model", 64},               {"n_heads", 4},
+                           {"n_layers", 1},               {"n_encoder_layers", 2},
+                           {"d_ff", 128},                 {"vocab_size", 100},
+                           {"context_length", 32},        {"norm_position", "post"}};
+  ParsedSpec transformer = parse(std::move(t2017));
+  ASSERT_TRUE(transformer.ok) << transformer.error;
+  EXPECT_EQ(transformer.spec.nEncoderLayers, 2);
+  EXPECT_EQ(transformer.spec.sourceLength, 32);
+  EXPECT_EQ(transformer.spec.decoderStartTokenId, 1); // its BOS
+  EXPECT_EQ(transformer.spec.positions, Positions::Sinusoidal);
+}

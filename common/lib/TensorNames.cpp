@@ -308,8 +308,10 @@ std::vector<ModelTensor> tfm::modelTensors(const ModelSpec &spec) {
   if (spec.outputNorm())
     norm(TensorRole::OutputNorm, -1);
   stack = Stack::Only;
-  if (!spec.tiedEmbeddings && !spec.encoder()) // no family biases its output head
+  if (!spec.tiedEmbeddings && !spec.encoder())
     add(TensorRole::Output, -1, TensorPart::Weight, {spec.vocabSize, spec.dim});
+  if (spec.outputBias) // Marian's final_logits_bias, tied head or not
+    add(TensorRole::Output, -1, TensorPart::Bias, {spec.vocabSize});
   return tensors;
 }
 
@@ -410,10 +412,50 @@ static Family namesOf(Family family) {
   case Family::Gemma2:
   case Family::Bert:
   case Family::T5:
+  case Family::Marian:
   case Family::Transformer:
     break;
   }
   return family;
+}
+
+/// Marian's Hugging Face name of tensor `id` (MarianMTModel's modules), or
+/// none.
+static std::optional<std::string> marianHfName(const TensorId &id) {
+  std::string layer = std::string(id.stack == Stack::Encoder ? "model.encoder" : "model.decoder") +
+                      ".layers." + std::to_string(id.layer) + ".";
+  switch (id.role) {
+  case TensorRole::TokenEmbedding:
+    return std::string("model.shared");
+  case TensorRole::AttnQ:
+    return layer + "self_attn.q_proj";
+  case TensorRole::AttnK:
+    return layer + "self_attn.k_proj";
+  case TensorRole::AttnV:
+    return layer + "self_attn.v_proj";
+  case TensorRole::AttnOutput:
+    return layer + "self_attn.out_proj";
+  case TensorRole::AttnNorm:
+    return layer + "self_attn_layer_norm";
+  case TensorRole::CrossAttnQ:
+    return layer + "encoder_attn.q_proj";
+  case TensorRole::CrossAttnK:
+    return layer + "encoder_attn.k_proj";
+  case TensorRole::CrossAttnV:
+    return layer + "encoder_attn.v_proj";
+  case TensorRole::CrossAttnOutput:
+    return layer + "encoder_attn.out_proj";
+  case TensorRole::CrossAttnNorm:
+    return layer + "encoder_attn_layer_norm";
+  case TensorRole::FfnUp:
+    return layer + "fc1";
+  case TensorRole::FfnDown:
+    return layer + "fc2";
+  case TensorRole::FfnNorm:
+    return layer + "final_layer_norm";
+  default:
+    return std::nullopt;
+  }
 }
 
 /// T5's Hugging Face name of tensor `id` (T5ForConditionalGeneration's
@@ -479,6 +521,20 @@ llvm::Expected<HfTensorName> tfm::hfTensorName(const ModelSpec &config,
     if (!parseTensorName(manifestName))
       return failure("tensor '" + manifestName.str() + "' is not a manifest tensor name");
     return HfTensorName{{manifestName.str()}, HfLayout::Same};
+  case Family::Marian: {
+    std::optional<TensorId> id = parseTensorName(manifestName);
+    if (id && id->role == TensorRole::Output && id->part == TensorPart::Bias)
+      return HfTensorName{{"final_logits_bias"}, HfLayout::RowVector};
+    std::optional<std::string> name = id ? marianHfName(*id) : std::nullopt;
+    if (!name)
+      return failure("tensor '" + manifestName.str() + "' has no Hugging Face name in Marian");
+    HfTensorName out{{*name + "." + partSuffix(id->part)}, HfLayout::Same};
+    if (id->role == TensorRole::TokenEmbedding) // saved under the stacks' names too
+      for (const char *alias : {"model.encoder.embed_tokens.weight",
+                                "model.decoder.embed_tokens.weight", "lm_head.weight"})
+        out.names.push_back(alias);
+    return out;
+  }
   case Family::T5: {
     std::optional<TensorId> id = parseTensorName(manifestName);
     std::optional<std::string> name = id ? t5HfName(config, *id) : std::nullopt;

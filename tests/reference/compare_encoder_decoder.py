@@ -13,8 +13,10 @@ the decoder's tokens from the decoder start token: a prefill of 1, 7 and 64
 tokens, 64 then 32 single-token decodes, and one score of 96 tokens. Each
 row must be within a relative error max|ours - ref| / max|ref| <= 1e-4 of
 the oracle's logits at the same position (t5_oracle.py, written from
-transformers' modeling_t5.py), which reads the same file with its own
-reader (weight_files.py).
+transformers' modeling_t5.py; seq2seq_oracle.py, from modeling_marian.py
+and, for tfm's own 2017 Transformer, the paper, checked against
+torch.nn.Transformer), which reads the same file with its own reader
+(weight_files.py).
 """
 
 import argparse
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import compare_logits  # noqa: E402
+import seq2seq_oracle  # noqa: E402
 import t5_oracle  # noqa: E402
 import testlib  # noqa: E402
 import weight_files  # noqa: E402
@@ -39,11 +42,16 @@ CASES = [(1, 0), (7, 0), (64, 0), (64, 32), (0, 96)]
 
 
 def oracle_for(config, weight_format, weights):
-    if weight_format == "gguf":
-        tensors = t5_oracle.hf_names_from_gguf(weight_files.read_gguf(weights)[1])
-    else:
-        tensors = weight_files.read_safetensors(weights)
-    return t5_oracle.T5Oracle(config, tensors)
+    """T5's oracle, or Marian's and the 2017 Transformer's, on the file's
+    tensors (Marian's and tfm's own GGUFs use the manifest's names, which
+    seq2seq_oracle reads as they are)."""
+    tensors = (weight_files.read_gguf(weights)[1] if weight_format == "gguf"
+               else weight_files.read_safetensors(weights))
+    if t5_oracle.handles(config):
+        if weight_format == "gguf":
+            tensors = t5_oracle.hf_names_from_gguf(tensors)
+        return t5_oracle.T5Oracle(config, tensors)
+    return seq2seq_oracle.Seq2SeqOracle(config, tensors)
 
 
 def check_case(model_dir, weights, source, tokens, prefill, decodes, reference, out_path):
@@ -86,7 +94,8 @@ def main():
     weight_args = argparse.Namespace(format=args.format, dtype="f32", shards=1, seed=args.seed,
                                      config=args.config, read_as="f32")
     weights = compare_logits.write_weights(weight_args, model_dir, work)
-    config = t5_oracle.load_config(args.config)
+    with open(args.config) as f:
+        config = json.load(f)
     oracle = oracle_for(config, args.format, weights)
     with open(os.path.join(model_dir, "manifest.json")) as f:
         source_length = int(json.load(f)["config"]["source_length"])

@@ -63,7 +63,7 @@ std::string writeShard(const std::string &path, const std::vector<HfTensor> &ten
     return llvm::toString(os.takeError());
   llvm::Error e = writer.write(os->os(), [&](size_t i, llvm::raw_ostream &out) {
     const HfTensor &t = tensors[i];
-    if (t.layout == HfLayout::Same) {
+    if (t.layout == HfLayout::Same || t.layout == HfLayout::RowVector) { // the same bytes
       streamRandomTensor(*t.tensor, seed, ElementEncoding{type, std::nullopt}, out, progress);
     } else {
       std::vector<float> values = toHfLayout(randomTensorValues(*t.tensor, seed),
@@ -98,6 +98,8 @@ std::string tfm::writeSafetensorsFolder(const ModelSpec &spec,
     std::vector<int64_t> shape = t.shape;
     if (name->layout == HfLayout::Transposed)
       std::reverse(shape.begin(), shape.end());
+    if (name->layout == HfLayout::RowVector)
+      shape.insert(shape.begin(), 1);
     hf.push_back({&t, name->names.front(), name->layout, shape});
     totalBytes += t.numElements() * dtypeBytes(type);
   }

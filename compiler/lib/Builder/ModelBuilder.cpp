@@ -90,9 +90,10 @@ public:
     if (lastRowOnly && ShapedType::isDynamic(rows))
       x = LastRowOp::create(b, loc, x);
     Value h = spec.outputNorm() ? norm(x, TensorRole::OutputNorm, -1, spec.outputScale) : x;
-    Value logits = spec.tiedEmbeddings
-                       ? LinearOp::create(b, loc, h, weight(TensorRole::TokenEmbedding), Value())
-                       : project(h, TensorRole::Output, -1, /*withBias=*/false);
+    Value bias = spec.outputBias ? weight(TensorRole::Output, -1, TensorPart::Bias) : Value();
+    Value logits = LinearOp::create(
+        b, loc, h, weight(spec.tiedEmbeddings ? TensorRole::TokenEmbedding : TensorRole::Output),
+        bias);
     if (spec.finalSoftcap > 0.0)
       logits = SoftcapOp::create(b, loc, logits, b.getF64FloatAttr(spec.finalSoftcap));
     func::ReturnOp::create(b, loc, logits);
@@ -255,7 +256,9 @@ private:
           spec.tokenTypes > 0 ? weight(TensorRole::TokenTypes) : Value(),
           b.getI64IntegerAttr(spec.positionOffset));
     case Positions::Sinusoidal:
-      return AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0));
+    case Positions::SinusoidalHalves:
+      return AddSinusoidOp::create(b, loc, x, b.getF64FloatAttr(10000.0),
+                                   b.getBoolAttr(spec.positions == Positions::SinusoidalHalves));
     case Positions::Rope:
     case Positions::None:
       break;

@@ -461,6 +461,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const GgufArchitectu
   case Family::Bloom:
   case Family::Mpt:
   case Family::Falcon:
+  case Family::Marian: // no GGUF architecture
   case Family::Transformer:
     break;
   }
@@ -532,6 +533,7 @@ llvm::Error readArchitectureSpecifics(const GgufFile &file, const GgufArchitectu
   case Family::Camembert:
   case Family::XlmRoberta:
   case Family::T5:
+  case Family::Marian:
   case Family::Transformer: // no GGUF architecture
     break;
   }

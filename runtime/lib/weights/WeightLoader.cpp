@@ -82,6 +82,7 @@ void rearrange(const FoundTensor &t, const TensorSpec &spec, const ModelSpec &mo
   const int64_t storedRow = stored.bytes(rowLength), targetRow = target.bytes(rowLength);
   switch (t.layout) {
   case HfLayout::Same:
+  case HfLayout::RowVector: // a [1, N] matrix holds the vector's bytes
     for (int64_t r = 0; r < rows; ++r)
       convertRow(t.data + r * storedRow, stored, rowLength, target, out + r * targetRow);
     if (t.addend != 0.0f) { // a norm's gain stored other than the kernels read it
@@ -127,6 +128,8 @@ llvm::Error checkTensor(const FoundTensor &found, const TensorSpec &spec) {
   std::vector<int64_t> expected = spec.shape;
   if (found.layout == HfLayout::Transposed)
     std::reverse(expected.begin(), expected.end());
+  if (found.layout == HfLayout::RowVector)
+    expected.insert(expected.begin(), 1);
   if (found.shape != expected)
     return failure(found.file + ": tensor " + label(found, spec) + " has shape " +
                    formatShape(found.shape) + ", the compiled model expects " +
@@ -307,7 +310,8 @@ llvm::Expected<TensorFinder> tensorFinder(const std::string &path, WeightFormat 
 /// (blocks: bytes); safetensors and GGUF data offsets promise no more.
 bool usableInPlace(const FoundTensor &t, const TensorSpec &spec) {
   int64_t alignment = spec.dtype.block ? 1 : dtypeBytes(spec.dtype.plain);
-  return t.encoding == spec.dtype && t.layout == HfLayout::Same && t.addend == 0.0f &&
+  bool sameBytes = t.layout == HfLayout::Same || t.layout == HfLayout::RowVector;
+  return t.encoding == spec.dtype && sameBytes && t.addend == 0.0f &&
          reinterpret_cast<uintptr_t>(t.data) % alignment == 0;
 }
 

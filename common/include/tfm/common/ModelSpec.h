@@ -137,6 +137,9 @@ struct ModelSpec {
   /// The final norm's output is multiplied by it before the head (T5's tied
   /// head: d_model^-0.5).
   double outputScale = 1.0;
+  /// A bias added to the logits (Marian's final_logits_bias, GGUF
+  /// output.bias), also with a tied head.
+  bool outputBias = false;
   bool tiedEmbeddings = false;
   int64_t bosTokenId = 1;
   int64_t eosTokenId = 2;

@@ -146,7 +146,8 @@ enum class HfLayout {
   Same,
   Transposed,   // a 2-D matrix stored [in, out]
   RopePermuted, // q or k rows in rotate-half order; see hfRow
-  QkvGrouped    // fused q/k/v rows grouped by kv head; see hfRow
+  QkvGrouped,   // fused q/k/v rows grouped by kv head; see hfRow
+  RowVector     // a vector stored as a [1, N] matrix (Marian's final_logits_bias)
 };
 
 struct HfTensorName {

@@ -45,6 +45,7 @@ namespace tfm {
   X(Camembert, "camembert")                                                                      \
   X(XlmRoberta, "xlm-roberta")                                                                   \
   X(T5, "t5")                                                                                    \
+  X(Marian, "marian")                                                                            \
   X(Transformer, "transformer")
 
 /// What the model computes from its tokens: a decoder's next-token logits
@@ -58,11 +59,14 @@ namespace tfm {
   X(EncoderDecoder, "encoder_decoder")
 
 /// How positions reach the model: rotary on q and k, a learned table added
-/// to the embedding, the 2017 sinusoid added to it, or none (ALiBi models).
+/// to the embedding, the 2017 sinusoid added to it (each pair's sine and
+/// cosine side by side), Marian's (the sines in the first half of the
+/// columns, the cosines in the second), or none (ALiBi and T5 models).
 #define TFM_POSITIONS(X)                                                                         \
   X(Rope, "rope")                                                                                \
   X(Learned, "learned")                                                                          \
   X(Sinusoidal, "sinusoidal")                                                                    \
+  X(SinusoidalHalves, "sinusoidal_halves")                                                       \
   X(None, "none")
 
 #define TFM_NORMS(X)                                                                             \

@@ -276,12 +276,16 @@ def Tfm_AddSinusoidOp : Tfm_KernelOp<"add_sinusoid",
     Row r (the token at absolute position r) gets PE(r, 2i) =
     sin(r / base^(2i/width)) and PE(r, 2i+1) = cos(r / base^(2i/width))
     added; computed in the kernel, so it has no table and no length limit.
+    With `halves` (Marian's layout), PE(r, i) = sin(r / base^(2i/width)) and
+    PE(r, width/2 + i) = cos(r / base^(2i/width)) for i < width/2.
 
     ```mlir
     %y = tfm.add_sinusoid %x {base = 1.0e+04 : f64} : tensor<?x512xf32>
+    %z = tfm.add_sinusoid %x {base = 1.0e+04 : f64, halves = true} : tensor<?x512xf32>
     ```
   }];
-  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveF64Attr:$base);
+  let arguments = (ins Tfm_Rows:$input, Tfm_PositiveF64Attr:$base,
+                       DefaultValuedAttr<BoolAttr, "false">:$halves);
   let results = (outs Tfm_Rows:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }

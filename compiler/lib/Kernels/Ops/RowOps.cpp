@@ -82,15 +82,22 @@ void defineLastRow(OpDefinition &d) {
 void defineAddSinusoid(OpDefinition &d) {
   Value &x = d.operand(0);
   int width = static_cast<int>(x.shape.back());
-  double base = d.attrs<AddSinusoidAttrs>().base;
+  const auto &attrs = d.attrs<AddSinusoidAttrs>();
+  if (attrs.halves && width % 2 != 0)
+    d.fail("halves of an odd width " + std::to_string(width) + ", expected an even one");
   Var c = d.algorithm.col, r = d.algorithm.row;
+  // Column c's pair and whether it takes the sine: side by side (2017), or
+  // the sines' half, then the cosines' (Marian).
+  int half = width / 2;
+  Expr pair = attrs.halves ? select(c < half, c, c - half) : c / 2;
+  Expr sineColumn = attrs.halves ? c < half : c % 2 == 0;
   // In double, as for RoPE: at position thousands a float angle loses the
   // bits the reference keeps.
-  Expr freq = exp(cast<double>(c / 2) * Expr(-2.0 * std::log(base) / width));
+  Expr freq = exp(cast<double>(pair) * Expr(-2.0 * std::log(attrs.base) / width));
   Expr angle = cast<double>(r) * freq;
   Func f(d.name);
   auto [sine, cosine] = sinCosFloat(angle);
-  f(c, r) = x.func(c, r) + select(c % 2 == 0, sine, cosine);
+  f(c, r) = x.func(c, r) + select(sineColumn, sine, cosine);
   d.result.func = f;
 }
 
