@@ -133,6 +133,11 @@ def bert_base_encoder():
 
 
 @testlib.case
+def t5_small_encoder_decoder():
+    check_preset("configs/published/t5-small.json")
+
+
+@testlib.case
 def llama2_7b_f16():
     check_preset("configs/llama2-7b.json", "--dtype", "f16")
 

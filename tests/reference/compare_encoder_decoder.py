@@ -2,7 +2,7 @@
 model shape and one weight file format.
 
 usage: compare_encoder_decoder.py --config CONFIG.json [--format safetensors|gguf]
-                                  [--seed S] [--attention ALGORITHM]
+                                  [--seed S] [--attention ALGORITHM] [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights;
 safetensors under Hugging Face's names, GGUF under llama.cpp's) and, for a
@@ -84,13 +84,21 @@ def main():
     parser.add_argument("--format", default="safetensors", choices=["safetensors", "gguf"])
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
+    parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
+                        help="compile with tfmc --target TARGET (default: host)")
     args = parser.parse_args()
+    if args.target:
+        testlib.skip_unless_cpu_runs(args.target)
+    if args.target == "opencl":
+        testlib.require_opencl_platform()
 
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
-    folder = "model" + (f"-{args.attention}" if args.attention else "")
+    chosen = [(flag, value) for flag, value in (("--attention", args.attention),
+                                                 ("--target", args.target)) if value]
+    folder = "-".join(["model"] + [value for _, value in chosen])
     model_dir = testlib.compile_model(args.config, os.path.join(work, folder),
-                                      ["--attention", args.attention] if args.attention else [])
+                                      [part for pair in chosen for part in pair])
     weight_args = argparse.Namespace(format=args.format, dtype="f32", shards=1, seed=args.seed,
                                      config=args.config, read_as="f32")
     weights = compare_logits.write_weights(weight_args, model_dir, work)

@@ -123,9 +123,12 @@ constexpr int kDeviceFmaRepeats = 10;
 /// Every --depth, with --prompt and --decode, fits the model's context.
 Error checkContext(const std::string &dir, const tfm_model &model) {
   bool deeper = std::any_of(opt.depths.begin(), opt.depths.end(), [](int d) { return d > 0; });
-  if (model.encode && (opt.decodeTokens > 0 || deeper))
+  if (model.encode && !model.prefill && opt.decodeTokens > 0)
     return failure(dir + ": an encoder (" + model.name +
-                   ") encodes one text a call: pass --decode 0 and no --depth");
+                   ") encodes one text a call: pass --decode 0");
+  if (model.encode && deeper)
+    return failure(dir + ": " + model.name + " encodes its prompt from position 0: pass no "
+                   "--depth");
   if (model.encode && opt.promptTokens > int(model.prefill_chunk))
     return failure(dir + ": --prompt " + llvm::Twine(opt.promptTokens) +
                    " tokens, more than the encoder takes in one call (" +
@@ -142,9 +145,11 @@ Error checkContext(const std::string &dir, const tfm_model &model) {
 }
 
 /// The timed prompt: a decoder's prefill, an encoder's encode (its
-/// embeddings' throughput, as llama-bench's prompt processing of a BERT).
+/// embeddings' throughput, as llama-bench's prompt processing of a BERT),
+/// an encoder-decoder's encode of it as the source (the decode steps then
+/// attend to it).
 Error runPrompt(tfm::rt::Session &session, const std::vector<int32_t> &prompt) {
-  if (!session.isEncoder())
+  if (!session.isEncoder() && !session.hasSource())
     return session.prefill(prompt);
   Expected<std::vector<float>> hidden = session.encode(prompt);
   return hidden ? Error::success() : hidden.takeError();
