@@ -14,7 +14,11 @@ single-token steps, after --depth tokens) and llama-bench (-p PROMPT -n
 DECODE -d DEPTH). The table gives
 the median of the rounds and tfmc's ratio to llama.cpp. An encoder (BERT)
 is timed on its prompt alone: --decode 0 (tfm-bench times its encode), with
---llama-bench-arg=-embd --llama-bench-arg=1 for llama-bench. llama.cpp is the one
+--llama-bench-arg=-embd --llama-bench-arg=1 for llama-bench. An
+encoder-decoder (T5), which llama-bench does not run, with
+--encoder-decoder: the prompt is its encoded source, then --decode steps,
+on llama.cpp's side by tools/peers/llama_t5_bench.cpp, built here against
+the peers' llama.cpp as ../shared/peers/build.sh builds its programs. llama.cpp is the one
 ../shared/peers/build.sh builds; nothing of it is part of this project.
 """
 
@@ -46,6 +50,25 @@ def tfm_bench(bin_dir, model, weights, args):
     return float(match.group(1)), float(match.group(2))
 
 
+def llama_t5_bench(weights, args):
+    """llama.cpp's encode and decode rates on an encoder-decoder GGUF: the
+    peer program, built when missing or older than its source."""
+    source = os.path.join(ROOT, "tools", "peers", "llama_t5_bench.cpp")
+    peers = os.environ.get("PEERS", "/tmp/peers")
+    program = os.path.join(peers, "llama_t5_bench")
+    if not os.path.exists(program) or os.path.getmtime(program) < os.path.getmtime(source):
+        llama = os.path.join(peers, "llama.cpp")
+        run(["g++", "-O2", "-std=c++17", source, "-I" + os.path.join(llama, "include"),
+             "-I" + os.path.join(llama, "ggml", "include"),
+             "-L" + os.path.join(llama, "build", "bin"), "-lllama", "-lggml", "-lggml-base",
+             "-Wl,-rpath," + os.path.join(llama, "build", "bin"), "-o", program])
+    out = run([program, weights, str(args.prompt), str(args.decode), str(args.threads), "1"])
+    match = re.search(r"^rates ([0-9.e+-]+) ([0-9.e+-]+)$", out, re.M)
+    if not match:
+        sys.exit(f"bench: no rates in llama_t5_bench's output:\n{out}")
+    return float(match.group(1)), float(match.group(2))
+
+
 def llama_bench(path, weights, args):
     out = run([path, "-m", weights, "-p", str(args.prompt), "-n", str(args.decode),
                "-d", str(args.depth), "-t", str(args.threads), "-r", "1", "-o", "json",
@@ -60,6 +83,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", nargs="+", metavar="CONFIG=GGUF")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--encoder-decoder", action="store_true",
+                        help="the files are encoder-decoders (T5): llama.cpp's side by "
+                             "tools/peers/llama_t5_bench.cpp")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--decode", type=int, default=64)
@@ -98,6 +124,7 @@ def main():
         for name, out, weights in models:
             for engine in ("tfmc", "llama.cpp"):
                 prefill, decode = (tfm_bench(args.bin, out, weights, args) if engine == "tfmc"
+                                   else llama_t5_bench(weights, args) if args.encoder_decoder
                                    else llama_bench(args.llama_bench, weights, args))
                 rows[name][engine][0].append(prefill)
                 rows[name][engine][1].append(decode)

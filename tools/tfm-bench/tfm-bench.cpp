@@ -82,22 +82,34 @@ double median(std::vector<double> v) {
 /// multiply-add of every layer projection for every token, of the head for
 /// the last token only (prefill returns its logits alone), and of
 /// attention's q.k and weights.v over the positions each token attends to.
-/// An encoder's (its encode) has no head, and every token attends to all.
+/// An encoder's (its encode) has no head, and every token attends to all;
+/// an encoder-decoder's encode runs the encoder's layers and the decoder's
+/// cross-attention keys and values.
+/// Whether an encoder-decoder's encode reads tensor `id` (its encoder's,
+/// the decoder's cross-attention keys and values, the embedding); its
+/// decode steps read the others.
+bool readByEncode(const tfm::TensorId &id) {
+  return id.stack == tfm::Stack::Encoder || id.role == tfm::TensorRole::CrossAttnK ||
+         id.role == tfm::TensorRole::CrossAttnV || id.role == tfm::TensorRole::TokenEmbedding;
+}
+
 double prefillFlops(const tfm::ModelSpec &spec, int tokens, int depth) {
   double perToken = 0, head = 0;
+  bool encoding = spec.architecture != tfm::Architecture::Decoder;
   for (const tfm::ModelTensor &t : tfm::modelTensors(spec)) {
-    if (t.shape.size() != 2 || tfm::kernelRoleOf(t.id.role).empty())
+    if (t.shape.size() != 2 || tfm::kernelRoleOf(t.id.role).empty() ||
+        (spec.encoderDecoder() && !readByEncode(t.id)))
       continue;
     double macs = double(t.shape[0]) * double(t.shape[1]);
     if (tfm::kernelRoleOf(t.id.role) == "logits")
-      head = spec.encoder() ? 0.0 : macs; // the untied head, or the tied embedding
+      head = encoding ? 0.0 : macs; // the untied head, or the tied embedding
     else if (tfm::isLayerRole(t.id.role))
       perToken += macs;
   }
-  double keysAttended = spec.encoder()
-                            ? double(tokens) * tokens
-                            : double(tokens) * depth + double(tokens) * (tokens + 1) / 2;
-  double attention = 2.0 * double(spec.nLayers * spec.nHeads * spec.headDim) * keysAttended;
+  double keysAttended = encoding ? double(tokens) * tokens
+                                 : double(tokens) * depth + double(tokens) * (tokens + 1) / 2;
+  int64_t layers = spec.encoderDecoder() ? spec.nEncoderLayers : spec.nLayers;
+  double attention = 2.0 * double(layers * spec.nHeads * spec.headDim) * keysAttended;
   return 2.0 * (perToken * tokens + head + attention);
 }
 
@@ -183,15 +195,25 @@ Expected<Result> bench(const std::string &dir, int depth) {
   bool untied = std::any_of(tensors.begin(), tensors.end(),
                             [](const auto &t) { return t.name == "output.weight"; });
   std::vector<tfm::bench::ByteRange> decodeWeights;
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (!(untied && tensors[i].name == "token_embd.weight")) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::optional<tfm::TensorId> id = tfm::parseTensorName(tensors[i].name);
+    bool encodeOnly = spec.encoderDecoder() && id && readByEncode(*id) &&
+                      id->role != tfm::TensorRole::TokenEmbedding;
+    if (!(untied && tensors[i].name == "token_embd.weight") && !encodeOnly) {
       result.decodeBytes += double(tensors[i].byteCount()); // in the type the kernels read
       decodeWeights.push_back({weights->pointers[i], size_t(tensors[i].byteCount())});
     }
-  // And the keys and values of every position before it, of every layer.
+  }
+  // And the keys and values of every position before it, of every layer;
+  // an encoder-decoder's decoder layers also read the source's (its
+  // caches: an encoder layer's pair, a decoder layer's own and its
+  // source's, as many rows each where the source is as long as the
+  // context).
   double positions = depth + opt.promptTokens + opt.decodeTokens / 2.0;
-  result.decodeBytes +=
-      double(model.kv_cache_bytes) * positions / double(model.context_length);
+  double perPosition = double(model.kv_cache_bytes) / double(model.context_length);
+  if (spec.encoderDecoder())
+    perPosition *= double(spec.nLayers) / double(spec.nEncoderLayers + 2 * spec.nLayers);
+  result.decodeBytes += perPosition * positions;
   model.set_num_threads(opt.threads);
 
   std::vector<int32_t> context = tfm::bench::benchPrompt(depth + opt.promptTokens, model.vocab_size);
@@ -530,7 +552,10 @@ int bench(int argc, char **argv) {
                        cl::cat(category));
   cl::opt<int> promptTokens("prompt", cl::desc("Prefill length (default 128)"), cl::init(128),
                             cl::cat(category));
-  cl::opt<int> decodeTokens("decode", cl::desc("Decode steps (default 64)"), cl::init(64),
+  cl::opt<int> decodeTokens("decode",
+                            cl::desc("Decode steps (default 64; 0: the prompt alone, an "
+                                     "encoder's)"),
+                            cl::init(64),
                             cl::cat(category));
   cl::opt<int> repeats("repeat",
                        cl::desc("Runs per model, or rounds with --config; medians are reported "
@@ -576,9 +601,10 @@ int bench(int argc, char **argv) {
     errs() << "tfm-bench: error: --device and --reference go with model folders, not --config\n";
     return 1;
   }
-  if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 1) {
-    errs() << "tfm-bench: error: --threads, --repeat, --prompt and --decode "
-              "must be >= 1\n";
+  // --decode 0 times the prompt alone: an encoder's (BERT's) whole work.
+  if (opt.threads < 1 || opt.repeats < 1 || opt.promptTokens < 1 || opt.decodeTokens < 0) {
+    errs() << "tfm-bench: error: --threads, --repeat and --prompt must be >= 1, --decode "
+              ">= 0\n";
     return 1;
   }
   if (config.empty() == opt.modelDirs.empty()) {

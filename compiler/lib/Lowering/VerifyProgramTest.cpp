@@ -222,5 +222,47 @@ TEST(VerifyProgram, KernelsOfBoundedSize) {
   EXPECT_NE(found.find("(tfm.add) unfolds to more than 256 terms"), std::string::npos) << found;
 }
 
+Program encoderDecoder() { return lowered("/tests/reference/configs/t5-v10-relu-tied.json"); }
+
+/// The first launch of `entry` binding a source cache, and that binding's
+/// index among its bindings.
+std::pair<Launch *, size_t> sourceCacheLaunch(Program &p, EntryPoint &entry) {
+  for (Launch &l : entry.launches)
+    for (size_t i = 0; i < l.bindings.size(); ++i)
+      if (l.bindings[i].storage == Storage::Cache && p.caches[l.bindings[i].index].source)
+        return {&l, i};
+  throw std::runtime_error("no launch binds a source cache");
+}
+
+TEST(VerifyProgram, PassesAnEncoderDecoder) {
+  EXPECT_EQ(refusal([](Program &) {}, encoderDecoder), "");
+}
+
+// A source cache's rows are the source's: a kernel reads one only through
+// an argument that says so (its window is the recorded source rows).
+TEST(VerifyProgram, SourceCachesAreReadAsSourceCaches) {
+  std::string refused = refusal(
+      [](Program &p) {
+        // The decoder's reading kernel bound instead to a self cache: its
+        // argument says source, the cache does not.
+        auto [decodeLaunch, readSlot] = sourceCacheLaunch(p, p.decode);
+        decodeLaunch->bindings[readSlot].index = 0;
+      },
+      encoderDecoder);
+  EXPECT_NE(refused.find("reads a source cache"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("self-attention cache"), std::string::npos) << refused;
+}
+
+TEST(VerifyProgram, SourceCacheRowsAreTheSourceLength) {
+  std::string refused = refusal(
+      [](Program &p) {
+        for (CacheBuffer &c : p.caches)
+          if (c.source)
+            c.rows = 8;
+      },
+      encoderDecoder);
+  EXPECT_NE(refused.find("a source cache of 8 rows"), std::string::npos) << refused;
+}
+
 } // namespace
 } // namespace tfm
