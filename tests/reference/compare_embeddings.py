@@ -2,7 +2,7 @@
 one weight file format.
 
 usage: compare_embeddings.py --config CONFIG.json [--format safetensors|gguf]
-                             [--dtype f32|f16] [--seed S] [--attention ALGORITHM]
+                             [--dtype f32|f16] [--seed S] [--attention ALGORITHM] [--schedule NAME]
                              [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights;
@@ -13,8 +13,8 @@ hidden state (none), their mean, the first token's (cls) and the last's, and
 the mean normalised to unit length. Each row must be within a relative error
 max|ours - ref| / max|ref| <= 1e-4 of the oracle's (bert_oracle.py, written
 from transformers' modeling_bert.py and modeling_roberta.py), which reads the
-same file with its own reader (weight_files.py). --attention and --target
-compile with tfmc's (FlashAttention's key tiles, an OpenCL library run
+same file with its own reader (weight_files.py). --attention, --schedule and
+--target compile with tfmc's (FlashAttention's key tiles, an OpenCL library run
 through POCL).
 """
 
@@ -73,6 +73,7 @@ def main():
     parser.add_argument("--dtype", default="f32", choices=["f32", "f16"])
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
+    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
     parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
                         help="compile with tfmc --target TARGET (default: host)")
     args = parser.parse_args()
@@ -84,6 +85,7 @@ def main():
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
     chosen = [(flag, value) for flag, value in (("--attention", args.attention),
+                                                 ("--schedule", args.schedule),
                                                  ("--target", args.target)) if value]
     folder = "-".join(["model"] + [value for _, value in chosen])
     model_dir = testlib.compile_model(args.config, os.path.join(work, folder),

@@ -2,7 +2,7 @@
 model shape and one weight file format.
 
 usage: compare_encoder_decoder.py --config CONFIG.json [--format safetensors|gguf]
-                                  [--seed S] [--attention ALGORITHM] [--target TARGET]
+                                  [--seed S] [--attention ALGORITHM] [--schedule NAME] [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights;
 safetensors under Hugging Face's names, GGUF under llama.cpp's) and, for a
@@ -84,6 +84,7 @@ def main():
     parser.add_argument("--format", default="safetensors", choices=["safetensors", "gguf"])
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
     parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
+    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
     parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
                         help="compile with tfmc --target TARGET (default: host)")
     args = parser.parse_args()
@@ -95,6 +96,7 @@ def main():
     shape = os.path.splitext(os.path.basename(args.config))[0]
     work = testlib.work_dir(f"reference/{shape}")
     chosen = [(flag, value) for flag, value in (("--attention", args.attention),
+                                                 ("--schedule", args.schedule),
                                                  ("--target", args.target)) if value]
     folder = "-".join(["model"] + [value for _, value in chosen])
     model_dir = testlib.compile_model(args.config, os.path.join(work, folder),
