@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import aidreams  # noqa: E402
 import bert_oracle  # noqa: E402
 import testlib  # noqa: E402
+import vocab_gguf  # noqa: E402
 import weight_files  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -41,24 +42,12 @@ def work(name):
 
 def bert_gguf():
     """A BERT of the bert-h4x32 shape, with the bge vocabulary's size."""
-    vocab = testlib.shared_path("models/gguf-vocab/ggml-vocab-bert-bge.gguf")
-    metadata, _ = weight_files.read_gguf(vocab)
-    with open(testlib.source_path("tests/reference/configs/bert-h4x32.json")) as f:
-        config = json.load(f)
-    config["vocab_size"] = len(metadata["tokenizer.ggml.tokens"])
-    config_path = work("bert.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    gguf = work("bert.gguf")
-    testlib.check_run([testlib.bin("tfm-weights"), config_path, "--format", "gguf", "--vocab",
-                       vocab, "--seed", "5", "-o", gguf])
-    return config, gguf
+    return vocab_gguf.write(testlib.source_path("tests/reference/configs/bert-h4x32.json"),
+                            "models/gguf-vocab/ggml-vocab-bert-bge.gguf", 5, work(""))
 
 
 def tfm_run(gguf, *args):
-    """(returncode, stdout, stderr) of tfm-run on the GGUF."""
-    return testlib.run([testlib.bin("tfm-run"), "--model-dir", gguf, "--cache-dir",
-                        work("cache"), "--threads", "2", *args])
+    return vocab_gguf.tfm_run(gguf, work(""), *args)
 
 
 @testlib.case

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import aidreams  # noqa: E402
 import t5_oracle  # noqa: E402
 import testlib  # noqa: E402
+import vocab_gguf  # noqa: E402
 import weight_files  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -40,24 +41,13 @@ def work(name):
 
 def t5_gguf():
     """The t5-v11-gated-untied shape with the vocabulary's size, in a GGUF."""
-    vocab = testlib.shared_path("models/gguf-vocab/ggml-vocab-llama-spm.gguf")
-    metadata, _ = weight_files.read_gguf(vocab)
-    with open(testlib.source_path("tests/reference/configs/t5-v11-gated-untied.json")) as f:
-        config = json.load(f)
-    config["vocab_size"] = len(metadata["tokenizer.ggml.tokens"])
-    config_path = work("t5.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    gguf = work("t5.gguf")
-    testlib.check_run([testlib.bin("tfm-weights"), config_path, "--format", "gguf", "--vocab",
-                       vocab, "--seed", "7", "-o", gguf])
-    return config, gguf
+    return vocab_gguf.write(
+        testlib.source_path("tests/reference/configs/t5-v11-gated-untied.json"),
+        "models/gguf-vocab/ggml-vocab-llama-spm.gguf", 7, work(""))
 
 
 def tfm_run(gguf, *args):
-    """(returncode, stdout, stderr) of tfm-run on the GGUF."""
-    return testlib.run([testlib.bin("tfm-run"), "--model-dir", gguf, "--cache-dir",
-                        work("cache"), "--threads", "2", *args])
+    return vocab_gguf.tfm_run(gguf, work(""), *args)
 
 
 def ids_of(gguf, *args):

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import bert_oracle  # noqa: E402
 import compare_logits  # noqa: E402
+import compiled_shape  # noqa: E402
 import testlib  # noqa: E402
 import weight_files  # noqa: E402
 
@@ -72,24 +73,11 @@ def main():
     parser.add_argument("--format", default="safetensors", choices=["safetensors", "gguf"])
     parser.add_argument("--dtype", default="f32", choices=["f32", "f16"])
     parser.add_argument("--seed", type=int, default=1, help="seed of weights and tokens")
-    parser.add_argument("--attention", help="compile with tfmc --attention ALGORITHM")
-    parser.add_argument("--schedule", help="compile with tfmc --schedule NAME")
-    parser.add_argument("--target", choices=sorted(testlib.TARGET_CPU_FLAGS),
-                        help="compile with tfmc --target TARGET (default: host)")
+    compiled_shape.add_arguments(parser)
     args = parser.parse_args()
-    if args.target:
-        testlib.skip_unless_cpu_runs(args.target)
-    if args.target == "opencl":
-        testlib.require_opencl_platform()
 
+    work, folder, model_dir = compiled_shape.compile_shape(args)
     shape = os.path.splitext(os.path.basename(args.config))[0]
-    work = testlib.work_dir(f"reference/{shape}")
-    chosen = [(flag, value) for flag, value in (("--attention", args.attention),
-                                                 ("--schedule", args.schedule),
-                                                 ("--target", args.target)) if value]
-    folder = "-".join(["model"] + [value for _, value in chosen])
-    model_dir = testlib.compile_model(args.config, os.path.join(work, folder),
-                                      [part for pair in chosen for part in pair])
     weight_args = argparse.Namespace(format=args.format, dtype=args.dtype, shards=1,
                                      seed=args.seed, config=args.config, read_as="f32")
     weights = compare_logits.write_weights(weight_args, model_dir, work)
