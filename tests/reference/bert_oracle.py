@@ -42,16 +42,13 @@ CamembertModel as a BertModel and keeps the whole table: such a GGUF is
 computed here as llama.cpp computes it, which is not as transformers does.)
 """
 
-import json
 import math
 
 import torch
 
-from gpt2_oracle import gelu, layer_norm
-
-
-class OracleError(Exception):
-    pass
+from gpt2_oracle import gelu
+import oracle_parts
+from oracle_parts import NamedTensors, OracleError
 
 
 FAMILIES = ("bert", "roberta", "camembert", "xlm-roberta")
@@ -63,12 +60,7 @@ def handles(raw):
 
 
 def load_config(path):
-    with open(path) as f:
-        raw = json.load(f)
-    if not handles(raw):
-        raise OracleError(f"{path}: field 'model_type': found {raw.get('model_type')!r}, "
-                          f"expected one of {FAMILIES}")
-    return raw
+    return oracle_parts.load_config(path, handles, f"one of {FAMILIES}")
 
 
 def activation(name, x):
@@ -249,7 +241,7 @@ def _hf_name(name):
     return name
 
 
-class BertOracle:
+class BertOracle(NamedTensors):
     def __init__(self, raw, tensors):
         if not handles(raw):
             raise OracleError(f"model_type {raw.get('model_type')!r}: expected one of {FAMILIES}")
@@ -276,17 +268,8 @@ class BertOracle:
                 raise OracleError(f"weights: tensor '{hf}' given twice (as '{name}')")
             self.t[hf] = torch.as_tensor(value).double()
 
-    def get(self, name):
-        if name not in self.t:
-            raise OracleError(f"weights: tensor '{name}' missing")
-        return self.t[name]
 
-    def linear(self, x, name):
-        """nn.Linear: x W^T + b, W stored [out, in]."""
-        return x @ self.get(name + ".weight").T + self.get(name + ".bias")
 
-    def norm(self, x, name):
-        return layer_norm(x, self.get(name + ".weight"), self.get(name + ".bias"), self.eps)
 
     def embeddings(self, tokens):
         """BertEmbeddings / RobertaEmbeddings: the LayerNorm of the three sums."""
@@ -300,7 +283,7 @@ class BertOracle:
             raise OracleError(f"token ids must lie in [0, {words.shape[0]})")
         h = (words[tokens] + self.get("embeddings.token_type_embeddings.weight")[0]
              + table[positions])
-        return self.norm(h, "embeddings.LayerNorm")
+        return self.layer_norm(h, "embeddings.LayerNorm")
 
     def attention(self, h, p):
         """BertSelfAttention then BertSelfOutput's dense; no mask: all ones."""
@@ -321,9 +304,9 @@ class BertOracle:
         h = self.embeddings(tokens)
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
-            h = self.norm(h + self.attention(h, p), p + "attention.output.LayerNorm")
+            h = self.layer_norm(h + self.attention(h, p), p + "attention.output.LayerNorm")
             up = activation(self.act, self.linear(h, p + "intermediate.dense"))
-            h = self.norm(h + self.linear(up, p + "output.dense"), p + "output.LayerNorm")
+            h = self.layer_norm(h + self.linear(up, p + "output.dense"), p + "output.LayerNorm")
         return h
 
     def embedding(self, tokens, mode, normalize=False):

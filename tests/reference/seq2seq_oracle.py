@@ -68,16 +68,13 @@ for must be there and no other (a stray tensor means a model this oracle
 does not compute).
 """
 
-import json
 import math
 
 import torch
 
-from gpt2_oracle import gelu, layer_norm
-
-
-class OracleError(Exception):
-    pass
+from gpt2_oracle import gelu
+import oracle_parts
+from oracle_parts import NamedTensors, OracleError
 
 
 FAMILIES = ("marian", "transformer")
@@ -96,13 +93,8 @@ def handles(raw):
 
 
 def load_config(path):
-    with open(path) as f:
-        raw = json.load(f)
-    if not handles(raw):
-        raise OracleError(f"{path}: model_type {raw.get('model_type')!r} (architecture "
-                          f"{raw.get('architecture')!r}): expected 'marian', or 'transformer' "
-                          f"with architecture 'encoder_decoder'")
-    return raw
+    return oracle_parts.load_config(
+        path, handles, "'marian', or 'transformer' with architecture 'encoder_decoder'")
 
 
 def activation(name, x):
@@ -224,7 +216,7 @@ def _flag(raw, field, default):
     return default if value is None else value
 
 
-class Seq2SeqOracle:
+class Seq2SeqOracle(NamedTensors):
     def __init__(self, raw, tensors):
         if not handles(raw):
             raise OracleError(f"model_type {raw.get('model_type')!r} (architecture "
@@ -453,19 +445,10 @@ class Seq2SeqOracle:
                 raise OracleError(f"weights: '{name}' is not the {self.family} sinusoid "
                                   f"table (off by {worst:.3g})")
 
-    def get(self, name):
-        if name not in self.t:
-            raise OracleError(f"weights: tensor '{name}' missing")
-        return self.t[name]
 
     # -- forward ------------------------------------------------------------
 
-    def linear(self, x, name):
-        """nn.Linear: x W^T + b, W stored [out, in]."""
-        return x @ self.get(name + ".weight").T + self.get(name + ".bias")
 
-    def norm(self, x, name):
-        return layer_norm(x, self.get(name + ".weight"), self.get(name + ".bias"), self.eps)
 
     def attention(self, x, kv, p, causal):
         """MarianAttention at prefix p: x [Tq, d] attends to kv [Tk, d]; the
@@ -505,9 +488,9 @@ class Seq2SeqOracle:
         h = self.embed(source_ids, "source")
         for i in range(self.encoder_layers):
             p = f"encoder.layers.{i}."
-            h = self.norm(h + self.attention(h, h, p + "self_attn", False),
+            h = self.layer_norm(h + self.attention(h, h, p + "self_attn", False),
                           p + "self_attn_layer_norm")
-            h = self.norm(h + self.feed_forward(h, p), p + "final_layer_norm")
+            h = self.layer_norm(h + self.feed_forward(h, p), p + "final_layer_norm")
         return h
 
     def decoder_hidden(self, source_ids, decoder_ids, encoded=None):
@@ -517,11 +500,11 @@ class Seq2SeqOracle:
         g = self.embed(decoder_ids, "decoder")
         for i in range(self.decoder_layers):
             p = f"decoder.layers.{i}."
-            g = self.norm(g + self.attention(g, g, p + "self_attn", True),
+            g = self.layer_norm(g + self.attention(g, g, p + "self_attn", True),
                           p + "self_attn_layer_norm")
-            g = self.norm(g + self.attention(g, enc, p + "encoder_attn", False),
+            g = self.layer_norm(g + self.attention(g, enc, p + "encoder_attn", False),
                           p + "encoder_attn_layer_norm")
-            g = self.norm(g + self.feed_forward(g, p), p + "final_layer_norm")
+            g = self.layer_norm(g + self.feed_forward(g, p), p + "final_layer_norm")
         return g
 
     def head(self, hidden):

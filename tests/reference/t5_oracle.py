@@ -57,16 +57,13 @@ plain one always ReLU (whatever feed_forward_proj was), and a block's own
 attn_rel_b, if a file has one, replaces block 0's.
 """
 
-import json
 import math
 
 import torch
 
 from gpt2_oracle import gelu
-
-
-class OracleError(Exception):
-    pass
+import oracle_parts
+from oracle_parts import NamedTensors, OracleError
 
 
 FAMILIES = ("t5",)
@@ -77,12 +74,7 @@ def handles(raw):
 
 
 def load_config(path):
-    with open(path) as f:
-        raw = json.load(f)
-    if not handles(raw):
-        raise OracleError(f"{path}: field 'model_type': found {raw.get('model_type')!r}, "
-                          f"expected one of {FAMILIES}")
-    return raw
+    return oracle_parts.load_config(path, handles, f"one of {FAMILIES}")
 
 
 def feed_forward_proj(raw):
@@ -317,7 +309,7 @@ _EMBEDDING_NAMES = ("shared.weight", "encoder.embed_tokens.weight", "decoder.emb
 _IGNORED = ("EncDecAttention.relative_attention_bias.weight",)
 
 
-class T5Oracle:
+class T5Oracle(NamedTensors):
     def __init__(self, raw, tensors):
         if not handles(raw):
             raise OracleError(f"model_type {raw.get('model_type')!r}: expected one of {FAMILIES}")
@@ -413,10 +405,6 @@ class T5Oracle:
                 raise OracleError(f"{stack} relative_attention_bias {tuple(table.shape)}: "
                                   f"expected [{self.num_buckets}, {self.heads}]")
 
-    def get(self, name):
-        if name not in self.t:
-            raise OracleError(f"weights: tensor '{name}' missing")
-        return self.t[name]
 
     def norm(self, x, name):
         return t5_layer_norm(x, self.get(name + ".weight"), self.eps)
