@@ -316,8 +316,12 @@ tfm::rt::loadStandaloneTokenizer(const std::string &file) {
 
 llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {
   auto in = [&](llvm::StringRef name) { return joinPath(dir, name); };
-  if (fs::exists(in("tokenizer.model")))
-    return in("tokenizer.model");
+  // A SentencePiece model first: tokenizer.json beside one is Hugging
+  // Face's conversion of it. Llama's is tokenizer.model, T5's spiece.model,
+  // CamemBERT's and XLM-R's sentencepiece.bpe.model (a Unigram model).
+  for (const char *model : {"tokenizer.model", "spiece.model", "sentencepiece.bpe.model"})
+    if (fs::exists(in(model)))
+      return in(model);
   if (fs::exists(in("tokenizer.json")))
     return in("tokenizer.json");
   if (fs::exists(in("vocab.json")))
@@ -325,5 +329,6 @@ llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {
   if (fs::exists(in("vocab.txt")))
     return in("vocab.txt");
   return failure(dir + ": no tokenizer found; expected tokenizer.json, vocab.json with "
-                       "merges.txt, vocab.txt (BERT's) or tokenizer.model");
+                       "merges.txt, vocab.txt (BERT's) or a SentencePiece model "
+                       "(tokenizer.model, spiece.model, sentencepiece.bpe.model)");
 }

@@ -688,6 +688,13 @@ TEST(TokenizerFactory, FindsTheTokenizerOfAFolderAndNamesWhatIsMissing) {
   // the SentencePiece model.
   writeFile(dir + "/tokenizer.model", "");
   EXPECT_EQ(llvm::cantFail(findTokenizerFile(dir)), dir + "/tokenizer.model");
+  // T5's and CamemBERT's SentencePiece models, beside their tokenizer.json.
+  for (const char *model : {"spiece.model", "sentencepiece.bpe.model"}) {
+    std::string other = tempFolder(model);
+    writeFile(other + "/tokenizer.json", "{}");
+    writeFile(other + "/" + model, "");
+    EXPECT_EQ(llvm::cantFail(findTokenizerFile(other)), other + "/" + model);
+  }
 
   std::string unknown = loadError(writeFile(dir + "/tok.txt", "x"), modelConfig(10));
   EXPECT_NE(unknown.find("tok.txt: unknown tokenizer format"), std::string::npos) << unknown;
