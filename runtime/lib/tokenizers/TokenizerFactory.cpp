@@ -322,6 +322,13 @@ llvm::Expected<std::string> tfm::rt::findTokenizerFile(const std::string &dir) {
   for (const char *model : {"tokenizer.model", "spiece.model", "sentencepiece.bpe.model"})
     if (fs::exists(in(model)))
       return in(model);
+  // Marian's: two SentencePiece models (source.spm, target.spm) whose pieces
+  // vocab.json numbers; not read (its vocab.json is no BPE vocabulary).
+  if (fs::exists(in("source.spm")))
+    return failure(dir + ": Marian's tokenizer (source.spm and target.spm, numbered by "
+                         "vocab.json) is not supported; run the model on token ids "
+                         "(libtfm's tfm_seq_encode and tfm_seq_prefill) or with a tokenizer "
+                         "file given by --tokenizer");
   if (fs::exists(in("tokenizer.json")))
     return in("tokenizer.json");
   if (fs::exists(in("vocab.json")))

@@ -695,6 +695,14 @@ TEST(TokenizerFactory, FindsTheTokenizerOfAFolderAndNamesWhatIsMissing) {
     writeFile(other + "/" + model, "");
     EXPECT_EQ(llvm::cantFail(findTokenizerFile(other)), other + "/" + model);
   }
+  // Marian's pair of models is refused by name, not read as a BPE vocab.json.
+  std::string marian = tempFolder("marian");
+  writeFile(marian + "/vocab.json", "{}");
+  writeFile(marian + "/source.spm", "");
+  llvm::Expected<std::string> refused = findTokenizerFile(marian);
+  ASSERT_FALSE(bool(refused));
+  std::string why = llvm::toString(refused.takeError());
+  EXPECT_NE(why.find("Marian's tokenizer (source.spm"), std::string::npos) << why;
 
   std::string unknown = loadError(writeFile(dir + "/tok.txt", "x"), modelConfig(10));
   EXPECT_NE(unknown.find("tok.txt: unknown tokenizer format"), std::string::npos) << unknown;
