@@ -6,9 +6,11 @@ models on tests/data/unigram-corpus.txt and is the reference encoder:
   identity_bytes no normalization rules, byte fallback
 Each encodes 1,000 texts (the corpus' sentences, cut, recased, spaced out,
 and mixed with characters from other scripts, controls and emoji), read by
-tfm-run --tokenize from the .model file and from a GGUF holding it as
+tfm-run --tokenize from the .model file, from a GGUF holding it as
 llama.cpp's converter writes T5's (tokenizer.ggml.model "t5", the charsmap
-as bytes); every id must be sentencepiece's.
+as bytes), and from a tokenizer.json holding it as Hugging Face's converter
+writes it (convert_slow_tokenizer.py's SpmConverter: a Unigram model, the
+charsmap in base64, Metaspace); every id must be sentencepiece's.
 Texts hold no control piece's text ("<unk>", "</s>"): tfm cuts those out as
 special tokens, as llama.cpp and Hugging Face do, sentencepiece does not.
 
@@ -16,6 +18,7 @@ usage: test_unigram_tokenizer.py CASE   (environment as in the top-level CMakeLi
        test_unigram_tokenizer.py --list
 """
 
+import base64
 import concurrent.futures
 import json
 import os
@@ -127,6 +130,43 @@ def write_gguf(reference, path):
     return path
 
 
+def write_tokenizer_json(reference, path):
+    """The model as Hugging Face's SpmConverter converts it: control pieces
+    as special added tokens, byte fallback where the model has byte pieces,
+    the normalizer's charsmap, a right Strip and runs of spaces replaced,
+    and Metaspace prepending its "▁". (T5Converter's post_processor, "$A
+    </s>", is left out: tfm refuses an EOS without a BOS before it.)"""
+    spec = dict(protobuf_fields(dict(protobuf_fields(reference.serialized_model_proto()))[3]))
+    size = reference.get_piece_size()
+    added = [{"id": i, "content": reference.id_to_piece(i), "single_word": False,
+              "lstrip": False, "rstrip": False, "normalized": False,
+              "special": bool(reference.is_control(i))}
+             for i in range(size) if reference.is_control(i)]
+    steps = [{"type": "Strip", "left": False, "right": True},
+             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"}]
+    charsmap = spec.get(2, b"")
+    if charsmap:
+        steps.insert(0, {"type": "Precompiled",
+                         "precompiled_charsmap": base64.b64encode(charsmap).decode()})
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "Sequence", "normalizers": steps},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                          "prepend_scheme": "always", "split": True},
+        "post_processor": None,
+        "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always",
+                    "split": True},
+        "model": {"type": "Unigram", "unk_id": reference.unk_id(),
+                  "vocab": [[reference.id_to_piece(i), reference.get_score(i)]
+                            for i in range(size)],
+                  "byte_fallback": any(reference.is_byte(i) for i in range(size))},
+    }
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tokenizer, f, ensure_ascii=False)
+    return path
+
+
 def texts(rng):
     with open(testlib.source_path(CORPUS), encoding="utf-8") as f:
         sentences = [line.strip() for line in f if line.strip()]
@@ -161,13 +201,15 @@ def check(case):
     if case == "nmt_nfkc":
         assert reference.bos_id() < 0, "T5's layout has no BOS"
     gguf = write_gguf(reference, os.path.join(out_dir, case + ".gguf"))
+    tokenizer_json = write_tokenizer_json(
+        reference, os.path.join(out_dir, case + "-hf", "tokenizer.json"))
     rng = random.Random(2026)
     cases = [t for t in texts(rng) if "\0" not in t]
     # tfm-run --tokenize starts with BOS where a tokenizer.model has one
     # (the file says nothing of adding it; Llama's add it); llama.cpp's T5
     # GGUFs add none.
     bos = [reference.bos_id()] if reference.bos_id() >= 0 else []
-    for tokenizer, first in ((model, bos), (gguf, [])):
+    for tokenizer, first in ((model, bos), (gguf, []), (tokenizer_json, [])):
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             got = list(pool.map(lambda t: tfm_ids(tokenizer, t), cases))
         wrong = [(t, first + reference.encode(t), g) for t, g in zip(cases, got)

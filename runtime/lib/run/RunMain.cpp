@@ -326,9 +326,12 @@ llvm::Error run(const RunOptions &o, const tfm_model *linked) {
   const ModelSpec &config = lm.manifest().config;
   std::vector<int32_t> promptIds, sourceIds;
   if (config.encoderDecoder()) {
-    // The source as the tokenizer frames a text (T5's ends with </s>); the
-    // decoder from its start token, then the prompt's text if any.
+    // The source ends with EOS, as T5's and Marian's tokenizers end it
+    // (and llama.cpp's T5 vocabulary); the decoder starts from its start
+    // token, then the prompt's text if any.
     sourceIds = tokenizer.encode(o.source, tokenizer.addsBos());
+    if (sourceIds.empty() || sourceIds.back() != config.eosTokenId)
+      sourceIds.push_back(static_cast<int32_t>(config.eosTokenId));
     int64_t most = lm.library().model().prefill_chunk;
     if (static_cast<int64_t>(sourceIds.size()) > most)
       return failure("--source is " + std::to_string(sourceIds.size()) +

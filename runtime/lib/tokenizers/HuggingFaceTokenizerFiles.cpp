@@ -6,7 +6,11 @@
 #include "tfm/common/Failure.h"
 #include "tfm/common/UntrustedText.h"
 
+#include "tfm/runtime/AddedTokens.h"
+#include "tfm/runtime/SentencePieceTokenizer.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Base64.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -354,7 +358,8 @@ llvm::Error checkSentencePieceSpelling(const json::Object &root, const std::stri
 llvm::Error checkModel(const json::Object &model, const std::string &path) {
   std::string type = model.getString("type").value_or("").str();
   if (type != "BPE")
-    return failure(path + ": model.type is " + quoted(type) + "; supported: BPE and WordPiece");
+    return failure(path + ": model.type is " + quoted(type) +
+                   "; supported: BPE, WordPiece and Unigram");
   if (std::optional<double> dropout = model.getNumber("dropout"); dropout && *dropout != 0)
     return failure(path + ": model.dropout is set; BPE dropout is for training only");
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
@@ -517,6 +522,149 @@ llvm::Expected<WordPieceVocabulary> readWordPieceJson(const json::Object &root,
 
 } // namespace
 
+/// The whitespace rules of a Unigram tokenizer.json's normalizer, as
+/// Hugging Face converts SentencePiece's normalizer_spec
+/// (convert_slow_tokenizer.py's SpmConverter): a Precompiled charsmap (the
+/// spec's, base64), and a Strip of the right end with a Replace of runs of
+/// spaces, which stand for remove_extra_whitespaces. Anything else is
+/// refused, not approximated.
+llvm::Error readUnigramNormalizer(const json::Object &root, const std::string &path,
+                                  SentencePieceVocabulary &vocab) {
+  const json::Object *normalizer = root.getObject("normalizer");
+  std::vector<const json::Object *> steps;
+  if (normalizer && normalizer->getString("type") == "Sequence") {
+    const json::Array *list = normalizer->getArray("normalizers");
+    for (size_t i = 0; list && i < list->size(); ++i)
+      steps.push_back((*list)[i].getAsObject());
+  } else if (normalizer) {
+    steps.push_back(normalizer);
+  }
+  bool strip = false, collapse = false;
+  for (const json::Object *step : steps) {
+    std::string type = step ? step->getString("type").value_or("").str() : "";
+    const json::Object *pattern = step ? step->getObject("pattern") : nullptr;
+    if (type == "Precompiled") {
+      std::vector<char> bytes;
+      if (llvm::Error e = llvm::decodeBase64(
+              step->getString("precompiled_charsmap").value_or(""), bytes))
+        return failure(path + ": normalizer's precompiled_charsmap is not base64: " +
+                       llvm::toString(std::move(e)));
+      vocab.precompiledCharsmap.assign(bytes.begin(), bytes.end());
+    } else if (type == "Strip" && !step->getBoolean("left").value_or(true) &&
+               step->getBoolean("right").value_or(false)) {
+      strip = true;
+    } else if (type == "Replace" && pattern && pattern->getString("Regex") == " {2,}") {
+      collapse = true;
+    } else {
+      return failure(path + ": normalizer step " + quoted(type) +
+                     " is not supported beside a Unigram model; expected Precompiled, "
+                     "Strip (right) and Replace of \" {2,}\", as Hugging Face converts "
+                     "SentencePiece's");
+    }
+  }
+  vocab.removeExtraWhitespaces = strip && collapse;
+  return llvm::Error::success();
+}
+
+/// A Unigram tokenizer.json's pre_tokenizer: Metaspace ("▁" for a space,
+/// prepended as SentencePiece's dummy prefix unless prepend_scheme is
+/// "never"), after a WhitespaceSplit in older conversions (T5's), which
+/// drops extra whitespace.
+llvm::Error readMetaspace(const json::Object &root, const std::string &path,
+                          SentencePieceVocabulary &vocab) {
+  const json::Object *pre = root.getObject("pre_tokenizer");
+  std::vector<const json::Object *> steps;
+  if (pre && pre->getString("type") == "Sequence") {
+    const json::Array *list = pre->getArray("pretokenizers");
+    for (size_t i = 0; list && i < list->size(); ++i)
+      steps.push_back((*list)[i].getAsObject());
+  } else if (pre) {
+    steps.push_back(pre);
+  }
+  vocab.addDummyPrefix = false;
+  for (const json::Object *step : steps) {
+    std::string type = step ? step->getString("type").value_or("").str() : "";
+    if (type == "WhitespaceSplit") {
+      vocab.removeExtraWhitespaces = true;
+    } else if (type == "Metaspace" &&
+               step->getString("replacement").value_or("\xe2\x96\x81") == "\xe2\x96\x81") {
+      std::optional<llvm::StringRef> scheme = step->getString("prepend_scheme");
+      vocab.addDummyPrefix = scheme ? *scheme != "never"
+                                    : step->getBoolean("add_prefix_space").value_or(true);
+    } else {
+      return failure(path + ": pre_tokenizer " + quoted(type) +
+                     " is not supported beside a Unigram model; expected Metaspace (\"\xe2\x96"
+                     "\x81\"), after a WhitespaceSplit or alone");
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// A Unigram tokenizer.json (T5's, CamemBERT's, XLM-R's, as Hugging Face
+/// converts their SentencePiece models): model.vocab's [piece, score] pairs,
+/// unk_id and byte_fallback; added_tokens (special: control pieces, else
+/// user-defined); the normalizer's and pre_tokenizer's whitespace rules;
+/// the post_processor's framing (T5's EOS).
+llvm::Expected<SentencePieceVocabulary> readUnigramJson(const json::Object &root,
+                                                        const json::Object &model,
+                                                        const std::string &path) {
+  const json::Array *pieces = model.getArray("vocab");
+  if (!pieces)
+    return failure(path + ": model.vocab is missing, expected an array of [piece, score]");
+  SentencePieceVocabulary vocab;
+  vocab.model = SentencePieceModel::Unigram;
+  vocab.source = path;
+  for (size_t i = 0; i < pieces->size(); ++i) {
+    const json::Array *pair = (*pieces)[i].getAsArray();
+    std::optional<llvm::StringRef> piece =
+        pair && pair->size() == 2 ? (*pair)[0].getAsString() : std::nullopt;
+    std::optional<double> score = pair && pair->size() == 2 ? (*pair)[1].getAsNumber()
+                                                            : std::nullopt;
+    if (!piece || !score)
+      return failure(path + ": model.vocab[" + std::to_string(i) +
+                     "]: expected [piece, score], a string and a number");
+    vocab.pieces.push_back(piece->str());
+    vocab.scores.push_back(static_cast<float>(*score));
+    vocab.kinds.push_back(TokenKind::Normal);
+  }
+  vocab.byteFallback = model.getBoolean("byte_fallback").value_or(false);
+  for (size_t i = 0; vocab.byteFallback && i < vocab.pieces.size(); ++i) {
+    llvm::StringRef piece = vocab.pieces[i];
+    if (piece.size() == 6 && piece.starts_with("<0x") && piece.ends_with(">"))
+      vocab.kinds[i] = TokenKind::Byte;
+  }
+  if (std::optional<int64_t> unk = model.getInteger("unk_id")) {
+    if (*unk < 0 || *unk >= static_cast<int64_t>(vocab.pieces.size()))
+      return failure(path + ": model.unk_id " + std::to_string(*unk) + " is outside model.vocab");
+    vocab.unknown = static_cast<int32_t>(*unk);
+    vocab.kinds[*unk] = TokenKind::Unknown;
+  }
+  const json::Array *added = root.getArray("added_tokens");
+  for (size_t i = 0; added && i < added->size(); ++i) {
+    std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
+    const json::Object *o = (*added)[i].getAsObject();
+    std::optional<int64_t> id = o ? o->getInteger("id") : std::nullopt;
+    if (!id)
+      return failure(where + ": expected an object with an integer \"id\"");
+    llvm::Expected<AddedToken> token = parseAddedToken(*o, *id, where);
+    if (!token)
+      return token.takeError();
+    if (*id >= static_cast<int64_t>(vocab.pieces.size()) || vocab.pieces[*id] != token->text)
+      return failure(where + ": " + quoted(token->text) + " is not piece " +
+                     std::to_string(*id) + " of model.vocab");
+    if (vocab.kinds[*id] != TokenKind::Unknown)
+      vocab.kinds[*id] = token->special ? TokenKind::Control : TokenKind::UserDefined;
+  }
+  vocab.added = addedTokensFromKinds(vocab.pieces, vocab.kinds);
+  if (llvm::Error e = readUnigramNormalizer(root, path, vocab))
+    return std::move(e);
+  if (llvm::Error e = readMetaspace(root, path, vocab))
+    return std::move(e);
+  if (llvm::Error e = readPostProcessor(root.getObject("post_processor"), path, vocab.special))
+    return std::move(e);
+  return vocab;
+}
+
 llvm::Expected<ByteLevelBpeVocabulary> tfm::rt::readVocabAndMerges(const std::string &vocabPath,
                                                                    const std::string &mergesPath) {
   llvm::Expected<json::Value> root = readJson(vocabPath, "vocabulary");
@@ -557,6 +705,13 @@ llvm::Expected<FileVocabulary> tfm::rt::readTokenizerJson(const std::string &pat
   if (!model)
     return failure(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
   FileVocabulary vocab;
+  if (model->getString("type") == "Unigram") {
+    auto unigram = readUnigramJson(root, *model, path);
+    if (!unigram)
+      return unigram.takeError();
+    vocab.sentencePiece = std::move(*unigram);
+    return vocab;
+  }
   if (model->getString("type") == "WordPiece") {
     auto wordPiece = readWordPieceJson(root, *model, path);
     if (!wordPiece)

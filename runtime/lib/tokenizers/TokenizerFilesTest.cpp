@@ -763,3 +763,50 @@ TEST_F(GemmaTokenizerJson, TurnMarkersAndBosAreWholeTokens) {
   EXPECT_EQ(tok->decode(-1, ids[1]), "<start_of_turn>");
   EXPECT_EQ(tok->decode(-1, ids.back()), "<end_of_turn>");
 }
+
+//===--- tokenizer.json with a Unigram model ------------------------------===//
+
+namespace {
+
+/// A Unigram tokenizer.json as Hugging Face converts a SentencePiece model,
+/// with `normalizer` in place of the converted one.
+std::string unigramJson(const std::string &name, llvm::json::Value normalizer) {
+  llvm::json::Object model{
+      {"type", "Unigram"},
+      {"unk_id", 0},
+      {"vocab", llvm::json::Array{llvm::json::Array{"<unk>", 0.0},
+                                  llvm::json::Array{"\xe2\x96\x81" "ab", -1.0},
+                                  llvm::json::Array{"\xe2\x96\x81" "a", -2.0},
+                                  llvm::json::Array{"b", -3.0}}}};
+  llvm::json::Object root{
+      {"model", std::move(model)},
+      {"normalizer", std::move(normalizer)},
+      {"pre_tokenizer",
+       llvm::json::Object{{"type", "Metaspace"}, {"replacement", "\xe2\x96\x81"},
+                          {"prepend_scheme", "always"}}}};
+  return writeJson(tempFolder(name) + "/tokenizer.json", std::move(root));
+}
+
+} // namespace
+
+TEST(TokenizerJson, UnigramEncodesItsBestSegmentation) {
+  llvm::json::Array steps{
+      llvm::json::Object{{"type", "Strip"}, {"left", false}, {"right", true}},
+      llvm::json::Object{{"type", "Replace"},
+                         {"pattern", llvm::json::Object{{"Regex", " {2,}"}}},
+                         {"content", "\xe2\x96\x81"}}};
+  auto loaded = loadStandaloneTokenizer(
+      unigramJson("unigram", llvm::json::Object{{"type", "Sequence"},
+                                                {"normalizers", std::move(steps)}}));
+  ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+  // "▁ab" (-1) beats "▁a" + "b" (-5); the extra spaces are removed first,
+  // and the "▁" before the last "b" has no piece: unknown.
+  EXPECT_EQ((*loaded)->encode("ab  a b ", false), (std::vector<int32_t>{1, 2, 0, 3}));
+}
+
+TEST(TokenizerJson, UnigramRefusesANormalizerItDoesNotModel) {
+  std::string error = loadError(
+      unigramJson("unigram_lowercase", llvm::json::Object{{"type", "Lowercase"}}),
+      modelConfig(10));
+  EXPECT_NE(error.find("normalizer step \"Lowercase\""), std::string::npos) << error;
+}

@@ -39,7 +39,7 @@ struct FileVocabulary {
   std::optional<WordPieceVocabulary> wordPiece;
 };
 
-/// Hugging Face tokenizer.json with a BPE or a WordPiece model.
+/// Hugging Face tokenizer.json with a BPE, a WordPiece or a Unigram model.
 ///
 /// BPE: model.vocab, model.merges
 /// ("a b" strings or ["a", "b"] pairs), added_tokens, and a post_processor
@@ -53,6 +53,13 @@ struct FileVocabulary {
 /// max_input_chars_per_word; a BertNormalizer or none; BertPreTokenizer; a
 /// post_processor putting [CLS] first and [SEP] last (TemplateProcessing or
 /// BertProcessing), or none.
+///
+/// Unigram (T5's, CamemBERT's, XLM-R's, as Hugging Face converts their
+/// SentencePiece models): model.vocab's [piece, score] pairs, unk_id and
+/// byte_fallback; a normalizer of a Precompiled charsmap, then a right
+/// Strip and a Replace of runs of spaces (remove_extra_whitespaces); a
+/// Metaspace pre_tokenizer (the dummy prefix), after a WhitespaceSplit or
+/// alone. It encodes as the SentencePiece model it came from.
 llvm::Expected<FileVocabulary> readTokenizerJson(const std::string &path);
 
 /// BERT's vocab.txt: one token per line, its id the line's index,
