@@ -15,11 +15,17 @@
 // Llama2cTokenizer.h); byte-level BPE without the bytes its vocabulary has
 // no token for (Falcon's lacks a few; see ByteLevelBpeTokenizer.h).
 // BERT's WordPiece (bert-bge's GGUF) normalizes case, accents and spacing,
-// so there the decoded text must encode to the same ids.
+// so there the decoded text must encode to the same ids; so too where
+// SentencePiece's Unigram search (T5's kind; ../shared holds no such model)
+// runs over Llama 2's pieces and scores, read as a Unigram model with byte
+// fallback, which replaces malformed UTF-8 as sentencepiece does.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
+#include "tfm/runtime/GgufFile.h"
+#include "tfm/runtime/SentencePieceTokenizer.h"
 #include "tfm/runtime/TokenizerFactory.h"
+#include "tfm/runtime/TokenizerFiles.h"
 #include "tfm/runtime/UnicodeCategories.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -35,7 +41,10 @@ using namespace tfm::rt;
 namespace {
 
 /// What a format's decode changes in the text it was given.
-enum class DecodeChange { None, SpaceSymbolIsSpace, ControlBytesDropped, Nfc, WordPiece };
+/// Reencodes: the decoded text is normalized, and must encode to the same
+/// ids (WordPiece's folding of case, accents and spacing; Unigram's
+/// normalization, malformed UTF-8 becoming U+FFFD as in sentencepiece).
+enum class DecodeChange { None, SpaceSymbolIsSpace, ControlBytesDropped, Nfc, Reencodes };
 
 struct NamedTokenizer {
   std::string file;
@@ -80,7 +89,7 @@ std::string normalized(const std::string &text, const NamedTokenizer &named) {
     return withoutControlBytes(text);
   case DecodeChange::Nfc:
     return normalizeText(text, tfm::rt::Normalization::NFC);
-  case DecodeChange::WordPiece:
+  case DecodeChange::Reencodes:
     break; // checked by encoding the decoded text again
   }
   return text;
@@ -89,6 +98,22 @@ std::string normalized(const std::string &text, const NamedTokenizer &named) {
 std::vector<NamedTokenizer> &tokenizers() {
   static std::vector<NamedTokenizer> all;
   return all;
+}
+
+/// The SentencePiece vocabulary of GGUF `path` searched as a Unigram model.
+std::unique_ptr<Tokenizer> unigramOf(const std::string &path) {
+  auto file = GgufFile::open(path);
+  if (!file)
+    fuzz::propertyFailed(llvm::toString(file.takeError()));
+  auto vocab = readGgufVocabulary(**file);
+  if (!vocab || !vocab->sentencePiece)
+    fuzz::propertyFailed(path + ": no SentencePiece vocabulary" +
+                         (vocab ? std::string() : ": " + llvm::toString(vocab.takeError())));
+  vocab->sentencePiece->model = SentencePieceModel::Unigram;
+  auto tokenizer = SentencePieceTokenizer::create(*vocab->sentencePiece);
+  if (!tokenizer)
+    fuzz::propertyFailed(llvm::toString(tokenizer.takeError()));
+  return std::move(*tokenizer);
 }
 
 } // namespace
@@ -116,7 +141,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
                 name.contains("gemma")
             ? DecodeChange::SpaceSymbolIsSpace
         : name.contains("qwen") ? DecodeChange::Nfc
-        : name.contains("bert") ? DecodeChange::WordPiece
+        : name.contains("bert") ? DecodeChange::Reencodes
                                 : DecodeChange::None;
     NamedTokenizer named{file, std::move(*tokenizer), normalization};
     // A byte-level vocabulary drops the bytes it has no token for.
@@ -126,6 +151,9 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
             named.tokenizer->encode(std::string(1, static_cast<char>(byte)), false).empty();
     tokenizers().push_back(std::move(named));
   }
+  tokenizers().push_back({"gguf-vocab/ggml-vocab-llama-spm.gguf as Unigram",
+                          unigramOf(models + "/gguf-vocab/ggml-vocab-llama-spm.gguf"),
+                          DecodeChange::Reencodes});
   return 0;
 }
 
@@ -143,7 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       decoded += tokenizer.decode(previous, id);
       previous = id;
     }
-    if (named.normalization == DecodeChange::WordPiece) {
+    if (named.normalization == DecodeChange::Reencodes) {
       if (tokenizer.encode(decoded, /*addBos=*/false) != ids)
         fuzz::propertyFailed(named.file + ": encode(decode(encode(text))) differs from "
                              "encode(text) (" + std::to_string(text.size()) + " bytes in)");
