@@ -42,7 +42,7 @@ CONFIG = {
     "fused_gate_up": False, "attn_scale": 0, "attn_softcap": 0, "final_softcap": 0,
     "eos_token_id_list": [], "architecture": "decoder", "position_offset": 0, "token_types": 0,
     "n_encoder_layers": 0, "source_length": 0, "relative_buckets": 0, "relative_max_distance": 0,
-    "output_scale": 1, "decoder_start_token_id": -1}
+    "output_scale": 1, "decoder_start_token_id": -1, "output_bias": False}
 
 
 def entry(name, rows, ops, fused):

@@ -27,7 +27,8 @@ const char *const kManifest = R"({"abi_version": 1, "name": "tiny", "build_hash"
             "fused_gate_up":false,"attn_scale":0,"attn_softcap":0,"final_softcap":0,
             "eos_token_id_list":[],"architecture":"decoder","position_offset":0,
             "token_types":0,"n_encoder_layers":0,"source_length":0,"relative_buckets":0,
-            "relative_max_distance":0,"output_scale":1,"decoder_start_token_id":-1},
+            "relative_max_distance":0,"output_scale":1,"decoder_start_token_id":-1,
+            "output_bias":false},
  "tensors": [{"name": "token_embd.weight", "shape": [16, 8], "dtype": "f32"},
              {"name": "output_norm.weight", "shape": [8], "dtype": "f32"}]})";
 
