@@ -121,7 +121,8 @@ def module_name_with_c_code():
 @testlib.case
 def kernel_name_with_a_path():
     text = edited(base_module(), "@decode_logits", '@"../../../escaped"', count=0)
-    refused(text, ["kernel name", '"../../../escaped"', "expected prefill_, decode_ or score_"],
+    refused(text, ["kernel name", '"../../../escaped"',
+                   "expected prefill_, decode_, score_ or encode_"],
             "a kernel named ../../../escaped")
 
 
