@@ -139,7 +139,8 @@ void parseBertFamily(FieldReader &r, Family family, ModelSpec &s) {
   if (!r.failed() && s.contextLength < 1)
     r.fail("max_position_embeddings",
            "found " + std::to_string(positions) + ", expected more than pad_token_id + 1 (" +
-               std::to_string(s.positionOffset) + "): RoBERTa's positions start past the padding id");
+               std::to_string(s.positionOffset) +
+               "): RoBERTa's positions start past the padding id");
   s.bosTokenId = tokenId(r, "bos_token_id", roberta ? 0 : pad, s.vocabSize);
   s.eosTokenId = tokenId(r, "eos_token_id", roberta ? 2 : pad, s.vocabSize);
   s.activation = activationOf(r, "hidden_act", "gelu");

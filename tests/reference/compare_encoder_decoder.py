@@ -2,7 +2,8 @@
 model shape and one weight file format.
 
 usage: compare_encoder_decoder.py --config CONFIG.json [--format safetensors|gguf]
-                                  [--seed S] [--attention ALGORITHM] [--schedule NAME] [--target TARGET]
+                                  [--seed S] [--attention ALGORITHM] [--schedule NAME]
+                                  [--target TARGET]
 
 Compiles the config (tfmc), writes random weights in the format (tfm-weights;
 safetensors under Hugging Face's names, GGUF under llama.cpp's) and, for a

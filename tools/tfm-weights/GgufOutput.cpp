@@ -86,8 +86,8 @@ std::string tfm::writeGgufFile(const ModelSpec &spec, const std::vector<WeightTe
   // llama.cpp's converter drops RoBERTa's padding rows of the position
   // table, and its bert architecture has no offset to say where they were.
   if (spec.positionOffset > 0)
-    return "model '" + spec.name + "' (" + variantName(spec.family) + ") reads positions from row " +
-           std::to_string(spec.positionOffset) +
+    return "model '" + spec.name + "' (" + variantName(spec.family) +
+           ") reads positions from row " + std::to_string(spec.positionOffset) +
            " of its table, which a GGUF cannot say; write safetensors (--format safetensors)";
   rt::GgufWriter w;
   rt::addGgufModelMetadata(spec, w);

@@ -426,7 +426,8 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
 }
 
 /// The C of a decoder's entries: prefill and score in chunks, decode.
-constexpr const char kDecoderEntries[] = R"C(/* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
+constexpr const char kDecoderEntries[] = R"C(
+/* Runs the tokens through `run` in chunks of at most CHUNK. Each chunk's
  * logits go `logits_per_token` floats per token further into the caller's
  * buffer: 0 when only the last token's logits are wanted (the last chunk's
  * overwrite the others), VOCAB when every token's are. A chunk of one token
@@ -475,7 +476,8 @@ static int decode(const void *const *w, void *kv, void *arena, int32_t token, in
 )C";
 
 /// The C of an encoder's entry.
-constexpr const char kEncoderEntries[] = R"C(/* The whole text in one call, from position 0: every token attends to every
+constexpr const char kEncoderEntries[] = R"C(
+/* The whole text in one call, from position 0: every token attends to every
  * other, so no chunk could run before the last one's keys are stored. */
 static int encode(const void *const *w, void *kv, void *arena, const int32_t *tokens,
                   int32_t n, float *hidden) {

@@ -41,7 +41,8 @@ inline int64_t relativeBucket(int64_t relative, bool bidirectional, int64_t buck
     return bucket + relative;
   float logRatio = std::log(static_cast<float>(relative) / static_cast<float>(maxExact)) /
                    static_cast<float>(std::log(double(maxDistance) / double(maxExact)));
-  int64_t large = maxExact + static_cast<int64_t>(logRatio * static_cast<float>(buckets - maxExact));
+  int64_t large =
+      maxExact + static_cast<int64_t>(logRatio * static_cast<float>(buckets - maxExact));
   return bucket + std::min(large, buckets - 1);
 }
 

@@ -41,7 +41,8 @@ void defineAddPositions(OpDefinition &d) {
   if (table.shape.size() != 2 || table.shape[1] != x.shape.back())
     d.fail("table has shape " + shapeText(table.shape) + expected);
   Var c = d.algorithm.col, r = d.algorithm.row;
-  Expr sum = x.func(c, r) + table.func(c, r + static_cast<int>(d.attrs<AddPositionsAttrs>().offset));
+  int offset = static_cast<int>(d.attrs<AddPositionsAttrs>().offset);
+  Expr sum = x.func(c, r) + table.func(c, r + offset);
   if (d.op.operands.size() > 2) { // every token of type 0
     Value &types = d.operand(2);
     if (types.shape.size() != 2 || types.shape[1] != x.shape.back())
