@@ -488,8 +488,8 @@ TEST(ByteLevelBpeTokenizer, RefusesUnsupportedTokenizerJson) {
                            [](auto &j) { (*j.getObject("model"))["byte_fallback"] = true; }),
                  {"model.byte_fallback is true but the normalizer is not a Replace"});
   expectMentions(errorWith("tokenizer.json",
-                           [](auto &j) { (*j.getObject("model"))["type"] = "Unigram"; }),
-                 {"model.type is \"Unigram\"", "BPE and WordPiece"});
+                           [](auto &j) { (*j.getObject("model"))["type"] = "WordLevel"; }),
+                 {"model.type is \"WordLevel\"", "BPE, WordPiece and Unigram"});
   // A WordPiece model needs BERT's word split.
   expectMentions(errorWith("tokenizer.json",
                            [](auto &j) { (*j.getObject("model"))["type"] = "WordPiece"; }),
