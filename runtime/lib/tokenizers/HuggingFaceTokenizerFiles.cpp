@@ -522,6 +522,21 @@ llvm::Expected<WordPieceVocabulary> readWordPieceJson(const json::Object &root,
 
 } // namespace
 
+/// The steps of a tokenizer.json section: a Sequence's (under `listKey`),
+/// or the section alone; none for null. A step that is no object is null.
+std::vector<const json::Object *> sequenceSteps(const json::Object *section,
+                                                const char *listKey) {
+  std::vector<const json::Object *> steps;
+  if (section && section->getString("type") == "Sequence") {
+    const json::Array *list = section->getArray(listKey);
+    for (size_t i = 0; list && i < list->size(); ++i)
+      steps.push_back((*list)[i].getAsObject());
+  } else if (section) {
+    steps.push_back(section);
+  }
+  return steps;
+}
+
 /// The whitespace rules of a Unigram tokenizer.json's normalizer, as
 /// Hugging Face converts SentencePiece's normalizer_spec
 /// (convert_slow_tokenizer.py's SpmConverter): a Precompiled charsmap (the
@@ -530,17 +545,8 @@ llvm::Expected<WordPieceVocabulary> readWordPieceJson(const json::Object &root,
 /// refused, not approximated.
 llvm::Error readUnigramNormalizer(const json::Object &root, const std::string &path,
                                   SentencePieceVocabulary &vocab) {
-  const json::Object *normalizer = root.getObject("normalizer");
-  std::vector<const json::Object *> steps;
-  if (normalizer && normalizer->getString("type") == "Sequence") {
-    const json::Array *list = normalizer->getArray("normalizers");
-    for (size_t i = 0; list && i < list->size(); ++i)
-      steps.push_back((*list)[i].getAsObject());
-  } else if (normalizer) {
-    steps.push_back(normalizer);
-  }
   bool strip = false, collapse = false;
-  for (const json::Object *step : steps) {
+  for (const json::Object *step : sequenceSteps(root.getObject("normalizer"), "normalizers")) {
     std::string type = step ? step->getString("type").value_or("").str() : "";
     const json::Object *pattern = step ? step->getObject("pattern") : nullptr;
     if (type == "Precompiled") {
@@ -572,17 +578,8 @@ llvm::Error readUnigramNormalizer(const json::Object &root, const std::string &p
 /// drops extra whitespace.
 llvm::Error readMetaspace(const json::Object &root, const std::string &path,
                           SentencePieceVocabulary &vocab) {
-  const json::Object *pre = root.getObject("pre_tokenizer");
-  std::vector<const json::Object *> steps;
-  if (pre && pre->getString("type") == "Sequence") {
-    const json::Array *list = pre->getArray("pretokenizers");
-    for (size_t i = 0; list && i < list->size(); ++i)
-      steps.push_back((*list)[i].getAsObject());
-  } else if (pre) {
-    steps.push_back(pre);
-  }
   vocab.addDummyPrefix = false;
-  for (const json::Object *step : steps) {
+  for (const json::Object *step : sequenceSteps(root.getObject("pre_tokenizer"), "pretokenizers")) {
     std::string type = step ? step->getString("type").value_or("").str() : "";
     if (type == "WhitespaceSplit") {
       vocab.removeExtraWhitespaces = true;
