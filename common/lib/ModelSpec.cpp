@@ -6,6 +6,7 @@
 #include "tfm/common/BoundedJson.h"
 #include "tfm/common/FieldReader.h"
 #include "tfm/common/Identifier.h"
+#include "tfm/common/RelativeBuckets.h"
 #include "tfm/common/UntrustedText.h"
 
 #include "llvm/Support/JSON.h"
@@ -230,12 +231,14 @@ void checkVariants(FieldReader &r, const ModelSpec &s, const FieldNames &f) {
                         "decoder start token " + std::to_string(s.decoderStartTokenId));
   if (!r.failed() && s.relativeBuckets > 0 &&
       (s.positions != Positions::None || s.relativeBuckets % 2 != 0 ||
-       s.relativeMaxDistance < s.relativeBuckets / 2))
+       s.relativeMaxDistance < s.relativeBuckets / 2 ||
+       s.relativeMaxDistance > kMaxRelativeDistance))
     r.fail(f.contextLength, "comes with " + std::to_string(s.relativeBuckets) +
                                 " relative buckets up to distance " +
                                 std::to_string(s.relativeMaxDistance) +
-                                ", expected an even count, a distance of at least half of it, "
-                                "and no other positions");
+                                ", expected an even count, a distance of at least half of it "
+                                "and at most " + std::to_string(kMaxRelativeDistance) +
+                                ", and no other positions");
   if (!r.failed() && !(s.outputScale > 0.0 && std::isfinite(s.outputScale)))
     r.fail(f.dim, "comes with an output scale of " + std::to_string(s.outputScale) +
                       ", expected a positive number");

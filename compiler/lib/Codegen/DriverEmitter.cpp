@@ -304,10 +304,10 @@ const CacheBuffer *sourceCache(const Program &p) {
 /// How the driver reads and records a source cache's rows: an int64 in the
 /// KV block, at the cache's base (zeroed with the block: none yet).
 void emitSourceRows(std::ostringstream &c) {
-  c << R"C(static int32_t source_rows(const uint8_t *kv, int64_t base) {
+  c << R"C(static int64_t source_rows(const uint8_t *kv, int64_t base) {
   int64_t rows;
   memcpy(&rows, kv + base, sizeof rows);
-  return (int32_t)rows;
+  return rows;
 }
 
 static void set_source_rows(uint8_t *kv, int64_t base, int64_t rows) {
@@ -412,9 +412,13 @@ void emitEntry(std::ostringstream &c, const Program &p, const EntryPoint &entry)
   if (hasSlidingCaches(p))
     c << "  rc = slide_caches(kv, T, pos);\n  if (rc) return rc;\n";
   const CacheBuffer *source = sourceCache(p);
+  // The rows encode recorded lie in the caller's KV block: read as untrusted,
+  // none (no encode yet) and more than the buffer holds are refused.
   if (source && entry.kind != EntryKind::Encode)
-    c << "  if (source_rows(kv, " << source->baseOffset << ") == 0) {\n"
-      << "    record_error(NULL, \"no source is encoded: call encode first\");\n"
+    c << "  if (source_rows(kv, " << source->baseOffset << ") <= 0 || source_rows(kv, "
+      << source->baseOffset << ") > " << source->rows << ") {\n"
+      << "    record_error(NULL, \"no source is encoded (or the KV block's record of it is "
+         "not one encode wrote): call encode first\");\n"
       << "    return TFM_ERR_CONTEXT;\n  }\n";
   for (const std::string &part : parts)
     c << "  rc = " << part << "(w, kv, arena, tokens, T, pos, logits, s);\n  if (rc) return rc;\n";

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/TfmOps.h"
+#include "tfm/common/RelativeBuckets.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -346,12 +347,14 @@ LogicalResult AttentionOp::verify() {
     auto shape = tensorType(table).getShape();
     int64_t buckets = shape[0], maxDistance = getRelativeMaxDistance();
     int64_t exact = getCausal() ? buckets / 2 : buckets / 4;
-    if (shape[1] != nHeads || buckets % (getCausal() ? 2 : 4) != 0 || maxDistance <= exact)
+    if (shape[1] != nHeads || buckets % (getCausal() ? 2 : 4) != 0 || maxDistance <= exact ||
+        maxDistance > kMaxRelativeDistance)
       return emitOpError() << "relative_bias " << tensorType(table)
                            << " with relative_max_distance " << maxDistance
                            << ": expected [buckets, n_heads = " << nHeads
                            << "], buckets a multiple of " << (getCausal() ? 2 : 4)
-                           << " and a maximum distance past the exact ones";
+                           << " and a maximum distance past the exact ones, at most "
+                           << kMaxRelativeDistance;
   } else if (getRelativeMaxDistance() != 0) {
     return emitOpError() << "has relative_max_distance " << getRelativeMaxDistance()
                          << " without a relative_bias table";

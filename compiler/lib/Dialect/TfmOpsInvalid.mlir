@@ -320,6 +320,18 @@ func.func @norm_result(%x: tensor<4x64xf32>, %w: tensor<64xf32>) {
 
 // -----
 
+// The kernel holds a bucket per distance up to the maximum: it is bounded.
+func.func @relative_distance_too_far(%q: tensor<4x64xf32>, %c: memref<48x64xf32>,
+                                     %t: tensor<32x4xf32>) {
+  // expected-error@+1 {{at most 65536}}
+  %a = tfm.attention %q, %c, %c, %t {head_dim = 16 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64,
+                                     relative_max_distance = 4294967296 : i64}
+      : tensor<4x64xf32>, memref<48x64xf32>, memref<48x64xf32>, tensor<32x4xf32>
+  return
+}
+
+// -----
+
 // A window masks keys behind a causal row: an encoder's rows see them all.
 func.func @window_not_causal(%q: tensor<4x64xf32>, %c: memref<48x64xf32>) {
   // expected-error@+1 {{'tfm.attention' op has a window of 8 without causal masking: expected a window only where causal}}

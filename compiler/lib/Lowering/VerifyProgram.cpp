@@ -168,12 +168,13 @@ private:
   /// the driver's moves of its rows rely on.
   llvm::Error checkCacheRows(const CacheBuffer &c) {
     std::string name = "cache " + quoted(c.name);
-    if (c.source) { // the source's rows, which one encode writes whole
-      if (c.window != 0 || c.rows != p.sourceLength || p.sourceLength > p.prefillChunk)
+    if (c.source) { // the source's rows, which one encode (of at most a chunk) writes whole
+      if (c.window != 0 || c.rows != p.sourceLength || p.prefillChunk > c.rows)
         return fail(name + ": a source cache of " + std::to_string(c.rows) + " rows" +
-                    (c.window ? " with a window" : "") + ": expected the config's source_length (" +
-                    std::to_string(p.sourceLength) + "), at most tfm.prefill_chunk (" +
-                    std::to_string(p.prefillChunk) + "), and no window");
+                    (c.window ? " with a window" : "") +
+                    ": expected the config's source_length (" + std::to_string(p.sourceLength) +
+                    "), at least tfm.prefill_chunk (" + std::to_string(p.prefillChunk) +
+                    ", the most tokens an encode writes), and no window");
       return llvm::Error::success();
     }
     if (c.window == 0) {

@@ -253,6 +253,19 @@ TEST(VerifyProgram, SourceCachesAreReadAsSourceCaches) {
   EXPECT_NE(refused.find("self-attention cache"), std::string::npos) << refused;
 }
 
+// An encode of a chunk's tokens writes that many rows of each source cache.
+TEST(VerifyProgram, AnEncodeFitsItsSourceCaches) {
+  std::string refused = refusal(
+      [](Program &p) {
+        p.sourceLength = 100; // fewer rows than the 160 an encode may write
+        for (CacheBuffer &c : p.caches)
+          if (c.source)
+            c.rows = 100;
+      },
+      encoderDecoder);
+  EXPECT_NE(refused.find("at least tfm.prefill_chunk (160"), std::string::npos) << refused;
+}
+
 TEST(VerifyProgram, SourceCacheRowsAreTheSourceLength) {
   std::string refused = refusal(
       [](Program &p) {

@@ -17,6 +17,10 @@
 
 namespace tfm {
 
+/// The longest distance a relative bias table may be given buckets to: the
+/// kernels hold a bucket per distance up to it (T5's is 128).
+inline constexpr int64_t kMaxRelativeDistance = 1 << 16;
+
 /// The bucket of `relative` = key position - query position, as
 /// transformers' T5Attention._relative_position_bucket computes it:
 /// bidirectional (an encoder's), half the buckets for keys after the
